@@ -1,0 +1,5 @@
+"""HTML routes of agreement."""
+from django.urls import path  # noqa: F401
+
+app_name = "agreement"
+urlpatterns: list = []

@@ -1,0 +1,8 @@
+"""The JSON API, version 1: one include per app."""
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("tasks_app.api_urls")),
+    path("", include("annotation.api_urls")),
+    path("", include("agreement.api_urls")),
+]

@@ -1,0 +1,10 @@
+"""The Celery application. Redis is the broker; tasks are discovered in each app's tasks.py."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+
+app = Celery("hume")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,21 @@
+"""URL routes: each app owns its own urls module; the API lives under /api/v1/."""
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz/", views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("tasks/", include("tasks_app.urls")),
+    path("annotate/", include("annotation.urls")),
+    path("reports/", include("agreement.urls")),
+    path("api/v1/", include("hume.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]

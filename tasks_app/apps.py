@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TasksAppConfig(AppConfig):
+    name = "tasks_app"
+    verbose_name = "Tasks and items"

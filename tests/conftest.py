@@ -1,0 +1,118 @@
+"""Shared fixtures: the named people every test reuses, and a real Celery worker process.
+
+alice: annotator (eng-Latn native, dan-Latn fluent) · bob: annotator (ara-Arab native) ·
+carol: admin · dave: researcher.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.db import connection
+
+from annotation.models import Annotator, AnnotatorLanguage
+from annotation.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+
+REPO = Path(__file__).resolve().parent.parent
+PASSWORD = "correct-horse-battery"
+
+
+def make_user(username: str, role: str) -> User:
+    ensure_role_groups()
+    user = User.objects.create_user(username=username, password=PASSWORD)
+    user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def make_annotator(username: str, languages: dict[str, str], kind: str = "human") -> Annotator:
+    annotator = Annotator.objects.create(user=make_user(username, ANNOTATOR), kind=kind)
+    for language, proficiency in languages.items():
+        AnnotatorLanguage.objects.create(annotator=annotator, language=language, proficiency=proficiency)
+    return annotator
+
+
+@pytest.fixture
+def alice(db: None) -> Annotator:
+    return make_annotator("alice", {"eng-Latn": "native", "dan-Latn": "fluent"})
+
+
+@pytest.fixture
+def bob(db: None) -> Annotator:
+    return make_annotator("bob", {"ara-Arab": "native"})
+
+
+@pytest.fixture
+def carol(db: None) -> User:
+    return make_user("carol", ADMIN)
+
+
+@pytest.fixture
+def dave(db: None) -> User:
+    return make_user("dave", RESEARCHER)
+
+
+def database_url_for_subprocess() -> str:
+    """The URL of the database the tests use right now (the test database), for worker processes."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        name = str(db["NAME"])
+        if "memory" in name or not name:
+            pytest.skip("a worker process needs PostgreSQL or a file database (set DATABASE_URL)")
+        return f"sqlite:///{name}"
+    return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def require_postgres() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: run the suite through scripts/test (it sets DATABASE_URL)")
+
+
+@pytest.fixture
+def start_worker(transactional_db: None) -> Iterator[Callable[..., subprocess.Popen]]:
+    """Start real `celery worker` processes on the test database; they are stopped after the test."""
+    started: list[subprocess.Popen] = []
+
+    def start(*extra_args: str, concurrency: int = 1) -> subprocess.Popen:
+        env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": settings.REDIS_URL}
+        cmd = [sys.executable, "-m", "celery", "-A", "hume", "worker", "--loglevel=WARNING",
+               f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
+               *extra_args]
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True)
+        started.append(proc)
+        wait_for_worker()
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def wait_for_worker(timeout: float = 60) -> None:
+    from hume.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if app.control.ping(timeout=0.5):
+            return
+    raise RuntimeError("the Celery worker did not answer a ping within a minute")
+
+
+@pytest.fixture(autouse=True)
+def purge_broker_queue_between_worker_tests(request: pytest.FixtureRequest) -> None:
+    """Messages left by one test must not be run by the next test's worker."""
+    if "start_worker" in request.fixturenames:
+        from hume.celery import app
+
+        app.control.purge()

@@ -1,0 +1,34 @@
+"""With DEBUG off the app refuses unsafe settings, and a safe production configuration passes check --deploy."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SAFE_KEY = "k3J9-vQz8_Lp2Wm5Xr7Tn4Yb6Hc1Fd0Gs8Ja3Ke5Lu7Mi9No2Pq4Rs6Tu8Vw0Xy1Za"
+
+
+def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"}}
+    full_env.update(env)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=full_env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_it_refuses_to_start_with_the_development_secret_key_when_debug_is_off() -> None:
+    result = run_manage("check", DEBUG="false", ALLOWED_HOSTS="example.org")
+    assert result.returncode != 0
+    assert "SECRET_KEY is unsafe" in result.stderr
+
+
+def test_it_refuses_to_start_without_allowed_hosts_when_debug_is_off() -> None:
+    result = run_manage("check", DEBUG="false", SECRET_KEY=SAFE_KEY)
+    assert result.returncode != 0
+    assert "ALLOWED_HOSTS is empty" in result.stderr
+
+
+def test_check_deploy_is_clean_with_production_settings() -> None:
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING",
+                        DEBUG="false", SECRET_KEY=SAFE_KEY, ALLOWED_HOSTS="hume.example.org")
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
