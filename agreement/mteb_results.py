@@ -113,9 +113,7 @@ def model_name_from_folder(folder: str) -> str:
     return folder.replace("__", "/", 1)
 
 
-def parse_task_result(
-    data: Any, *, source: str, model_name: str, revision: str
-) -> list[ScoreRow]:
+def parse_task_result(data: Any, *, source: str, model_name: str, revision: str) -> list[ScoreRow]:
     """Turn an already-decoded TaskResult into rows, checking every key comparisons rely on."""
     if not isinstance(data, dict):
         raise ResultsImportError(source, "expected a JSON object (an MTEB TaskResult)")
@@ -267,7 +265,9 @@ def read_limited(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise ResultsImportError(source, f"file is {size} bytes, over the {max_bytes}-byte limit")
+            raise ResultsImportError(
+                source, f"file is {size} bytes, over the {max_bytes}-byte limit"
+            )
         with path.open("rb") as handle:
             raw = handle.read(max_bytes + 1)
     except OSError as exc:
@@ -391,7 +391,9 @@ def _meta_names(
         if path.name != MODEL_META_FILE:
             continue
         try:
-            declared = model_name_from_meta(decode_json(read(handle), describe(name)), describe(name))
+            declared = model_name_from_meta(
+                decode_json(read(handle), describe(name)), describe(name)
+            )
         except ResultsImportError as exc:
             errors.append(exc)
             continue
@@ -421,7 +423,9 @@ def _check_unique(
     first = rows[0]
     identity = (first.model_name, first.revision, first.mteb_task_name)
     if identity in seen:
-        raise ResultsImportError(source, f"duplicate result for {identity}; also in {seen[identity]}")
+        raise ResultsImportError(
+            source, f"duplicate result for {identity}; also in {seen[identity]}"
+        )
     seen[identity] = source
 
 
