@@ -93,7 +93,8 @@ def test_graded_relevance_scores_every_document_on_the_0_to_10_scale() -> None:
     record = {"query": "q", "documents": [{"id": "d1", "text": "a", "score": 9}, {"id": "d2", "text": "b", "score": 2}]}
     parsed = get_kind("graded_relevance").parse_record(record, GRADED)
     assert parsed.gold == {"d1": 9.0, "d2": 2.0}
-    assert get_kind("graded_relevance").validate_answer({"d1": 10, "d2": 0}, GRADED, parsed.payload) == {"d1": 10, "d2": 0}
+    answer = get_kind("graded_relevance").validate_answer({"d1": 10, "d2": 0}, GRADED, parsed.payload)
+    assert answer == {"d1": 10, "d2": 0}
     with pytest.raises(ValidationProblem, match="11 is outside the scale 0–10"):
         get_kind("graded_relevance").validate_answer({"d1": 11, "d2": 0}, GRADED, parsed.payload)
 
