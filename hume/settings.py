@@ -84,6 +84,7 @@ TEMPLATES = [
 ]
 
 DATA_DIR = Path(os.environ.get("HUME_DATA_DIR", BASE_DIR / "var"))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{DATA_DIR / 'hume.sqlite3'}",
