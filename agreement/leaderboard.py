@@ -158,11 +158,14 @@ def _pick_human(index: _Index, human: str | None) -> str:
     return humans[0]
 
 
-def _subset_order(key: SubsetKey, kinds: Mapping[str, str] | None) -> tuple[int, str, str, str]:
+def _kind_order(kind: str) -> tuple[int, str]:
+    """Task kinds in the paper's order; kinds callers add come after, alphabetically."""
+    return (TASK_KINDS.index(kind) if kind in TASK_KINDS else len(TASK_KINDS), kind)
+
+
+def _subset_order(key: SubsetKey, kinds: Mapping[str, str] | None) -> tuple[Any, ...]:
     """Order subsets as the paper does: by task kind, then task, then language."""
-    kind = task_kind(key[0], kinds)
-    position = TASK_KINDS.index(kind) if kind in TASK_KINDS else len(TASK_KINDS)
-    return (position, kind, key[0], key[1])
+    return (*_kind_order(task_kind(key[0], kinds)), key[0], key[1])
 
 
 def _column(key: SubsetKey, kinds: Mapping[str, str] | None) -> str:
@@ -171,8 +174,9 @@ def _column(key: SubsetKey, kinds: Mapping[str, str] | None) -> str:
 
 def _columns(subsets: Iterable[SubsetKey], kinds: Mapping[str, str] | None) -> list[str]:
     """Table 1 columns in the paper's order: task kinds as listed, languages alphabetically."""
-    cells = {_subset_order(key, kinds)[:2] + (key[1],) for key in subsets}
-    return [f"{kind}/{language}" for _, kind, language in sorted(cells)]
+    cells = {(task_kind(task, kinds), language) for task, language in subsets}
+    ordered = sorted(cells, key=lambda cell: (*_kind_order(cell[0]), cell[1]))
+    return [f"{kind}/{language}" for kind, language in ordered]
 
 
 # ---------------------------------------------------------------------------------------------
