@@ -359,6 +359,18 @@ def test_an_entry_missing_a_subset_gets_columns_but_no_overall_or_rank():
     assert rows["our annotators"]["n_subsets"] == 1 and not rows["our annotators"]["complete"]
 
 
+def test_an_entry_with_no_subset_in_the_languages_is_listed_empty():
+    items = synthetic(
+        ("m", "model", "HUMESTS12", "eng-Latn", 0.5),
+        ("french llm", "llm", "HUMESTS22", "fra-Latn", 0.9),
+        ("h", "human", "HUMESTS12", "eng-Latn", 0.7),
+    )
+    rows = {row["name"]: row for row in table1(items)}
+    assert rows["french llm"]["n_subsets"] == 0 and rows["french llm"]["rank"] is None
+    (row,) = per_task(items, against=("model", "llm"))
+    assert [cell["name"] for cell in row["models"]] == ["m"]
+
+
 def test_equal_overall_scores_share_a_rank():
     items = synthetic(
         ("a", "model", "HUMESTS12", "eng-Latn", 0.5),
