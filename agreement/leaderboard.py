@@ -559,7 +559,7 @@ def table1_to_latex(
     caption: str | None = None,
     label: str | None = None,
 ) -> str:
-    """Table 1 as a LaTeX ``table``: bold = best entry per column, underline = best model."""
+    """Table 1 as a LaTeX table (booktabs): bold = best per column, underline = best model."""
     columns = [*(list(rows[0]["columns"]) if rows else []), "overall"]
     cells = {column: [_cell(row, column) for row in rows] for column in columns}
     kinds = [column.split("/")[0] for column in columns[:-1]]
