@@ -29,12 +29,15 @@ class Report(models.Model):
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the progress bar.")
     error = models.TextField(blank=True, help_text="Why the last run failed or could not be queued.")
 
-    requested_at = models.DateTimeField(null=True, blank=True, help_text="Last time answers changed or a run was asked for.")
+    requested_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Last time answers changed or a run was asked for.")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True, help_text="A running claim older than this is abandoned.")
+    lease_expires_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="A running claim older than this is abandoned.")
     claim_token = models.UUIDField(null=True, blank=True, help_text="Fences writes to the run that holds the claim.")
-    claimed_by = models.CharField(max_length=255, blank=True, help_text="Celery message id (or 'cli') holding the claim.")
+    claimed_by = models.CharField(max_length=255, blank=True,
+                                  help_text="Celery message id (or 'cli') holding the claim.")
     attempts = models.PositiveIntegerField(default=0, help_text="Claims won, including re-runs after a crash.")
     computations = models.PositiveIntegerField(default=0, help_text="Times the metrics were actually computed.")
 

@@ -59,7 +59,8 @@ def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
         "n_annotators": doc["n_annotators"], "n_items": doc["n_items"], "total_annotations": doc["n_answers"]}
     if doc["kind"] == "reranking":
         return {**counts, "mean_spearman": agreement.get("spearman_mean"),
-                "mean_kendall_tau": agreement.get("kendall_mean"), "mean_binary_kappa": agreement.get("cohen_kappa_mean")}
+                "mean_kendall_tau": agreement.get("kendall_mean"),
+                "mean_binary_kappa": agreement.get("cohen_kappa_mean")}
     ours, name = HEADLINE.get(doc["kind"], (next(iter(agreement), ""), next(iter(agreement), "")))
     block: dict[str, Any] = {"metric": name, "value": agreement.get(ours)}
     band = doc.get("agreement_bands", {}).get(ours)

@@ -13,7 +13,7 @@ def ping(payload: str = "pong") -> str:
 
 
 @shared_task(name="agreement.compute_report", bind=True, acks_late=True, reject_on_worker_lost=True)
-def compute_report(self, task_id: int) -> str:  # noqa: ANN001 (Celery's bound task)
+def compute_report(self, task_id: int) -> str:
     """Compute the task's agreement report if this message wins the claim.
 
     acks_late + reject_on_worker_lost: a worker killed mid-run leaves the message unacknowledged, so it is

@@ -121,7 +121,8 @@ TREC_RUN = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {"d1": 1.5, "d2": 0.2
 
 def test_trec_eval_ndcg_of_pytrec_eval_example_via_graded_relevance(start_worker) -> None:
     start_worker()
-    records = [{"id": q, "query": f"query {q}", "documents": [{"id": d, "text": d, "score": rel} for d, rel in docs.items()]}
+    records = [{"id": q, "query": f"query {q}",
+                "documents": [{"id": d, "text": d, "score": rel} for d, rel in docs.items()]}
                for q, docs in TREC_QRELS.items()]
     task = build_task("graded_relevance", "TrecNdcg", records)
     # The run's scores, mapped onto the 0–10 scale in the same order (only the ranking counts).
@@ -141,7 +142,8 @@ def test_trec_eval_map_and_mrr_on_a_qrels_file_of_candidate_pairs(start_worker) 
     q3 AP = RR = 1 → map = 0.8333, recip_rank = 0.8333 (trec_eval -m map -m recip_rank)."""
     start_worker()
     qrels = {"q1": {"c1": 1, "c2": 0}, "q2": {"c1": 0, "c2": 1}, "q3": {"c1": 1, "c2": 1}}
-    records = [{"id": q, "query": f"query {q}", "candidates": [{"id": c, "text": c, "relevant": r} for c, r in rel.items()]}
+    records = [{"id": q, "query": f"query {q}",
+                "candidates": [{"id": c, "text": c, "relevant": r} for c, r in rel.items()]}
                for q, rel in qrels.items()]
     task = build_task("reranking", "TrecMap", records)
     judged = {"q1": {"c1": 0, "c2": 1}, "q2": {"c1": 0, "c2": 1}, "q3": {"c1": 1, "c2": 0}}
