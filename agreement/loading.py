@@ -1,55 +1,60 @@
-"""Load everything a report needs in two bulk queries: the task's answers, and its gold.
+"""Load everything a report needs with one bulk query over the task's answers, and one over its gold.
 
-A report over 100,000 items × 3 annotators must read 300,000 answers in well under a second, so this
-module never builds model instances and never issues a query per item: one ``values_list`` over
-annotations joined with their item's external id, the annotator's name and kind and the batch, and one
-over ItemGold. JSON values are fetched as their text and decoded in one ``json.loads`` call for the
-whole column, because decoding them one by one (what the database driver does for a JSON column)
-costs more than the query itself. The digests say whether a stored report is still fresh.
+A report over 100,000 items × 3 annotators reads 300,000 answers, so this module never builds model
+instances and never issues a query per item or per answer:
+
+- one ``values_list`` over the task's annotations joined with their item (for its external id), reading
+  ids rather than joining annotator, user and batch rows: those few rows are read once each by id, which
+  spares the database and the driver 300,000 copies of the same names (about a third of the load time);
+- one ``values_list`` over ItemGold;
+- JSON values are fetched as text and decoded in ONE ``json.loads`` call for the whole column, because
+  decoding them one by one costs more than the query itself.
+
+Rows are kept as columns (parallel lists), sorted by the (item, annotator) primary keys, which also gives
+the digest its deterministic order without comparing strings.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any
 
-from django.db.models import TextField
+from django.db import connections
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
-from annotation.models import Annotation
+from annotation.models import Annotation, Annotator, Batch
 from tasks_app.models import ItemGold, Task
 
 # Bump when the report document's shape or the way it is computed changes: stored reports become stale.
 REPORT_FORMAT_VERSION = 1
-STREAM_CHUNK = 20_000
-
-
-class AnswerRow(NamedTuple):
-    """One annotation as the report reads it (skipped answers have value None)."""
-
-    item: str
-    annotator: str
-    annotator_kind: str
-    value: Any
-    skipped: bool
-    flagged: bool
-    batch_id: int | None
-    batch: str
-    language: str
 
 
 @dataclass(frozen=True)
 class LoadedAnswers:
-    """What one report run read, with the digests that decide whether a stored report is fresh."""
+    """A task's answers as columns (row i of every list is one annotation), its gold, and the digests.
 
-    rows: list[AnswerRow]
+    Skipped answers have value None. `batch_ids[i]` is None for answers outside any batch; their language
+    is the task's.
+    """
+
+    items: list[str]
+    annotators: list[str]
+    values: list[Any]
+    flagged: list[bool]
+    batch_ids: list[int | None]
+    annotator_kinds: dict[str, str]
+    batches: dict[int, tuple[str, str]]
     gold: dict[str, Any]
     answers_digest: str
     inputs_digest: str
+
+    def __len__(self) -> int:
+        return len(self.items)
 
 
 def task_settings(task: Task) -> dict[str, Any]:
@@ -60,75 +65,116 @@ def task_settings(task: Task) -> dict[str, Any]:
 
 
 def load_answers(task: Task) -> LoadedAnswers:
-    """Read the task's answers and gold (two queries) and digest them."""
-    rows = fetch_answer_rows(task)
-    gold = fetch_gold(task)
-    digest = answers_digest(rows)
-    return LoadedAnswers(rows=rows, gold=gold, answers_digest=digest, inputs_digest=inputs_digest(task, digest, gold))
+    """Read the task's answers and gold in two bulk queries (plus one row per annotator and batch)."""
+    _, annotator_ids, items, texts, skipped, flagged, batch_ids = fetch_answer_columns(task)
+    people = dict_by_id(Annotator.objects.filter(pk__in=set(annotator_ids)), "user__username", "kind")
+    batches = dict_by_id(Batch.objects.filter(pk__in=set(batch_ids) - {None}), "name", "language")
+    values = decode_json_column(texts)
+    for row in [i for i, was_skipped in enumerate(skipped) if was_skipped]:
+        values[row] = None
+    names = [people[pk][0] for pk in annotator_ids]
+    gold, gold_digest = fetch_gold(task)
+    digest = answers_digest(items, names, texts, skipped)
+    return LoadedAnswers(
+        items=items, annotators=names, values=values, flagged=flagged, batch_ids=batch_ids,
+        annotator_kinds={name: kind for name, kind in people.values()}, batches=batches, gold=gold,
+        answers_digest=digest, inputs_digest=inputs_digest(task, digest, gold_digest))
 
 
-def fetch_answer_rows(task: Task) -> list[AnswerRow]:
-    """One query over the task's annotations, in (item, annotator) primary-key order.
-
-    Sorting by the integer keys of the unique (item, annotator) pair gives the digest a deterministic
-    order without comparing strings; the integer columns are dropped afterwards.
-    """
-    queryset = (
+def fetch_answer_columns(task: Task) -> tuple[list[Any], ...]:
+    """The one bulk query over annotations, sorted by (item, annotator) keys and split into columns."""
+    rows = fetch_all(
         Annotation.objects.filter(item__task_id=task.pk)
         .annotate(value_text=Cast("value", TextField()))
         .order_by()
-        .values_list("item_id", "annotator_id", "item__external_id", "annotator__user__username", "annotator__kind",
-                     "value_text", "skipped", "flagged", "batch_id", "batch__name", "batch__language")
+        .values_list("item_id", "annotator_id", "item__external_id", "value_text", "skipped", "flagged", "batch_id")
     )
-    raw = list(queryset.iterator(chunk_size=STREAM_CHUNK))
-    raw.sort(key=itemgetter(0, 1))
-    values = decode_json_column([r[5] for r in raw])
-    language = task.language
-    return [
-        AnswerRow(r[2], r[3], r[4], None if r[6] else v, r[6], r[7], r[8], r[9] or "", r[10] or language)
-        for r, v in zip(raw, values, strict=True)
-    ]
+    if not rows:
+        return tuple([] for _ in range(7))
+    rows.sort(key=itemgetter(0, 1))
+    # one C-level pass per column: zip(*rows) over 300,000 rows is ten times slower
+    return tuple(list(map(itemgetter(column), rows)) for column in range(7))
 
 
-def fetch_gold(task: Task) -> dict[str, Any]:
-    """One query over the task's gold values, keyed by item external id."""
-    pairs = list(
+def fetch_all(queryset: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """Run a values_list queryset with ONE fetchall.
+
+    Iterating a queryset fetches 100 rows per call (Django's GET_ITERATOR_CHUNK_SIZE): 3,000 round trips
+    through Python for 300,000 rows. The columns read here need no conversion (ids, text, booleans).
+    """
+    sql, params = queryset.query.sql_with_params()
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def dict_by_id(queryset: Any, *fields: str) -> dict[int, tuple[Any, ...]]:
+    return {pk: tuple(rest) for pk, *rest in queryset.values_list("pk", *fields)}
+
+
+def fetch_gold(task: Task) -> tuple[dict[str, Any], str]:
+    """One query over the task's gold values, keyed by item external id, and a digest of them."""
+    rows = fetch_all(
         ItemGold.objects.filter(item__task_id=task.pk)
         .annotate(value_text=Cast("value", TextField()))
         .order_by()
-        .values_list("item__external_id", "value_text")
+        .values_list("item_id", "item__external_id", "value_text")
     )
-    values = decode_json_column([text for _, text in pairs])
-    return {key: value for (key, _), value in zip(pairs, values, strict=True) if value is not None}
+    rows.sort(key=itemgetter(0))
+    keys, texts = list(map(itemgetter(1), rows)), list(map(itemgetter(2), rows))
+    values = decode_json_column(texts)
+    gold = {key: value for key, value in zip(keys, values, strict=True) if value is not None}
+    return gold, column_digest(keys, texts)
 
 
 def decode_json_column(texts: Sequence[str | None]) -> list[Any]:
     """Decode a column of JSON texts with one parser call (SQL NULL → None)."""
     if not texts:
         return []
-    joined = ",".join("null" if t is None else t for t in texts)
+    try:
+        joined = ",".join(texts)  # type: ignore[arg-type]
+    except TypeError:  # SQL NULLs among the texts
+        joined = ",".join("null" if t is None else t for t in texts)
     values = json.loads(f"[{joined}]")
     if len(values) != len(texts):  # a text holding several values would shift every later row
         raise ValueError("a stored JSON value did not decode to exactly one value")
     return values
 
 
-def answers_digest(rows: Iterable[AnswerRow]) -> str:
-    """sha256 over the (item, annotator, value, skipped) rows in their deterministic order."""
-    payload = json.dumps([(r.item, r.annotator, r.value, r.skipped) for r in rows],
-                         sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+def answers_digest(items: Sequence[str], names: Sequence[str], texts: Sequence[str | None],
+                   skipped: Sequence[bool]) -> str:
+    """sha256 over the sorted (item, annotator, value, skipped) rows; values as the database stores them."""
+    return column_digest(items, names, texts, ["1" if s else "0" for s in skipped])
 
 
-def inputs_digest(task: Task, answers: str, gold: dict[str, Any]) -> str:
-    """sha256 over the answers digest, the gold, the task settings and the report format version."""
-    payload = json.dumps([REPORT_FORMAT_VERSION, answers, sorted(gold.items()), task_settings(task)],
+def column_digest(*columns: Sequence[str | None]) -> str:
+    """sha256 of equally long text columns, each joined with NUL (PostgreSQL text never holds one).
+
+    Joining is a C loop, five times faster than JSON-encoding 300,000 rows; a column whose joined text
+    holds more NULs than separators (possible on SQLite) is JSON-encoded instead, so the digest stays
+    unambiguous.
+    """
+    digest = hashlib.sha256(str(len(columns[0]) if columns else 0).encode())
+    for column in columns:
+        try:
+            text, mark = "\x00".join(column), b"\x01"  # type: ignore[arg-type]
+        except TypeError:  # value texts can be None: "None" is no JSON text, so it cannot be confused
+            text, mark = "\x00".join(map(str, column)), b"\x01"
+        if text.count("\x00") != max(len(column) - 1, 0):
+            text, mark = json.dumps(list(column), ensure_ascii=False), b"\x02"
+        digest.update(mark + text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def inputs_digest(task: Task, answers: str, gold: str) -> str:
+    """sha256 over the answers and gold digests, the task settings and the report format version."""
+    payload = json.dumps([REPORT_FORMAT_VERSION, answers, gold, task_settings(task)],
                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def test_delay_seconds() -> float:
-    """HUME_REPORT_TEST_DELAY: seconds a report run sleeps once claimed, so tests can kill it mid-run."""
+    """HUME_REPORT_TEST_DELAY: seconds a claimed run waits after loading, so tests can kill it mid-run."""
     try:
         return max(0.0, float(os.environ.get("HUME_REPORT_TEST_DELAY", "0") or 0))
     except ValueError:
