@@ -108,7 +108,8 @@ def _number(raw: Mapping[str, Any], key: str, log: ProblemLog) -> float | None:
 
 
 def _scale(raw: Mapping[str, Any], log: ProblemLog) -> tuple[float, float] | None:
-    text = _text(raw, "scale")
+    value = raw.get("scale")
+    text = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else _text(raw, "scale")
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",")]
