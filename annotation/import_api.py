@@ -7,7 +7,6 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import api_view, parser_classes, permission_classes
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -52,7 +51,7 @@ class AnnotationImportSummarySerializer(serializers.Serializer):
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])
-@permission_classes([IsAuthenticated & IsProjectAdmin])
+@permission_classes([IsProjectAdmin])
 def import_annotations_view(request: Request) -> Response:
     serializer = AnnotationImportRequestSerializer(data=request.data)
     upload = request.FILES.get("file")
