@@ -8,14 +8,16 @@ Task row. An item's uid is a digest of task name, kind and payload, so importing
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any, BinaryIO, NamedTuple
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max, Model
+from django.utils import timezone
 
 from ..kinds import KINDS, ParsedRecord, ValidationProblem, canonical_json, content_digest
 from ..models import Item, ItemGold, Task
@@ -223,11 +225,10 @@ class ItemWriter:
     def add(self, line: int, record: dict[str, Any]) -> None:
         try:
             parsed = self.kind.parse_record(record, self.task)
-            check_storable(parsed, self.kind.name)
+            uid = self._uid(parsed)
         except ValidationProblem as problem:
             self.log.add(line, problem.field, problem.message)
             return
-        uid = content_digest(self.task.name, self.task.kind, parsed.payload)
         external_id = parsed.external_id or content_digest(self.task.kind, parsed.payload)[:16]
         if not self._first_time(line, uid, external_id):
             return
@@ -235,6 +236,20 @@ class ItemWriter:
         self.pending.append(Pending(line, uid, external_id, parsed.payload, parsed.gold))
         if len(self.pending) >= CHUNK:
             self.flush()
+
+    def _uid(self, parsed: ParsedRecord) -> str:
+        """content_digest(task name, kind, payload); the serialisation also reveals unstorable text cheaply."""
+        check_storable(parsed, self.kind.name, payload=False)
+        text = canonical_json([self.task.name, self.task.kind, parsed.payload])
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:
+            encoded = None
+        if encoded is None or "\\u0000" in text:  # json escapes NUL as \u0000: find the field
+            check_storable(parsed, self.kind.name)
+        if encoded is None:
+            raise ValidationProblem("name", "the task name cannot be stored (invalid characters)")
+        return hashlib.sha256(encoded).hexdigest()
 
     def _first_time(self, line: int, uid: str, external_id: str) -> bool:
         if len(external_id) > 200:
@@ -272,12 +287,15 @@ class ItemWriter:
 
     def _stored(self, chunk: list[Pending]) -> tuple[dict[str, Stored], set[str]]:
         """Items of this chunk already in the database, by uid (any task) and external id (this task)."""
-        condition = Q(uid__in=[r.uid for r in chunk])
+        fields = ("id", "task_id", "uid", "external_id", "gold__value")
+        # Two indexed lookups; one OR-ed query would scan the whole item table once per chunk.
+        found = Item.objects.filter(uid__in=[r.uid for r in chunk]).order_by().values_list(*fields)
+        rows = [Stored(*row) for row in found]
+        ids: set[str] = set()
         if not self.created:
-            condition |= Q(task=self.task, external_id__in=[r.external_id for r in chunk])
-        rows = [Stored(*row) for row in Item.objects.filter(condition).values_list(
-            "id", "task_id", "uid", "external_id", "gold__value")]
-        return {r.uid: r for r in rows}, {r.external_id for r in rows if r.task_id == self.task.pk}
+            ids = set(Item.objects.filter(task=self.task, external_id__in=[r.external_id for r in chunk]).order_by()
+                      .values_list("external_id", flat=True))
+        return {r.uid: r for r in rows}, ids
 
     def _compare(self, record: Pending, stored: Stored, gold_changes: list[tuple[int, Any]]) -> None:
         if stored.task_id != self.task.pk:
@@ -295,12 +313,17 @@ class ItemWriter:
                          "gold is never changed silently: re-import with --update-gold (update_gold) to change it")
 
     def _insert(self, new: list[Pending]) -> None:
-        items = [Item(task=self.task, uid=r.uid, external_id=r.external_id, position=self.position + i,
-                      payload=r.payload) for i, r in enumerate(new)]
-        Item.objects.bulk_create(items)
-        golds = [ItemGold(item_id=item.pk, value=r.gold)
-                 for item, r in zip(items, new, strict=True) if r.gold is not None]
-        ItemGold.objects.bulk_create(golds)
+        if not new:
+            return
+        prep = Item._meta.get_field("payload").get_db_prep_save
+        now = Item._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
+        insert_rows(Item, ("task", "uid", "external_id", "position", "payload", "in_sample", "created_at"), [
+            (self.task.pk, r.uid, r.external_id, self.position + i, prep(r.payload, connection), False, now)
+            for i, r in enumerate(new)])
+        ids = dict(Item.objects.filter(uid__in=[r.uid for r in new]).order_by().values_list("uid", "id"))
+        prep = ItemGold._meta.get_field("value").get_db_prep_save
+        golds = [(ids[r.uid], prep(r.gold, connection)) for r in new if r.gold is not None]
+        insert_rows(ItemGold, ("item", "value"), golds)
         self.position += len(new)
         self.added += len(new)
         self.added_with_gold += len(golds)
@@ -315,14 +338,35 @@ class ItemWriter:
         self.gold_updated += len(changes)
 
 
+def insert_rows(model: type[Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Insert rows whose values each field has already prepared: COPY on PostgreSQL, executemany elsewhere.
+
+    Why not bulk_create: building and preparing a model instance per row was most of an import's CPU time
+    (100,000 items), and on PostgreSQL one COPY stream costs the server far less than per-row INSERTs. Item and
+    ItemGold have no signals or save() logic that bulk_create would have honoured either.
+    """
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})", rows)
+
+
 def _short(value: Any, limit: int = 80) -> str:
     text = "none" if value is None else canonical_json(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def check_storable(parsed: ParsedRecord, kind: str) -> None:
+def check_storable(parsed: ParsedRecord, kind: str, *, payload: bool = True) -> None:
     """The database cannot store NUL characters or unpaired surrogates; name the field instead of crashing later."""
-    values = [("id", parsed.external_id), ("", parsed.payload), (GOLD_FIELD[kind], parsed.gold)]
+    values = [("id", parsed.external_id), (GOLD_FIELD[kind], parsed.gold)] + ([("", parsed.payload)] if payload else [])
     for path, text in (pair for root, value in values for pair in _strings(value, root)):
         if "\x00" in text:
             raise ValidationProblem(path or "text", "contains a NUL character")
