@@ -1,13 +1,16 @@
 """Importing the same file again changes nothing; gold never changes silently; a task keeps one configuration."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from django.core.management.base import CommandError
+from django.db import connection
 
 from tasks_app.models import Item, ItemGold, Task
 from tasks_app.sampling import sample_task
+from tests.conftest import require_postgres
 from tests.import_samples import SAMPLES, cli_import, counts, gold_by_id, jsonl, write
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +123,33 @@ def test_new_items_of_a_sampled_task_are_reported_outside_the_sample(tmp_path: P
                      "T", "classification")
     assert "warning: the task has a sample of 5 items and the 1 new items are not in it" in out
     assert not Item.objects.get(external_id="new").in_sample
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_simultaneous_imports_of_one_file_store_it_once(tmp_path: Path) -> None:
+    """Two real connections import the same new file at once: one creates, the other waits or is refused cleanly."""
+    require_postgres()
+    path = write(tmp_path / "d.jsonl", jsonl([{"id": str(i), "text": f"t{i}", "label": "x"} for i in range(3000)]))
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            outcomes.append(cli_import(path, "T", "classification", labels="x,y"))
+        except CommandError as exc:
+            outcomes.append(str(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert counts() == (1, 3000, 3000)
+    created = [o for o in outcomes if o.startswith("created task 'T'")]
+    others = [o for o in outcomes if o not in created]
+    assert len(created) == 1 and len(others) == 1
+    assert "0 added (0 with gold), 3000 unchanged" in others[0] or "another import of this task" in others[0]
