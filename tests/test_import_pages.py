@@ -102,12 +102,12 @@ def test_item_pages_come_as_an_htmx_fragment(client: Client, carol, sts_task: Ta
     assert 'href="?page=1" hx-get="?page=1"' in body
 
 
-def test_arabic_tasks_render_right_to_left(client: Client, carol, tmp_path: Path) -> None:
+def test_arabic_item_text_takes_its_own_direction(client: Client, carol, tmp_path: Path) -> None:
     cli_import(write(tmp_path / "a.jsonl", jsonl([{"text": "الخدمة ممتازة", "label": "positive"}])), "Ara",
                "classification", language="ara-Arab")
     client.force_login(carol)
     body = page(client, f"/tasks/{Task.objects.get(name='Ara').pk}/")
-    assert '<div id="items" dir="rtl">' in body and "الخدمة ممتازة" in body
+    assert '<div class="text-box item-text" dir="auto">الخدمة ممتازة</div>' in body
 
 
 def test_only_admins_reach_the_upload_page(client: Client, alice, dave, carol) -> None:

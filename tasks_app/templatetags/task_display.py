@@ -27,5 +27,7 @@ def markdown_safe(text: str) -> SafeString:
 
 @register.filter(name="as_json")
 def as_json(value: Any) -> str:
-    """A JSON value as compact text (autoescaped by the template like any string)."""
-    return "—" if value is None else canonical_json(value)
+    """A gold value as compact text: labels as they are, structures as JSON (autoescaped like any string)."""
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else canonical_json(value)
