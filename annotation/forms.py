@@ -252,7 +252,8 @@ class ClusteringForm(AnswerForm):
 
     def add_answer_fields(self) -> None:
         for i, _ in enumerate(self.sentences()):
-            self.fields[f"t{i}"] = forms.CharField(max_length=60, error_messages={"required": "Give this text a cluster."})
+            self.fields[f"t{i}"] = forms.CharField(max_length=60,
+                                                   error_messages={"required": "Give this text a cluster."})
 
     def value_from_fields(self, data: dict[str, Any]) -> list[str]:
         return [data[f"t{i}"] for i, _ in enumerate(self.sentences())]

@@ -48,7 +48,8 @@ RECORDS: dict[str, list[dict[str, Any]]] = {
                        {"id": "x2", "text": "Flu vaccines are updated every year.", "score": 4}]},
     ],
     "sts": [
-        {"id": "s1", "sentence1": "A man is playing a guitar.", "sentence2": "A person plays an instrument.", "score": 3.8},
+        {"id": "s1", "sentence1": "A man is playing a guitar.", "sentence2": "A person plays an instrument.",
+         "score": 3.8},
         {"id": "s2", "sentence1": "The cat sleeps.", "sentence2": "Stocks fell sharply today.", "score": 0},
     ],
     "pairwise": [

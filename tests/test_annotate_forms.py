@@ -74,7 +74,8 @@ def test_sts_form_needs_a_score_and_keeps_it_on_the_scale():
 
 def test_sts_form_uses_the_tasks_own_scale_and_step():
     task, item = item_of("sts", scale_min=1, scale_max=7, scale_step=1)
-    assert answer_form_for(task, item.payload, {"score": "6.5"}).errors["score"] == ["6.5 is not on the scale's step of 1"]
+    errors = answer_form_for(task, item.payload, {"score": "6.5"}).errors
+    assert errors["score"] == ["6.5 is not on the scale's step of 1"]
     assert value_of(answer_form_for(task, item.payload, {"score": "7"})) == 7
 
 
