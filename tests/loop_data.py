@@ -76,8 +76,9 @@ def add_items(task: Task, records: list[dict[str, Any]], *, gold: list[Any] | No
     items = []
     for position, record in enumerate(records):
         parsed = get_kind(task.kind).parse_record(record, task)
-        item = Item.objects.create(task=task, uid=content_digest(task.name, parsed.payload),
-                                   external_id=parsed.external_id or str(position), position=position,
+        external_id = parsed.external_id or str(position)
+        item = Item.objects.create(task=task, uid=content_digest(task.name, external_id, parsed.payload),
+                                   external_id=external_id, position=position,
                                    payload=parsed.payload, in_sample=True)
         value = gold[position] if gold is not None else parsed.gold
         if value is not None:
