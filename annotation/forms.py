@@ -91,6 +91,9 @@ class ClassificationForm(AnswerForm):
     def field_for_problem(self, problem: ValidationProblem) -> str | None:
         return "label"
 
+    def last_key(self) -> int:
+        return min(len(self.task.labels or []), MAX_KEYED)
+
     def rows(self) -> list[dict[str, Any]]:
         chosen = self.current("label")
         return [{"value": label, "key": str(i + 1) if i < MAX_KEYED else "", "checked": label == chosen}
@@ -131,6 +134,9 @@ class RerankingForm(AnswerForm):
     def candidates(self) -> list[dict[str, str]]:
         return self.payload.get("candidates", [])
 
+    def last_key(self) -> int:
+        return min(len(self.candidates()), MAX_KEYED)
+
     def add_answer_fields(self) -> None:
         for i, _ in enumerate(self.candidates()):
             self.fields[f"c{i}"] = forms.TypedChoiceField(
@@ -145,7 +151,7 @@ class RerankingForm(AnswerForm):
 
     def rows(self) -> list[dict[str, Any]]:
         return [{"name": f"c{i}", "text": c["text"], "key": str(i + 1) if i < MAX_KEYED else "",
-                 "value": self.current(f"c{i}"), "errors": self.errors.get(f"c{i}")}
+                 "value": self.current(f"c{i}"), "errors": self[f"c{i}"].errors}
                 for i, c in enumerate(self.candidates())]
 
 
@@ -174,7 +180,7 @@ class GradedRelevanceForm(AnswerForm):
         return f"d{ids.index(doc_id)}" if doc_id in ids else None
 
     def rows(self) -> list[dict[str, Any]]:
-        return [{"name": f"d{i}", "text": d["text"], "value": self.current(f"d{i}"), "errors": self.errors.get(f"d{i}")}
+        return [{"name": f"d{i}", "text": d["text"], "value": self.current(f"d{i}"), "errors": self[f"d{i}"].errors}
                 for i, d in enumerate(self.documents())]
 
     def scale(self) -> dict[str, str]:
@@ -202,8 +208,9 @@ class STSForm(AnswerForm):
 
     def scale(self) -> dict[str, str]:
         lo, hi, step = self.task.scale
+        ticks = scale_points(lo, hi, 1.0) if hi - lo <= 10 else [lo, hi]
         return {"min": short_number(lo), "max": short_number(hi), "step": short_number(step) or "any",
-                "mid": short_number(lo + (hi - lo) / 2)}
+                "mid": short_number(lo + (hi - lo) / 2), "ticks": [short_number(t) for t in ticks]}
 
 
 class LikertForm(AnswerForm):
@@ -237,7 +244,7 @@ class LikertForm(AnswerForm):
         for i, axis in enumerate(self.task.axes or []):
             chosen = self.current(f"a{i}")
             points = [{"value": short_number(p), "checked": short_number(p) == chosen} for p in self.points()]
-            rows.append({"name": f"a{i}", "axis": axis, "points": points, "errors": self.errors.get(f"a{i}")})
+            rows.append({"name": f"a{i}", "axis": axis, "points": points, "errors": self[f"a{i}"].errors})
         return rows
 
 
@@ -262,7 +269,7 @@ class ClusteringForm(AnswerForm):
         return {f"t{i}": str(cid) for i, cid in enumerate(value)}
 
     def rows(self) -> list[dict[str, Any]]:
-        return [{"name": f"t{i}", "text": text, "value": self.current(f"t{i}"), "errors": self.errors.get(f"t{i}")}
+        return [{"name": f"t{i}", "text": text, "value": self.current(f"t{i}"), "errors": self[f"t{i}"].errors}
                 for i, text in enumerate(self.sentences())]
 
 

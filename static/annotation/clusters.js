@@ -117,6 +117,11 @@
   document.addEventListener("DOMContentLoaded", function () { init(document); });
   document.addEventListener("htmx:load", function (e) { init(e.detail.elt); });
 
+  document.addEventListener("invalid", function (e) { // Enter too early: highlight the first text left over
+    var box = e.target.closest && e.target.closest("[data-clusters][data-ready]");
+    if (box && e.target === box.querySelector(".ctext input:invalid")) setTimeout(function () { highlight(box, e.target.closest(".ctext")); }, 0);
+  }, true);
+
   document.addEventListener("input", function (e) {
     var box = e.target.closest && e.target.closest("[data-clusters]");
     if (box && e.target.name) render(box);

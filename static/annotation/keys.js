@@ -54,7 +54,9 @@
       return true;
     }
     if (!pick(row.querySelector('input[value="' + CSS.escape(key) + '"]'), false)) return false;
-    focusAxis(row.nextElementSibling || row);
+    var next = row.nextElementSibling || row;
+    markAxis(next);
+    focusAxis(next);
     return true;
   }
 
@@ -64,7 +66,7 @@
     } else {
       form.reportValidity();
       var status = form.querySelector(".form-status");
-      if (status) status.textContent = "Not complete yet: every part needs an answer.";
+      if (status) { status.textContent = "Not complete yet: every part needs an answer."; status.dataset.incomplete = "1"; }
     }
   }
 
@@ -99,10 +101,23 @@
     if (done) e.preventDefault();
   });
 
-  document.addEventListener("focusin", function (e) { // highlight the axis number keys will rate
-    var row = e.target.closest && e.target.closest(".axis");
+  function clearReminder(e) { // a complete form no longer needs the "not complete" reminder
+    var form = e.target.closest && e.target.closest("#answer-form"), status = form && form.querySelector(".form-status");
+    if (status && status.dataset.incomplete && form.checkValidity()) { status.textContent = ""; delete status.dataset.incomplete; }
+  }
+  document.addEventListener("change", clearReminder);
+  document.addEventListener("input", clearReminder);
+
+  function markAxis(row) { // highlight the axis that number keys will rate
     if (!row) return;
     row.parentNode.querySelectorAll(".axis.current").forEach(function (r) { r.classList.remove("current"); });
     row.classList.add("current");
-  });
+  }
+  document.addEventListener("focusin", function (e) { markAxis(e.target.closest && e.target.closest(".axis")); });
+  function initAxes(root) {
+    var group = root.querySelector && root.querySelector("[data-keys=axes]");
+    if (group) markAxis(currentAxis(group));
+  }
+  document.addEventListener("DOMContentLoaded", function () { initAxes(document); });
+  document.addEventListener("htmx:load", function (e) { initAxes(e.detail.elt); });
 })();

@@ -27,6 +27,11 @@
     }
   });
 
+  document.addEventListener("invalid", function (e) { // Enter on an untouched slider: keep the slider focused
+    var box = e.target.matches && e.target.matches('input[type="number"]') && e.target.closest("[data-sts]");
+    if (box) setTimeout(function () { parts(box).slider.focus(); }, 0);
+  }, true);
+
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-9]$/.test(e.key)) return;
     var box = document.querySelector("[data-sts]");

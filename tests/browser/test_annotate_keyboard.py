@@ -113,7 +113,7 @@ def test_clustering_by_keys_new_cluster_and_existing_ones(logged_in_page, live_s
     first = open_batch(page, live_server.url, batch)
     for key in ["n", "1", "n", "2"]:
         page.keyboard.press(key)
-    assert page.inner_text("[data-unassigned]") == "1 text without a cluster"
+    assert page.text_content("[data-unassigned]") == "1 text without a cluster"
     screenshot(page, "clustering")
     page.keyboard.press("Enter")  # one text is left: not submitted
     page.wait_for_timeout(300)
