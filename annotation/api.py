@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item
 
-from .access import annotator_batch, batch_item
+from .access import annotator_of, get_annotation_for, get_batch_to_annotate, get_own_annotation
 from .assignment import (
     AssignmentRefused,
     SubmitResult,
@@ -29,7 +29,7 @@ from .assignment import (
     skip_item,
     submit_answer,
 )
-from .models import Annotation, Annotator, Batch
+from .models import Annotator, Batch
 from .serializers import (
     AnnotationPatchSerializer,
     AnnotationSerializer,
@@ -41,6 +41,7 @@ from .serializers import (
     SkipInSerializer,
     WriteResultSerializer,
 )
+from .views import item_to_write
 
 REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")
 INVALID = OpenApiResponse(ProblemSerializer, description="The value does not fit the kind; `field` names the problem.")
@@ -48,16 +49,15 @@ NOT_YOURS = OpenApiResponse(description="No such batch, item or annotation for t
 
 
 def _annotator(request: Request) -> Annotator:
-    annotator = getattr(request.user, "annotator", None)
+    annotator = annotator_of(request.user)
     if annotator is None:
         raise Http404("You are not an annotator.")
     return annotator
 
 
 def _target(request: Request, batch_id: int, item_id: int) -> tuple[Annotator, Batch, Item]:
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    return annotator, batch, batch_item(batch, item_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    return annotator, batch, item_to_write(batch, item_id)
 
 
 def _refused(exc: AssignmentRefused) -> Response:
@@ -98,8 +98,7 @@ def my_batches(request: Request) -> Response:
                           404: NOT_YOURS, 409: REFUSED})
 @api_view(["GET"])
 def next_for_me(request: Request, batch_id: int) -> Response:
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
     try:
         item = next_item(annotator, batch)
     except AssignmentRefused as exc:
@@ -170,13 +169,10 @@ def flag(request: Request, batch_id: int, item_id: int) -> Response:
                responses={200: AnnotationSerializer, 400: INVALID, 404: NOT_YOURS, 409: REFUSED})
 @api_view(["GET", "PATCH"])
 def my_annotation(request: Request, annotation_id: int) -> Response:
-    annotator = _annotator(request)
-    annotation = (Annotation.objects.filter(annotator=annotator, pk=annotation_id)
-                  .select_related("item__task", "batch__task").first())
-    if annotation is None:
-        raise Http404("No such annotation of yours.")
     if request.method == "GET":
-        return Response(AnnotationSerializer(annotation).data)
+        return Response(AnnotationSerializer(get_annotation_for(request.user, annotation_id)).data)
+    annotation = get_own_annotation(request.user, annotation_id)
+    annotator = annotation.annotator
     incoming = AnnotationPatchSerializer(data=request.data)
     incoming.is_valid(raise_exception=True)
     if annotation.batch is None:

@@ -16,7 +16,7 @@ import nh3
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item, Task
 
-from .access import annotator_batch, batch_item
+from .access import annotator_of, get_batch_item_for, get_batch_to_annotate
 from .assignment import (
     AssignmentRefused,
     annotator_progress,
@@ -37,7 +37,7 @@ from .assignment import (
     submit_answer,
 )
 from .forms import AnswerForm, FlagForm, SkipForm, answer_form_for
-from .models import Annotation, Annotator, Batch, Lease
+from .models import Annotation, Annotator, Batch
 
 SHOWN_SALT = "annotation.item-shown"
 SHOWN_MAX_AGE = 24 * 3600
@@ -68,11 +68,14 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     return rows
 
 
-def _annotator(request: HttpRequest) -> Annotator:
-    annotator = getattr(request.user, "annotator", None)
-    if annotator is None:
-        raise PermissionDenied("Only annotators have batches to annotate.")
-    return annotator
+def item_to_write(batch: Batch, item_id: int) -> Item:
+    """An item of the batch, for a submit, skip or flag. Unlike reading (access.get_batch_item_for: leased or
+    answered items only), writing leaves the decision to the engine, which accepts an answer whose lease
+    expired while a slot is free, and otherwise says why (not handed to you, overlap full) instead of a 404."""
+    item = Item.objects.filter(batch_items__batch=batch, pk=item_id).select_related("task").first()
+    if item is None:
+        raise Http404("No such item in this batch.")
+    return item
 
 
 def _shown_token(batch: Batch, item: Item) -> str:
@@ -152,7 +155,9 @@ def _next(request: HttpRequest, annotator: Annotator, batch: Batch) -> HttpRespo
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    annotator = _annotator(request)
+    annotator = annotator_of(request.user)
+    if annotator is None:
+        raise PermissionDenied("Only annotators have batches to annotate.")
     return render(request, "annotation/home.html", {"rows": batch_rows(annotator), "annotator": annotator})
 
 
@@ -160,26 +165,20 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def batch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
-    annotator = _annotator(request)
-    return _next(request, annotator, annotator_batch(annotator, batch_id))
-
-
-def _may_revisit(annotator: Annotator, batch: Batch, item: Item) -> bool:
-    """An annotator may open an item they answered in this batch or the one currently leased to them."""
-    if Annotation.objects.filter(annotator=annotator, item=item, batch=batch).exists():
-        return True
-    return Lease.objects.filter(annotator=annotator, batch_item__batch=batch, batch_item__item=item,
-                                expires_at__gt=datetime.now(tz=UTC)).exists()
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    return _next(request, annotator, batch)
 
 
 @login_required
 @require_GET
 @vary_on_headers("HX-Request")
 def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    item = batch_item(batch, item_id)
-    if not _may_revisit(annotator, batch, item):
+    """An item the annotator answered (to revise) or holds now; one no longer held sends them to their next."""
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    try:
+        item = get_batch_item_for(request.user, batch, item_id)
+    except Http404:
+        item_to_write(batch, item_id)  # 404 unless the item is in the batch
         return redirect("annotation:batch", batch.pk)
     url = reverse("annotation:item", args=[batch.pk, item.pk])
     return _page(request, "annotation/_item.html", _item_context(request, annotator, batch, item), push_url=url)
@@ -190,9 +189,8 @@ def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse
 @vary_on_headers("HX-Request")
 def back(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """The answer given just before this item, opened for revision (the current item stays leased)."""
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    item = batch_item(batch, item_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    item = get_batch_item_for(request.user, batch, item_id)
     before = item if _own_annotation(annotator, item) else None
     previous = previous_annotation(annotator, batch, before=before)
     if previous is None:
@@ -218,9 +216,8 @@ def _invalid(request: HttpRequest, annotator: Annotator, batch: Batch, item: Ite
 @login_required
 @require_POST
 def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    item = batch_item(batch, item_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    item = item_to_write(batch, item_id)
     form = answer_form_for(batch.task, item.payload, request.POST)
     flag_form = FlagForm(request.POST)
     if not (form.is_valid() and flag_form.is_valid()):
@@ -241,9 +238,8 @@ def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    item = batch_item(batch, item_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    item = item_to_write(batch, item_id)
     skip_form = SkipForm(request.POST)
     if not skip_form.is_valid():
         return _invalid(request, annotator, batch, item, skip_form=skip_form)
@@ -259,9 +255,8 @@ def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 @require_POST
 def flag(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """Flag without answering: the engine flags an existing answer, or records a flagged skip."""
-    annotator = _annotator(request)
-    batch = annotator_batch(annotator, batch_id)
-    item = batch_item(batch, item_id)
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    item = item_to_write(batch, item_id)
     flag_form = FlagForm(request.POST, required=True)
     if not flag_form.is_valid():
         return _invalid(request, annotator, batch, item, flag_form=flag_form)

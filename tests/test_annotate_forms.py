@@ -5,6 +5,7 @@ import pytest
 
 from annotation.forms import ANSWER_FORMS, FlagForm, SkipForm, answer_form_for, scale_points
 from tasks_app.kinds import KINDS
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.loop_data import RECORDS, add_items, make_task
 
 pytestmark = pytest.mark.django_db

@@ -6,6 +6,7 @@ from django.core import signing
 from django.test import Client
 
 from annotation.models import Annotation, AnnotationRevision
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
 from tests.loop_data import batch_of
 

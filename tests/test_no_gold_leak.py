@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from tasks_app.kinds import KINDS
 from tasks_app.models import ItemGold
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
 from tests.loop_data import RECORDS, add_items, make_batch, make_task
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD, REPO
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls tests make between browser steps
