@@ -97,10 +97,10 @@
     return "C" + n;
   }
 
-  function relabel(box, from, to) {
-    rows(box).forEach(function (r) { if (nameOf(r) === from) field(r).value = to; });
+  function relabel(box, from, to) { // a renamed cluster keeps its place (and key); a merged one disappears
     var names = order(box), i = names.indexOf(from);
     if (i >= 0 && names.indexOf(to) < 0) { names[i] = to; box.dataset.order = JSON.stringify(names); }
+    rows(box).forEach(function (r) { if (nameOf(r) === from) field(r).value = to; });
     changed(box);
   }
 

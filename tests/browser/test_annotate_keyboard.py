@@ -120,3 +120,22 @@ def test_clustering_by_keys_new_cluster_and_existing_ones(logged_in_page, live_s
     assert stored(alice, batch) == {}
     answer_all(page, {"k1": ["1"]}, first)
     assert list(stored(alice, batch).values()) == [["C1", "C1", "C2", "C2", "C1"]]
+
+
+def test_clusters_can_be_renamed_and_merged_in_the_groups_panel(logged_in_page, live_server, alice, screenshot):
+    batch = batch_of("clustering", [alice])
+    page = logged_in_page("alice")
+    open_batch(page, live_server.url, batch)
+    for key in ["n", "1", "n", "2", "n"]:  # C1: texts 1, 2 · C2: texts 3, 4 · C3: text 5
+        page.keyboard.press(key)
+    page.fill(".group-list > li:nth-child(1) .cname", "sport")
+    page.keyboard.press("Enter")  # commits the name, does not submit
+    page.select_option(".group-list > li:nth-child(3) .merge", "sport")
+    names = page.eval_on_selector_all(".ctext input[name]", "els => els.map(e => e.value)")
+    assert names == ["sport", "sport", "C2", "C2", "sport"]
+    assert page.eval_on_selector_all(".group .cname", "els => els.map(e => e.value)") == ["sport", "C2"]
+    assert page.text_content(".group-list > li:nth-child(1) .count") == "(3)"
+    screenshot(page, "clustering_renamed_merged")
+    page.focus(".ctext")
+    enter_and_wait(page)
+    assert list(stored(alice, batch).values()) == [["sport", "sport", "C2", "C2", "sport"]]
