@@ -20,7 +20,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -31,6 +31,7 @@ Answers = Mapping[Item, Mapping[str, Any]]
 Explained = tuple[float | None, str | None]
 Scores = dict[str, float | None]
 Report = dict[str, Any]
+SpearmanVariance = Literal["bonett_wright", "fisher", "fieller"]
 
 DEFAULT_SCALES: dict[str, tuple[float, float]] = {
     "sts": (0.0, 5.0), "graded_relevance": (0.0, 10.0), "likert": (1.0, 7.0),
@@ -56,6 +57,7 @@ class Context:
     k: int
     threshold: float
     include_llm: bool
+    spearman_variance: SpearmanVariance = "bonett_wright"
 
     def value(self, item: Item, name: str) -> Any:
         return self.answers.get(item, {}).get(name)
@@ -99,6 +101,9 @@ class KindScorer(ABC):
     def main(self) -> str:
         """Name of the main metric (a method because some names carry the cut-off k)."""
         return self.main_metric
+
+    def ci_name(self) -> str:
+        return self.ci_method
 
     def agreement_names(self) -> tuple[str, ...]:
         return self.agreement_metrics
@@ -352,18 +357,23 @@ class StsScorer(UnitScorer):
                 "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
                 "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
 
-    def _scores(self, ratings: np.ndarray) -> tuple[Scores, int]:
+    def _pairs(self, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gold = np.array([self.gold_of(i, None) for i in self.ctx.items], dtype=float)
         keep = ~np.isnan(ratings) & ~np.isnan(gold)
-        x, y = ratings[keep], gold[keep]
-        return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y)}, int(keep.sum())
+        return ratings[keep], gold[keep]
 
     def annotator_scores(self, name: str) -> Scores:
-        return self._scores(self.matrix[:, self.ctx.names.index(name)])[0]
+        x, y = self._pairs(self.matrix[:, self.ctx.names.index(name)])
+        return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y)}
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        scores, n = self._scores(_nanmean_rows(self.pool_matrix))
-        return Human(scores["spearman"], m.spearman_interval.explain(scores["spearman"], n), scores, n)
+        x, y = self._pairs(_nanmean_rows(self.pool_matrix))
+        rho, reason = m.spearman.explain(x, y)
+        ci = m.fisher_z_interval.explain(rho, x.size, variance=self.ctx.spearman_variance)
+        return Human(rho, ci, {"spearman": rho, "pearson": m.pearson(x, y)}, int(x.size), reason=reason)
+
+    def ci_name(self) -> str:
+        return "fisher_z" if self.ctx.spearman_variance == "fisher" else f"fisher_z_{self.ctx.spearman_variance}"
 
 
 class LikertScorer(UnitScorer):
@@ -573,25 +583,46 @@ def score_task(
     annotator_kinds: Mapping[str, str] | None = None,
     include_llm: bool = False,
     k: int = 10,
-    relevance_threshold: float | None = None,
+    relevance_threshold: float = 1.0,
+    spearman_variance: SpearmanVariance = "bonett_wright",
 ) -> Report:
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
     `answers[item][annotator]` is the answer (None = skipped) and `gold[item]` the gold value, in
     the formats of DESIGN §2. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
-    `relevance_threshold` (graded_relevance Recall@k) defaults to the middle of the scale.
+    `relevance_threshold`: a graded_relevance document with gold ≥ it is relevant for Recall@k
+    (default 1, the TREC convention: any positive grade).
+    `spearman_variance` picks Var(z) of the STS Fisher z CI: Bonett–Wright by default, "fisher"
+    (1/(n−3)) reproduces the CIs printed in HUME's Table 8.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
-    ctx = _context(kind, answers, gold, labels, scale, axes, annotator_kinds, include_llm, k, relevance_threshold)
-    scorer = KINDS[kind](ctx)
+    names = sorted({n for votes in answers.values() for n in votes}, key=str)
+    kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
+    lo, hi = scale or DEFAULT_SCALES.get(kind, (0.0, 1.0))
+    if axes is None and kind == "likert":
+        given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
+        axes = sorted({axis for value in given if value for axis in value})
+    ctx = Context(
+        kind=kind, answers=answers, gold=gold, items=list(answers), names=names,
+        pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
+        scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
+        threshold=float(relevance_threshold),
+        include_llm=include_llm, spearman_variance=spearman_variance,
+    )
+    return _report(KINDS[kind](ctx))
+
+
+def _report(scorer: KindScorer) -> Report:
+    """Assemble the stable report keys around one kind's computations."""
+    ctx = scorer.ctx
     agreement = _agreement(scorer)
     per_annotator = {n: scorer.annotator_scores(n) for n in ctx.names}
-    human = scorer.human({n: per_annotator[n] for n in ctx.pool}) if ctx.pool else _no_human(scorer)
+    human = scorer.human({n: per_annotator[n] for n in ctx.pool}) if ctx.pool else _no_human()
     counts, excluded = _tally(ctx)
     excluded += scorer.excluded()
     return _json_safe({
-        "kind": kind, "score_scale": SCORE_SCALE,
+        "kind": ctx.kind, "score_scale": SCORE_SCALE,
         "n_items": len(ctx.items),
         "n_annotators": len(ctx.pool),
         "n_answers": sum(counts[n][0] for n in ctx.pool),
@@ -607,25 +638,6 @@ def score_task(
         "excluded": excluded,
         "flags": _flags(scorer, agreement),
     }) | {"disagreement": _disagreement_rows(scorer.disagreement())}
-
-
-def _context(
-    kind: str, answers: Answers, gold: Mapping[Item, Any], labels: Sequence[Hashable] | None,
-    scale: tuple[float, float] | None, axes: Sequence[str] | None, annotator_kinds: Mapping[str, str] | None,
-    include_llm: bool, k: int, threshold: float | None,
-) -> Context:
-    names = sorted({n for votes in answers.values() for n in votes}, key=str)
-    kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
-    lo, hi = scale or DEFAULT_SCALES.get(kind, (0.0, 1.0))
-    if axes is None and kind == "likert":
-        given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
-        axes = sorted({axis for value in given if value for axis in value})
-    return Context(
-        kind=kind, answers=answers, gold=gold, items=list(answers), names=names,
-        pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
-        scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
-        threshold=(lo + hi) / 2.0 if threshold is None else float(threshold), include_llm=include_llm,
-    )
 
 
 def _agreement(scorer: KindScorer) -> dict[str, tuple[float | None, str | None]]:
@@ -669,7 +681,7 @@ def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple
     return Human(scores[main], m.annotator_range.explain(mains), scores, sum(v is not None for v in mains))
 
 
-def _no_human(scorer: KindScorer) -> Human:
+def _no_human() -> Human:
     return Human(None, (None, NO_HUMANS), {}, 0, reason=NO_HUMANS)
 
 
@@ -681,7 +693,7 @@ def _human_block(scorer: KindScorer, human: Human) -> dict[str, Any]:
         "main_score": human.main_score,
         "ci_low": interval[0] if interval else None,
         "ci_high": interval[1] if interval else None,
-        "ci_method": scorer.ci_method,
+        "ci_method": scorer.ci_name(),
         "ci_note": ci_reason,
         "reason": reason,
         "n_items_scored": human.n_items_scored,
