@@ -122,6 +122,8 @@ def count_table(codes: npt.ArrayLike, n_categories: int) -> IntArray:
 def majority_vote(table: npt.ArrayLike) -> IntArray:
     """Winning category code per item (ties → lowest code); -1 for items nobody answered."""
     t = np.asarray(table)
+    if t.shape[1] == 0:
+        return np.full(t.shape[0], -1, dtype=np.int64)
     winner = t.argmax(axis=1).astype(np.int64)
     winner[t.sum(axis=1) == 0] = -1
     return winner

@@ -193,6 +193,8 @@ class CategoricalScorer(KindScorer):
         """1 − share of the majority label; with gold: 1 − share of the gold label."""
         counts = self.table.sum(axis=1)
         answered = np.flatnonzero(counts > 0)
+        if answered.size == 0:
+            return Disagreement([], np.zeros(0), np.zeros(0))
         t, c, g = self.table[answered], counts[answered], self.gold_codes[answered]
         among = 1.0 - t.max(axis=1) / c
         gold_share = t[np.arange(len(answered)), np.maximum(g, 0)] / c
