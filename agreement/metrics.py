@@ -267,7 +267,7 @@ def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, Floa
 
 def ari_pairs(partitions: Sequence[Sequence[Hashable]]) -> list[float]:
     """ARI (sklearn) of every pair of annotators' partitions of the same set of texts."""
-    coded = [_partition_codes(p) for p in partitions]
+    coded = [partition_codes(p) for p in partitions]
     return [float(skm.adjusted_rand_score(a, b)) for a, b in itertools.combinations(coded, 2)]
 
 
@@ -301,10 +301,10 @@ f1_macro = _labels_metric(skm.f1_score, average="macro", zero_division=0)
 f1_weighted = _labels_metric(skm.f1_score, average="weighted", zero_division=0)
 precision_macro = _labels_metric(skm.precision_score, average="macro", zero_division=0)
 recall_macro = _labels_metric(skm.recall_score, average="macro", zero_division=0)
-v_measure = _labels_metric(lambda t, p: skm.v_measure_score(_partition_codes(t), _partition_codes(p)))
-adjusted_rand = _labels_metric(lambda t, p: skm.adjusted_rand_score(_partition_codes(t), _partition_codes(p)))
+v_measure = _labels_metric(lambda t, p: skm.v_measure_score(partition_codes(t), partition_codes(p)))
+adjusted_rand = _labels_metric(lambda t, p: skm.adjusted_rand_score(partition_codes(t), partition_codes(p)))
 adjusted_mutual_info = _labels_metric(
-    lambda t, p: skm.adjusted_mutual_info_score(_partition_codes(t), _partition_codes(p))
+    lambda t, p: skm.adjusted_mutual_info_score(partition_codes(t), partition_codes(p))
 )
 
 
@@ -631,7 +631,7 @@ def _is_constant(a: npt.NDArray[Any]) -> bool:
     return bool(a.size == 0 or (a == a.flat[0]).all())
 
 
-def _partition_codes(labels: Sequence[Hashable]) -> IntArray:
+def partition_codes(labels: Sequence[Hashable]) -> IntArray:
     """Cluster ids → codes by first appearance, so str and int ids (or mixes) compare safely."""
     index: dict[Hashable, int] = {}
     return np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)

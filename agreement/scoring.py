@@ -60,9 +60,11 @@ class Context:
     spearman_variance: SpearmanVariance = "bonett_wright"
 
     def value(self, item: Item, name: str) -> Any:
+        """The annotator's answer, None when skipped or not assigned."""
         return self.answers.get(item, {}).get(name)
 
     def has_gold(self, item: Item) -> bool:
+        """Whether the item can be scored against gold."""
         return self.gold.get(item) is not None
 
 
@@ -103,25 +105,32 @@ class KindScorer(ABC):
         return self.main_metric
 
     def ci_name(self) -> str:
+        """How the human CI was computed, as reported in `human.ci_method`."""
         return self.ci_method
 
     def agreement_names(self) -> tuple[str, ...]:
+        """Agreement keys of this kind, also when they are all "n/a" (fewer than 2 annotators)."""
         return self.agreement_metrics
 
     def flags(self) -> tuple[tuple[str, m.Family], ...]:
+        """Agreement values the HUME validity flag looks at, with their threshold family."""
         return self.flag_metrics
 
     @abstractmethod
-    def agreement(self) -> dict[str, Explained]: ...
+    def agreement(self) -> dict[str, Explained]:
+        """Agreement among the pool annotators (at least two): name → (value, reason or note)."""
 
     @abstractmethod
-    def annotator_scores(self, name: str) -> Scores: ...
+    def annotator_scores(self, name: str) -> Scores:
+        """One annotator's answers against gold, every vs-gold metric of the kind."""
 
     @abstractmethod
-    def human(self, per_annotator: dict[str, Scores]) -> Human: ...
+    def human(self, per_annotator: dict[str, Scores]) -> Human:
+        """The HUME aggregation of the pool (given the pool's own scores) and its CI."""
 
     @abstractmethod
-    def disagreement(self) -> Disagreement: ...
+    def disagreement(self) -> Disagreement:
+        """Per answered item: disagreement among the pool, and of the pool with gold (0..1)."""
 
     def excluded(self) -> list[dict[str, Any]]:
         """Kind-specific exclusions on top of the common ones (no gold, no answers)."""
@@ -276,7 +285,7 @@ class ClusteringScorer(KindScorer):
 
 def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """Fraction of text pairs that one partition puts together and the other apart."""
-    ca, cb = m._partition_codes(a), m._partition_codes(b)
+    ca, cb = m.partition_codes(a), m.partition_codes(b)
     upper = np.triu_indices(len(ca), k=1)
     if upper[0].size == 0:
         return 0.0
@@ -456,16 +465,16 @@ class QueryScorer(UnitScorer):
         seen = {k for n in self.ctx.names if (v := self.ctx.value(item, n)) for k in v}
         return sorted(seen, key=str)
 
-    def queries(self, column: np.ndarray) -> list[tuple[list[float], list[float]]]:
+    def queries(self, column: np.ndarray) -> dict[Item, tuple[list[float], list[float]]]:
         """(gold, scores) per query with gold and a rating; unrated candidates rank last."""
-        out = []
+        out = {}
         floor = self.ctx.scale[0] - 1.0
         for idx, item in enumerate(self.ctx.items):
             rows = np.arange(self.bounds[idx], self.bounds[idx + 1])
             if not self.ctx.has_gold(item) or rows.size == 0 or np.isnan(column[rows]).all():
                 continue
             gold = [self.gold_of(item, self.units[r][1]) for r in rows]
-            out.append(([0.0 if math.isnan(g) else g for g in gold], np.nan_to_num(column[rows], nan=floor).tolist()))
+            out[item] = ([0.0 if math.isnan(g) else g for g in gold], np.nan_to_num(column[rows], nan=floor).tolist())
         return out
 
     def no_relevant(self) -> list[Item]:
@@ -500,7 +509,7 @@ class RerankingScorer(QueryScorer):
                 "percent_agreement": m.percent_agreement.explain(table)}
 
     def annotator_scores(self, name: str) -> Scores:
-        queries = self.queries(self.matrix[:, self.ctx.names.index(name)])
+        queries = list(self.queries(self.matrix[:, self.ctx.names.index(name)]).values())
         k = self.ctx.k
         return {"map": m.mean_over_queries(m.average_precision, queries)[0],
                 f"mrr_at_{k}": m.mean_over_queries(m.reciprocal_rank, queries, k=k)[0],
@@ -537,15 +546,16 @@ class GradedRelevanceScorer(QueryScorer):
                 "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
                 "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
 
-    def _per_query(self, column: np.ndarray) -> tuple[list[float | None], list[float | None]]:
-        queries, k = self.queries(column), self.ctx.k
-        ndcg = [m.ndcg_at_k(g, s, k=k) for g, s in queries]
-        recall = [m.recall_at_k(g, s, k=k, threshold=self.ctx.threshold) for g, s in queries]
-        return ndcg, recall
+    def _per_query(self, column: np.ndarray) -> dict[Item, tuple[float | None, float | None]]:
+        """(nDCG@k, Recall@k) per query with gold, for one column of scores."""
+        k, threshold = self.ctx.k, self.ctx.threshold
+        return {item: (m.ndcg_at_k(g, s, k=k), m.recall_at_k(g, s, k=k, threshold=threshold))
+                for item, (g, s) in self.queries(column).items()}
 
     def _scores(self, column: np.ndarray) -> Scores:
-        ndcg, recall = self._per_query(column)
-        return {f"ndcg_at_{self.ctx.k}": _mean(ndcg), f"recall_at_{self.ctx.k}": _mean(recall)}
+        per_query = self._per_query(column).values()
+        k = self.ctx.k
+        return {f"ndcg_at_{k}": _mean([n for n, _ in per_query]), f"recall_at_{k}": _mean([r for _, r in per_query])}
 
     def main(self) -> str:
         return f"ndcg_at_{self.ctx.k}"
@@ -555,9 +565,17 @@ class GradedRelevanceScorer(QueryScorer):
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         column = _nanmean_rows(self.pool_matrix)
-        ndcg = [v for v in self._per_query(column)[0] if v is not None]
+        ndcg = [n for n, _ in self._per_query(column).values() if n is not None]
         scores = self._scores(column)
         return Human(scores[self.main()], m.bootstrap_interval.explain(ndcg), scores, len(ndcg))
+
+    def disagreement(self) -> Disagreement:
+        """Among annotators: rating spread over the scale (as for STS). With gold: 1 − nDCG@k of
+        the mean ranking, because gold grades need not share the annotators' scale."""
+        spread = super().disagreement()
+        ndcg = {item: n for item, (n, _) in self._per_query(_nanmean_rows(self.pool_matrix)).items()}
+        with_gold = [math.nan if ndcg.get(i) is None else 1.0 - ndcg[i] for i in spread.items]
+        return Disagreement(spread.items, spread.among, np.array(with_gold, dtype=float))
 
 
 # ---------------------------------------------------------------- the report

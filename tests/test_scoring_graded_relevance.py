@@ -61,3 +61,12 @@ def test_a_query_without_relevant_gold_is_excluded() -> None:
     report = score_task("graded_relevance", answers, gold, k=2)
     assert {"item": "q3", "reason": "no relevant gold candidate (excluded from ranking metrics)"} in report["excluded"]
     assert report["human"]["n_items_scored"] == 2
+
+
+def test_disagreement_with_gold_is_one_minus_the_query_ndcg() -> None:
+    rows = score_task("graded_relevance", ANSWERS, GOLD, k=2)["disagreement"]
+    # spread /10: q1 std(9,7)=1, std(1,3)=1, 0 → mean 2/30; q2 std(2,4)=1, std(8,6)=1 → 0.1
+    assert rows[0] == {"item": "q2", "disagreement": pytest.approx(0.1), "gold_disagreement": pytest.approx(0.0)}
+    assert rows[1]["item"] == "q1"
+    assert rows[1]["disagreement"] == pytest.approx(2 / 30)
+    assert rows[1]["gold_disagreement"] == pytest.approx(1 - 7 / (7 + 1 / math.log2(3)))
