@@ -194,10 +194,11 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's α on an items × raters float matrix with NaN for missing ratings.
 
-    Nominal and ordinal go through the `krippendorff` package with an explicit, bounded value
-    domain (the observed values, or the task's scale steps). Interval uses the linear-time formula
-    `_interval_alpha`, because the package's interval path is quadratic in the number of distinct
-    values (its issue #38) and continuous sliders have many.
+    Ordinal goes through the `krippendorff` package with an explicit, bounded value domain (the
+    observed values, or the task's scale steps). Nominal and interval use linear-time closed
+    forms (`_nominal_alpha`, `_interval_alpha`, tested against the package): the package builds
+    items × values × values arrays, quadratic in the number of distinct values (its issue #38) —
+    continuous sliders have many, and 100k items × 28 labels would need gigabytes.
     """
     r = np.asarray(ratings, dtype=float)
     _require_two_raters(r)
@@ -213,7 +214,23 @@ def krippendorff_alpha(
     if not np.isin(observed, domain).all():
         raise ValueError("ratings contain values outside value_domain")
     counts = count_table(np.where(np.isnan(r), -1, np.searchsorted(domain, r)), domain.size)
+    if level == "nominal":
+        return _nominal_alpha(counts)
     return float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
+
+
+def _nominal_alpha(counts: IntArray) -> float:
+    """Nominal α = 1 − D_o/D_e from an items × values count table of pairable items.
+
+    A unit with m values of which n_c equal c has m² − Σn_c² ordered disagreeing pairs, weighted
+    1/(m−1); chance has n² − Σn_c² over all n pairable values: α = 1 − (n−1)·Σ_u[…]/(n² − Σn_c²).
+    """
+    c = counts.astype(float)
+    m_u = c.sum(axis=1)
+    observed = ((m_u * m_u - (c * c).sum(axis=1)) / (m_u - 1)).sum()
+    n_c = c.sum(axis=0)
+    n = n_c.sum()
+    return float(1.0 - (n - 1) * observed / (n * n - (n_c * n_c).sum()))
 
 
 def _interval_alpha(r: FloatArray) -> float:
