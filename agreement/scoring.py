@@ -164,8 +164,9 @@ class CategoricalScorer(KindScorer):
 
     def agreement(self) -> dict[str, Explained]:
         nominal = np.where(self.pool_codes >= 0, self.pool_codes, np.nan)
+        fleiss, reason = m.fleiss_kappa.explain(self.table)
         return {
-            "fleiss_kappa": m.fleiss_kappa.explain(self.table),
+            "fleiss_kappa": (fleiss, reason if fleiss is None else self.fleiss_note()),
             "krippendorff_alpha": m.krippendorff_alpha.explain(nominal, "nominal"),
             "cohen_kappa_mean": m.cohen_kappa_mean.explain(self.pool_codes),
             "percent_agreement": m.percent_agreement.explain(self.table),
@@ -212,10 +213,14 @@ class CategoricalScorer(KindScorer):
 
 
 class ClassificationScorer(CategoricalScorer):
+    """One label per text; HUME reports accuracy (main), macro F1 and weighted F1."""
+
     gold_metrics = {"accuracy": "accuracy", "f1_macro": "f1_macro", "f1_weighted": "f1_weighted"}
 
 
 class PairwiseScorer(CategoricalScorer):
+    """"a", "b" or "tie" per pair of candidates; accuracy (main) and macro precision/recall/F1."""
+
     gold_metrics = {
         "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
     }
@@ -666,10 +671,7 @@ def _agreement(scorer: KindScorer) -> dict[str, tuple[float | None, str | None]]
     if len(pool) < 2:
         reason = m.SINGLE_ANNOTATOR if pool else NO_HUMANS
         return {name: (None, reason) for name in scorer.agreement_names()}
-    values = scorer.agreement()
-    if isinstance(scorer, CategoricalScorer) and values["fleiss_kappa"][0] is not None:
-        values["fleiss_kappa"] = (values["fleiss_kappa"][0], scorer.fleiss_note())
-    return values
+    return scorer.agreement()
 
 
 def _tally(ctx: Context) -> tuple[dict[str, tuple[int, int]], list[dict[str, Any]]]:
