@@ -37,3 +37,22 @@ def test_a_long_text_scrolls_inside_its_box(logged_in_page, live_server, alice, 
     submit = page.locator("button.primary[type=submit]").bounding_box()
     assert submit["y"] + submit["height"] <= LAPTOP["height"]  # the labels and submit stay on screen
     screenshot(page, "long_text", full_page=False)
+
+
+def test_the_home_page_shows_each_batch_with_progress_and_continue(logged_in_page, live_server, alice, screenshot):
+    batch = batch_of("classification", [alice])
+    batch_of("sts", [alice])
+    page = logged_in_page("alice")
+    open_batch(page, live_server.url, batch)
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".loop-head .count:has-text('1 / 2')")
+    page.goto(f"{live_server.url}/")
+    row = page.locator(".batch-row", has_text="classification task")
+    assert row.locator("progress").get_attribute("value") == "1"
+    assert row.locator(".count").inner_text() == "1 / 2"
+    row.locator("a:has-text('Continue')").click()
+    page.wait_for_selector("#answer-form")
+    assert page.url.endswith(f"/annotate/b/{batch.pk}/")
+    page.goto(f"{live_server.url}/")
+    screenshot(page, "home")
