@@ -162,3 +162,6 @@ class AnnotationRevision(models.Model):
 
     class Meta:
         ordering = ["annotation", "replaced_at"]
+
+
+from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: F401  (LLM annotators)
