@@ -31,6 +31,7 @@ class Reply:
     body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    echo_authorization: bool = False  # a misbehaving server that quotes the request's key back
 
 
 def valid(answer: Any) -> Reply:
@@ -64,8 +65,10 @@ class Seen:
 class ChatServer:
     """Answers each request with the next scripted reply for its item's marker (then `answers[marker]`)."""
 
-    def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None) -> None:
+    def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None,
+                 answer_for: Callable[[Seen], Any] | None = None) -> None:
         self.answers = dict(answers or {})
+        self.answer_for = answer_for
         self.script = {k: list(v) for k, v in (script or {}).items()}
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
@@ -110,7 +113,7 @@ class ChatServer:
         if self.on_request:
             self.on_request(seen)
         if reply.status == 200 and reply.content is None and reply.body is None and reply.answer is None:
-            reply.answer = self.answers.get(marker or "")
+            reply.answer = self.answer_for(seen) if self.answer_for else self.answers.get(marker or "")
         return seen, reply
 
 
@@ -138,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, seen: Seen, reply: Reply, body: dict[str, Any]) -> None:
         time.sleep(reply.delay or 0.02)  # a little latency, so concurrent requests overlap as they would
+        if reply.echo_authorization:
+            reply.body = json.dumps({"error": f"rejected header {seen.authorization}"})
         if reply.body is not None or reply.status != 200:
             self._send(reply.status, reply.body or "", reply.headers)
             return
