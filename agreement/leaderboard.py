@@ -137,12 +137,13 @@ def _index(scores: Iterable[SubsetScore], languages: Collection[str] | None) -> 
             raise ValueError(f"{item.name}: given as both {kinds[item.name]} and {item.kind}")
         if not math.isfinite(item.score):
             raise ValueError(f"{item.name}: score for {item.task}/{item.language} is not finite")
+        entry = table[item.name]  # every entry gets a row, even with no subset in `languages`
         if languages is not None and item.language not in languages:
             continue
         key = (item.task, item.language)
-        if key in table[item.name]:
+        if key in entry:
             raise ValueError(f"{item.name}: two scores for {item.task}/{item.language}")
-        table[item.name][key] = item.score
+        entry[key] = item.score
     return _Index(scores=dict(table), kinds=kinds)
 
 
@@ -158,11 +159,14 @@ def _pick_human(index: _Index, human: str | None) -> str:
     return humans[0]
 
 
-def _subset_order(key: SubsetKey, kinds: Mapping[str, str] | None) -> tuple[int, str, str, str]:
+def _kind_order(kind: str) -> tuple[int, str]:
+    """Task kinds in the paper's order; kinds callers add come after, alphabetically."""
+    return (TASK_KINDS.index(kind) if kind in TASK_KINDS else len(TASK_KINDS), kind)
+
+
+def _subset_order(key: SubsetKey, kinds: Mapping[str, str] | None) -> tuple[Any, ...]:
     """Order subsets as the paper does: by task kind, then task, then language."""
-    kind = task_kind(key[0], kinds)
-    position = TASK_KINDS.index(kind) if kind in TASK_KINDS else len(TASK_KINDS)
-    return (position, kind, key[0], key[1])
+    return (*_kind_order(task_kind(key[0], kinds)), key[0], key[1])
 
 
 def _column(key: SubsetKey, kinds: Mapping[str, str] | None) -> str:
@@ -171,8 +175,9 @@ def _column(key: SubsetKey, kinds: Mapping[str, str] | None) -> str:
 
 def _columns(subsets: Iterable[SubsetKey], kinds: Mapping[str, str] | None) -> list[str]:
     """Table 1 columns in the paper's order: task kinds as listed, languages alphabetically."""
-    cells = {_subset_order(key, kinds)[:2] + (key[1],) for key in subsets}
-    return [f"{kind}/{language}" for _, kind, language in sorted(cells)]
+    cells = {(task_kind(task, kinds), language) for task, language in subsets}
+    ordered = sorted(cells, key=lambda cell: (*_kind_order(cell[0]), cell[1]))
+    return [f"{kind}/{language}" for kind, language in ordered]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,20 +252,11 @@ def overall_rank(
     kinds: Mapping[str, str] | None = None,
 ) -> int | None:
     """Rank of one entry (e.g. the human) among entries of the ``against`` kinds, on overall score."""
-    index = _index(scores, None)
-    chosen = [s for s in _flatten(index) if s.name == name or index.kinds[s.name] in against]
+    chosen = [item for item in scores if item.name == name or item.kind in against]
     for row in table1(chosen, languages=languages, kinds=kinds):
         if row["name"] == name:
             return row["rank"]
     raise ValueError(f"no scores for {name!r}")
-
-
-def _flatten(index: _Index) -> list[SubsetScore]:
-    return [
-        SubsetScore(name, index.kinds[name], task, language, value)
-        for name, values in index.scores.items()
-        for (task, language), value in values.items()
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,29 +367,28 @@ def win_rates(
 ) -> dict[str, Any]:
     """Share of subsets where the human beats the best / median / mean model, overall and by group.
 
-    Groups: task kind, language, and scope — a task is ``multilingual`` when the compared entries
-    report it in more than one language, else ``monolingual`` (in HUME: English-only). Subsets
-    without any model score are left out.
+    Groups: task kind, language, and scope — a task is ``multilingual`` when any entry reports it
+    in more than one of ``languages``, else ``monolingual`` (in HUME: English-only; §4.2).
+    Subsets without any model score are left out.
     """
-    rows = [
-        row
-        for row in per_task(scores, human=human, against=against, languages=languages, kinds=kinds)
-        if row["models"]
-    ]
+    items = list(scores)
     task_languages: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        task_languages[row["task"]].add(row["language"])
+    for item in items:
+        if item.language in languages:
+            task_languages[item.task].add(item.language)
+    rows = per_task(items, human=human, against=against, languages=languages, kinds=kinds)
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {
         "by_kind": defaultdict(list),
         "by_language": defaultdict(list),
         "by_scope": defaultdict(list),
     }
-    for row in rows:
+    compared = [row for row in rows if row["models"]]
+    for row in compared:
         groups["by_kind"][row["kind"]].append(row)
         groups["by_language"][row["language"]].append(row)
         scope = "multilingual" if len(task_languages[row["task"]]) > 1 else "monolingual"
         groups["by_scope"][scope].append(row)
-    result: dict[str, Any] = {"overall": _rates(rows)}
+    result: dict[str, Any] = {"overall": _rates(compared)}
     for group, members in groups.items():
         result[group] = {label: _rates(members[label]) for label in sorted(members)}
     return result
@@ -564,7 +559,7 @@ def table1_to_latex(
     caption: str | None = None,
     label: str | None = None,
 ) -> str:
-    """Table 1 as a LaTeX ``table``: bold = best entry per column, underline = best model."""
+    """Table 1 as a LaTeX table (booktabs): bold = best per column, underline = best model."""
     columns = [*(list(rows[0]["columns"]) if rows else []), "overall"]
     cells = {column: [_cell(row, column) for row in rows] for column in columns}
     kinds = [column.split("/")[0] for column in columns[:-1]]

@@ -174,8 +174,14 @@ def _parse_subset(
     if not isinstance(hf_subset, str) or not hf_subset:
         raise ResultsImportError(source, "missing or not a string", key=f"{key}.hf_subset")
     languages = subset.get("languages")
-    if not isinstance(languages, list) or not all(isinstance(x, str) for x in languages):
-        raise ResultsImportError(source, "missing or not a list of strings", key=f"{key}.languages")
+    if (
+        not languages
+        or not isinstance(languages, list)
+        or not all(isinstance(x, str) for x in languages)
+    ):
+        raise ResultsImportError(
+            source, "missing or not a non-empty list of strings", key=f"{key}.languages"
+        )
     return ScoreRow(
         split=split,
         hf_subset=hf_subset,
