@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .llm_forms import SecretInput
+from .llm_forms import CONFIG_FIELDS, SecretInput
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 
 
@@ -18,7 +18,7 @@ class LLMAnnotatorConfigAdminForm(forms.ModelForm):
 
     class Meta:
         model = LLMAnnotatorConfig
-        exclude = ("api_key_secret",)
+        fields = ("annotator", *CONFIG_FIELDS, "created_by")
 
 
 @admin.register(LLMAnnotatorConfig)

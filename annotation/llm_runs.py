@@ -210,7 +210,9 @@ def safe_ask(*args: Any) -> Outcome:
 
 
 def live_tokens() -> QuerySet[LLMRun]:
-    return LLMRun.objects.filter(executor_token__isnull=False, heartbeat_at__gte=stale_before()).values("executor_token")
+    """Tokens of executors that heart-beat recently; a claim by any other token may be taken over."""
+    alive = LLMRun.objects.filter(executor_token__isnull=False, heartbeat_at__gte=stale_before())
+    return alive.values("executor_token")
 
 
 def claim(run: LLMRun, token: uuid.UUID, item: Item) -> LLMRequest | None:

@@ -31,7 +31,8 @@ def record(kind: str, marker: str, i: int) -> tuple[dict[str, Any], Any]:
             {"id": "d2", "text": "a recipe for bread", "score": 0}]}, {"d1": 7 + i % 3, "d2": i % 2})
     if kind == "clustering":
         return ({"id": marker, "sentences": [f"{marker} cats", "dogs", "stocks", "bonds"],
-                 "labels": ["pets", "pets", "money", "money"]}, {"1": "animals", "2": "animals", "3": "fin", "4": "fin"})
+                 "labels": ["pets", "pets", "money", "money"]},
+                {"1": "animals", "2": "animals", "3": "fin", "4": "fin"})
     raise ValueError(kind)
 
 

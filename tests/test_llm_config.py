@@ -141,7 +141,7 @@ def test_a_human_annotator_cannot_be_run_as_an_llm(carol, alice) -> None:
 @pytest.mark.django_db
 def test_the_run_page_shows_progress_and_escaped_raw_output_of_failures(carol, monkeypatch) -> None:
     monkeypatch.setenv(API_KEY_ENV, "sk-page-1")
-    task, items, answers = make_task("sts", 2)
+    task, _items, answers = make_task("sts", 2)
     hostile = '<script>alert("x")</script>'
     with ChatServer(answers, {"[m02]": [Reply(content=hostile), Reply(content=hostile)]}) as server:
         run = create_run(make_judge("judge-a", server.base_url).annotator, task=task)

@@ -49,7 +49,8 @@ def test_the_mean_of_judges_is_an_llm_annotator_holding_the_per_document_mean() 
     assert recompute_mean(panel) == {"items": 2, "items_missing_a_judge": 1}
     panel.refresh_from_db()
     mean = panel.mean_annotator
-    assert mean.kind == "llm" and not mean.user.has_usable_password() and mean.name == f"mean-of-three-judges-{panel.pk}"
+    assert mean.kind == "llm" and not mean.user.has_usable_password()
+    assert mean.name == f"mean-of-three-judges-{panel.pk}"
     values = dict(Annotation.objects.filter(annotator=mean).values_list("item_id", "value"))
     assert values == {items[0].pk: {"d1": 7.0, "d2": 0.3333}, items[1].pk: {"d1": 8.3333, "d2": 2.0}}
     assert set(Annotation.objects.filter(annotator=mean).values_list("source", flat=True)) == {"llm-mean"}
@@ -114,7 +115,7 @@ def test_label_judges_are_compared_with_fleiss_kappa() -> None:
 def test_three_judges_answer_through_the_server_and_the_panel_page_shows_their_agreement(
         carol, monkeypatch, django_capture_on_commit_callbacks) -> None:
     monkeypatch.setenv(API_KEY_ENV, "sk-panel-1")
-    task, items, _ = make_task("graded_relevance", 4)
+    task, _items, _ = make_task("graded_relevance", 4)
     offsets = {"model-judge-a": 0, "model-judge-b": 1, "model-judge-c": -1}
 
     def answer(seen) -> dict[str, int]:

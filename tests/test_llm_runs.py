@@ -5,6 +5,7 @@ limits); tests/test_llm_worker.py runs the same code through a real Celery worke
 """
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import uuid
@@ -66,7 +67,7 @@ def test_a_run_stores_each_validated_answer_once_as_an_llm_annotation() -> None:
 
 @pytest.mark.django_db
 def test_answers_never_take_leases_and_the_annotator_is_a_model() -> None:
-    task, items, answers = make_task("sts", 2)
+    task, _items, answers = make_task("sts", 2)
     with ChatServer(answers) as server:
         judge = make_judge("judge-a", server.base_url)
         run_to_end(create_run(judge.annotator, task=task))
@@ -78,7 +79,7 @@ def test_answers_never_take_leases_and_the_annotator_is_a_model() -> None:
 
 @pytest.mark.django_db
 def test_the_prompt_carries_the_instructions_and_the_item_but_never_gold() -> None:
-    task, items, answers = make_task("graded_relevance", 2)
+    task, _items, answers = make_task("graded_relevance", 2)
     with ChatServer(answers) as server:
         run_to_end(create_run(make_judge("judge-a", server.base_url).annotator, task=task))
     bodies = [json.dumps(s.body) for s in server.seen]
@@ -90,7 +91,7 @@ def test_the_prompt_carries_the_instructions_and_the_item_but_never_gold() -> No
 
 @pytest.mark.django_db
 def test_a_malformed_answer_is_asked_again_then_kept_as_a_failure_with_its_raw_output() -> None:
-    task, items, answers = make_task("reranking", 2)
+    task, _items, answers = make_task("reranking", 2)
     script = {"[m01]": [malformed(), valid({"c1": 1, "c2": 0})], "[m02]": [malformed(), malformed()]}
     with ChatServer(answers, script) as server:
         judge = make_judge("judge-a", server.base_url)
@@ -110,7 +111,7 @@ def test_a_malformed_answer_is_asked_again_then_kept_as_a_failure_with_its_raw_o
 
 @pytest.mark.django_db
 def test_an_out_of_range_score_fails_the_same_validation_as_a_human_submit() -> None:
-    task, items, answers = make_task("graded_relevance", 2)
+    task, _items, answers = make_task("graded_relevance", 2)
     script = {"[m01]": [valid({"d1": 11, "d2": 0}), valid({"d1": 9, "d2": 0})],
               "[m02]": [valid({"d1": 11, "d2": 0}), valid({"d1": -1, "d2": 0})]}
     with ChatServer(answers, script) as server:
@@ -124,7 +125,7 @@ def test_an_out_of_range_score_fails_the_same_validation_as_a_human_submit() -> 
 
 @pytest.mark.django_db
 def test_429_waits_for_retry_after_and_500_is_retried_a_bounded_number_of_times() -> None:
-    task, items, answers = make_task("sts", 3)
+    task, _items, answers = make_task("sts", 3)
     script = {"[m01]": [throttled(1)], "[m02]": [server_error()], "[m03]": [server_error()] * 3}
     with ChatServer(answers, script) as server:
         judge = make_judge("judge-a", server.base_url, max_concurrency=1, max_retries=2)
@@ -143,7 +144,7 @@ def test_429_waits_for_retry_after_and_500_is_retried_a_bounded_number_of_times(
 
 @pytest.mark.django_db
 def test_a_reply_slower_than_the_client_timeout_is_retried_then_recorded_as_a_timeout() -> None:
-    task, items, answers = make_task("sts", 2)
+    task, _items, answers = make_task("sts", 2)
     script = {"[m01]": [slow(1.6)], "[m02]": [slow(1.6), slow(1.6), slow(1.6)]}
     with ChatServer(answers, script) as server:
         judge = make_judge("judge-a", server.base_url, timeout_seconds=0.5, max_retries=2)
@@ -176,7 +177,7 @@ def test_a_rerun_pays_for_nothing_already_answered_or_failed_unless_asked_to_ret
 
 @pytest.mark.django_db
 def test_a_claim_of_a_live_executor_is_respected_and_a_dead_ones_is_taken_over() -> None:
-    task, items, answers = make_task("sts", 1)
+    task, items, _answers = make_task("sts", 1)
     judge = make_judge("judge-a", "http://127.0.0.1:9/v1")
     run = create_run(judge.annotator, task=task)
     other = create_run(judge.annotator, task=task)
@@ -196,22 +197,22 @@ def test_a_claim_of_a_live_executor_is_respected_and_a_dead_ones_is_taken_over()
 
 @pytest.mark.django_db
 def test_requests_respect_max_concurrency_and_requests_per_minute() -> None:
-    task, items, answers = make_task("sts", 6)
+    task, _items, answers = make_task("sts", 6)
     with ChatServer(answers, {f"[m0{i}]": [slow(0.3)] for i in range(1, 7)}) as server:
         judge = make_judge("judge-a", server.base_url, max_concurrency=2)
         run_to_end(create_run(judge.annotator, task=task))
     assert server.max_in_flight == 2
-    task2, items2, answers2 = make_task("sts", 4, prefix="r", name="paced")
+    task2, _items2, answers2 = make_task("sts", 4, prefix="r", name="paced")
     with ChatServer(answers2) as server:
         judge = make_judge("judge-b", server.base_url, max_concurrency=4, requests_per_minute=120)
         run_to_end(create_run(judge.annotator, task=task2))
     starts = sorted(s.at for s in server.seen)
-    assert len(starts) == 4 and min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 0.45
+    assert len(starts) == 4 and min(b - a for a, b in itertools.pairwise(starts)) >= 0.45
 
 
 @pytest.mark.django_db
 def test_a_refused_key_stops_the_run_instead_of_failing_every_item() -> None:
-    task, items, answers = make_task("sts", 3)
+    task, _items, answers = make_task("sts", 3)
     with ChatServer(answers, {f"[m0{i}]": [Reply(status=401, body='{"error": "bad key"}')] for i in (1, 2, 3)}) \
             as server:
         judge = make_judge("judge-a", server.base_url, max_concurrency=1)
@@ -226,7 +227,7 @@ def test_a_refused_key_stops_the_run_instead_of_failing_every_item() -> None:
 @pytest.mark.django_db
 def test_an_unset_key_variable_fails_the_run_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(API_KEY_ENV)
-    task, items, answers = make_task("sts", 1)
+    task, _items, answers = make_task("sts", 1)
     with ChatServer(answers) as server:
         run = create_run(make_judge("judge-a", server.base_url).annotator, task=task)
         run_to_end(run)
@@ -236,7 +237,7 @@ def test_an_unset_key_variable_fails_the_run_naming_the_variable(monkeypatch: py
 
 @pytest.mark.django_db
 def test_clustering_can_be_answered_with_an_id_per_text_object() -> None:
-    task, items, answers = make_task("clustering", 2)
+    task, _items, answers = make_task("clustering", 2)
     script = {"[m02]": [valid({"1": "a", "2": "a", "3": "b"}), valid({"1": "a", "2": "a", "3": "b", "4": "b"})]}
     with ChatServer(answers, script) as server:
         judge = make_judge("judge-a", server.base_url)
@@ -248,7 +249,7 @@ def test_clustering_can_be_answered_with_an_id_per_text_object() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_pause_stops_taking_items_and_resume_finishes_without_asking_twice() -> None:
-    task, items, answers = make_task("sts", 6)
+    task, _items, answers = make_task("sts", 6)
     paused = threading.Event()
     with ChatServer(answers) as server:
         judge = make_judge("judge-a", server.base_url, max_concurrency=1)
@@ -273,7 +274,7 @@ def test_pause_stops_taking_items_and_resume_finishes_without_asking_twice() -> 
 
 @pytest.mark.django_db(transaction=True)
 def test_cancel_stops_the_run_for_good() -> None:
-    task, items, answers = make_task("sts", 5)
+    task, _items, answers = make_task("sts", 5)
     with ChatServer(answers) as server:
         judge = make_judge("judge-a", server.base_url, max_concurrency=1)
         run = create_run(judge.annotator, task=task)

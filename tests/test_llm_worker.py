@@ -93,7 +93,7 @@ def test_batches_of_four_kinds_are_answered_by_a_worker_with_retries_failures_an
 
 def test_a_run_survives_its_worker_being_killed_without_asking_again_for_finished_items(start_worker) -> None:
     require_postgres()
-    task, items, answers = make_task("sts", 10, prefix="w")
+    task, _items, answers = make_task("sts", 10, prefix="w")
     with ChatServer(answers, {marker: [slow(0.4, answer)] for marker, answer in answers.items()}) as server:
         judge = make_judge("judge-w", server.base_url, max_concurrency=1)
         worker = start_worker()
