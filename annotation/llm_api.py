@@ -20,7 +20,7 @@ from rest_framework.routers import DefaultRouter
 from tasks_app.models import Task
 
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from .llm_runs import cancel_run, create_llm_annotator, create_run, pause_run, resume_run, run_progress
+from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
 from .llm_tasks import enqueue_run, refresh_judge_panel
 from .models import Annotator, Batch
 from .roles import is_admin, is_researcher
@@ -144,7 +144,8 @@ class LLMRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Cre
         progress = run_progress(run)
         data = {**self.get_serializer(run).data, "progress": {
             "total": progress.total, "answered": progress.answered, "failed": progress.failed,
-            "in_flight": progress.in_flight, "done": progress.done, "percent": progress.percent}}
+            "in_flight": progress.in_flight, "done": progress.done, "percent": progress.percent},
+            "stalled": is_stalled(run)}
         return Response(data)
 
     def _steer(self, steer: Any, name: str) -> Response:

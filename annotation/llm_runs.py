@@ -95,9 +95,17 @@ def pause_run(run: LLMRun) -> bool:
 
 
 def resume_run(run: LLMRun) -> bool:
-    """Queue a paused or failed run again (the caller enqueues it); finished items are not asked again."""
-    return bool(LLMRun.objects.filter(pk=run.pk, status__in=(Status.PAUSED, Status.FAILED))
-                .update(status=Status.QUEUED, error="", finished_at=None))
+    """Queue a paused or failed run again, or a stalled one (its worker died and no worker restarted since);
+    the caller enqueues it. Finished items are never asked again."""
+    if LLMRun.objects.filter(pk=run.pk, status__in=(Status.PAUSED, Status.FAILED)).update(
+            status=Status.QUEUED, error="", finished_at=None):
+        return True
+    return stalled_runs().filter(pk=run.pk).exists()
+
+
+def is_stalled(run: LLMRun) -> bool:
+    """Running, but its executor stopped heart-beating: the worker died (resume re-enqueues it)."""
+    return run.status == Status.RUNNING and (run.heartbeat_at is None or run.heartbeat_at < stale_before())
 
 
 def cancel_run(run: LLMRun) -> bool:
@@ -300,10 +308,16 @@ def beat(run_id: int, token: uuid.UUID) -> str | None:
 
 
 def pending_items(run: LLMRun, chunk: int = 100) -> Iterator[Item]:
-    """Items of the run the annotator has not answered yet (an existing answer is never paid for again),
-    read a chunk at a time so a large task's payloads are never all in memory."""
+    """Items of the run still to ask: not answered by the annotator (an existing answer is never paid for
+    again) and, unless failures are retried, not failed with this model and prompt. Read a chunk at a time
+    so a large task's payloads are never all in memory."""
     answered = Annotation.objects.filter(annotator_id=run.annotator_id).values("item_id")
-    ids = list(run_items(run.task, run.batch).exclude(pk__in=answered).values_list("pk", flat=True))
+    ids = run_items(run.task, run.batch).exclude(pk__in=answered)
+    if not run.retry_failed:
+        failed = LLMRequest.objects.filter(annotator_id=run.annotator_id, model=run.model,
+                                           prompt_version=run.prompt_version, status=LLMRequest.Status.FAILED)
+        ids = ids.exclude(pk__in=failed.values("item_id"))
+    ids = list(ids.values_list("pk", flat=True))
     for start in range(0, len(ids), chunk):
         part = ids[start:start + chunk]
         found = Item.objects.only("id", "uid", "payload", "task_id").in_bulk(part)
@@ -381,6 +395,7 @@ def release(run: LLMRun, token: uuid.UUID, *, fatal_error: str | None, exhausted
 
 
 def stalled_runs() -> QuerySet[LLMRun]:
-    """Runs that should be executing but have no live executor (their worker died or the message was lost)."""
+    """Runs that should be executing but have no live executor (their worker died, the message was lost,
+    or a queued run simply waits for a free worker: a second message for it is harmless)."""
     return LLMRun.objects.filter(status__in=LLMRun.ACTIVE).exclude(
         executor_token__isnull=False, heartbeat_at__gte=stale_before())

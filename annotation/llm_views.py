@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from .llm_forms import LLMAnnotatorForm, PanelForm, RunForm
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from .llm_runs import cancel_run, create_llm_annotator, create_run, pause_run, resume_run, run_progress
+from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
 from .llm_tasks import enqueue_run, refresh_judge_panel
 from .roles import is_admin, is_researcher
 
@@ -118,7 +118,8 @@ def run_start(request: HttpRequest, annotator_id: int) -> HttpResponse:
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run page; htmx polls the same URL for the progress fragment while the run is active."""
     run = get_run(request, run_id)
-    context = {"run": run, "progress": run_progress(run), "is_admin": is_admin(request.user)}
+    context = {"run": run, "progress": run_progress(run), "is_admin": is_admin(request.user),
+               "stalled": is_stalled(run)}
     if request.htmx:
         return render(request, "annotation/llm/_run_partial.html", context)
     requests = LLMRequest.objects.filter(annotator_id=run.annotator_id, model=run.model,

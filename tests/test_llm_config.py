@@ -119,6 +119,7 @@ def test_runs_are_started_paused_resumed_and_cancelled_through_the_api(carol, da
     assert response.json()["status"] == "queued" and response.json()["prompt_version"] == "sts-v1"
     detail = api(dave).get(f"/api/v1/llm/runs/{run_id}/").json()
     assert detail["progress"] == {"total": 3, "answered": 0, "failed": 0, "in_flight": 0, "done": 0, "percent": 0}
+    assert detail["stalled"] is False
     assert api(dave).post(f"/api/v1/llm/runs/{run_id}/pause/").status_code == 403
     assert api(carol).post(f"/api/v1/llm/runs/{run_id}/pause/").json()["status"] == "paused"
     with django_capture_on_commit_callbacks() as enqueued:

@@ -15,7 +15,16 @@ import pytest
 from django.utils import timezone
 
 from annotation.llm_models import LLMRequest, LLMRun
-from annotation.llm_runs import cancel_run, claim, create_run, execute_run, pause_run, resume_run, run_progress
+from annotation.llm_runs import (
+    cancel_run,
+    claim,
+    create_run,
+    execute_run,
+    is_stalled,
+    pause_run,
+    resume_run,
+    run_progress,
+)
 from annotation.models import Annotation, Lease
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, Reply, malformed, server_error, slow, throttled, valid
@@ -193,6 +202,24 @@ def test_a_claim_of_a_live_executor_is_respected_and_a_dead_ones_is_taken_over()
     taken.refresh_from_db()
     assert taken.claimed_by == mine and taken.run_id == run.pk
     assert LLMRequest.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_stalled_run_is_resumed_and_its_dead_executors_claim_is_asked_again() -> None:
+    task, items, answers = make_task("sts", 3)
+    with ChatServer(answers) as server:
+        judge = make_judge("judge-a", server.base_url)
+        run = create_run(judge.annotator, task=task)
+        dead = uuid.uuid4()
+        LLMRun.objects.filter(pk=run.pk).update(status="running", executor_token=dead,
+                                                heartbeat_at=timezone.now() - timedelta(seconds=1))
+        claim(run, dead, items[0])
+        assert not is_stalled(LLMRun.objects.get(pk=run.pk)) and execute_run(run.pk) == "busy-run"
+        LLMRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=1))
+        assert is_stalled(LLMRun.objects.get(pk=run.pk)) and resume_run(run)
+        assert run_to_end(run) == "done"
+    assert server.counts() == {"[m01]": 1, "[m02]": 1, "[m03]": 1}
+    assert stored(judge.annotator) == answers
 
 
 @pytest.mark.django_db
