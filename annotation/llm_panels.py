@@ -128,7 +128,9 @@ def judge_agreement(panel: LLMJudgePanel) -> dict[str, Any]:
         if not answers:
             result["overall"] = {"fleiss_kappa": _value((None, "n/a: no answers yet"))}
             return result
-        codes, categories = metrics.encode_labels([[answers[i].get(j) for j in ids] for i in sorted(answers)])
+        rows = [[answers[i].get(j) for j in ids] for i in sorted(answers)]
+        flat, categories = metrics.encode_labels([label for row in rows for label in row])
+        codes = flat.reshape(len(rows), len(ids))
         result["overall"] = {
             "fleiss_kappa": _value(metrics.fleiss_kappa.explain(metrics.count_table(codes, len(categories)))),
             "alpha_nominal": _value(metrics.krippendorff_alpha.explain(_nan_codes(codes))),
