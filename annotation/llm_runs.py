@@ -341,7 +341,12 @@ def execute_run(run_id: int) -> str:
                             max_retries=config.max_retries, limiter=RateLimiter(config.requests_per_minute))
     except MissingAPIKey as exc:
         return release(run, token, fatal_error=str(exc), exhausted=False)
-    fatal_error, exhausted = drive(run, config, client, token)
+    try:
+        fatal_error, exhausted = drive(run, config, client, token)
+    except Exception as exc:  # say why on the run page instead of leaving it to go stale
+        log.exception("LLM run %s stopped on an error", run_id)
+        release(run, token, fatal_error=f"the run stopped on an error: {type(exc).__name__}: {exc}", exhausted=False)
+        raise
     return release(run, token, fatal_error=fatal_error, exhausted=exhausted)
 
 

@@ -70,7 +70,7 @@ def everything_shown(carol: User, configs: tuple[LLMAnnotatorConfig, ...]) -> li
     admin_urls += [f"/admin/annotation/llmannotatorconfig/{c.pk}/history/" for c in configs]
     admin_urls += [f"/admin/annotation/llmrequest/{r.pk}/change/" for r in LLMRequest.objects.all()]
     api_urls = ["/api/v1/llm/annotators/", "/api/v1/llm/runs/", "/api/v1/llm/panels/", "/api/schema/"]
-    api_urls += [f"/api/v1/llm/annotators/{c.annotator_id}/" for c in configs]
+    api_urls += [f"/api/v1/llm/annotators/{c.annotator_id}/{fmt}" for c in configs for fmt in ("", "?format=api")]
     api_urls += [f"/api/v1/llm/runs/{run.pk}/requests/" for run in LLMRun.objects.all()]
     api_urls += [f"/api/v1/llm/runs/{run.pk}/" for run in LLMRun.objects.all()]
     shown = []
