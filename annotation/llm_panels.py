@@ -116,52 +116,65 @@ def unit_matrix(panel: LLMJudgePanel, judge_ids: list[int]) -> tuple[list[list[f
 
 def judge_agreement(panel: LLMJudgePanel) -> dict[str, Any]:
     """Agreement between the panel's judges, with a reason wherever a value is undefined."""
-    from agreement import metrics  # pure functions (no ORM); see the module docstring
-
     judges = list(panel.judges.order_by("user__username"))
-    ids = [j.pk for j in judges]
     kind = panel.task.kind
     result: dict[str, Any] = {"judges": [j.name for j in judges], "kind": kind, "overall": {}, "pairs": []}
     if kind in LABEL_KINDS:
-        answers = judge_answers(panel)
-        result["units"] = len(answers)
-        if not answers:
-            result["overall"] = {"fleiss_kappa": _value((None, "n/a: no answers yet"))}
-            return result
-        rows = [[answers[i].get(j) for j in ids] for i in sorted(answers)]
-        flat, categories = metrics.encode_labels([label for row in rows for label in row])
-        codes = flat.reshape(len(rows), len(ids))
-        result["overall"] = {
-            "fleiss_kappa": _value(metrics.fleiss_kappa.explain(metrics.count_table(codes, len(categories)))),
-            "alpha_nominal": _value(metrics.krippendorff_alpha.explain(_nan_codes(codes))),
-        }
-        return result
-    if kind == "clustering":
-        answers = judge_answers(panel)
-        aris = [metrics.ari_mean.explain([by[j] for j in ids if j in by]) for by in answers.values()]
-        values = [v for v, _ in aris if v is not None]
-        result["units"] = len(answers)
-        result["overall"] = {"mean_pairwise_ari": _value((sum(values) / len(values), None) if values else
-                                                         (None, "n/a: no item answered by two judges"))}
-        return result
-    matrix, units = unit_matrix(panel, ids)
-    level = {"reranking": "nominal", "likert": "ordinal"}.get(kind, "interval")
-    result["units"] = len(units)
+        result.update(_label_agreement(panel, [j.pk for j in judges]))
+    elif kind == "clustering":
+        result.update(_clustering_agreement(panel, [j.pk for j in judges]))
+    else:
+        result.update(_numeric_agreement(panel, judges))
+    return result
+
+
+def _label_agreement(panel: LLMJudgePanel, ids: list[int]) -> dict[str, Any]:
+    from agreement import metrics  # pure functions (no ORM); see the module docstring
+
+    answers = judge_answers(panel)
+    if not answers:
+        return {"units": 0, "overall": {"fleiss_kappa": _value((None, "n/a: no answers yet"))}}
+    rows = [[answers[i].get(j) for j in ids] for i in sorted(answers)]
+    flat, categories = metrics.encode_labels([label for row in rows for label in row])
+    codes = flat.reshape(len(rows), len(ids))
+    return {"units": len(rows), "overall": {
+        "fleiss_kappa": _value(metrics.fleiss_kappa.explain(metrics.count_table(codes, len(categories)))),
+        "alpha_nominal": _value(metrics.krippendorff_alpha.explain(_nan_codes(codes))),
+    }}
+
+
+def _clustering_agreement(panel: LLMJudgePanel, ids: list[int]) -> dict[str, Any]:
+    """Mean over items of the mean pairwise ARI between the judges' partitions of that item."""
+    from agreement import metrics
+
+    answers = judge_answers(panel)
+    aris = [metrics.ari_mean.explain([by[j] for j in ids if j in by]) for by in answers.values()]
+    values = [v for v, _ in aris if v is not None]
+    mean = (sum(values) / len(values), None) if values else (None, "n/a: no item answered by two judges")
+    return {"units": len(answers), "overall": {"mean_pairwise_ari": _value(mean)}}
+
+
+def _numeric_agreement(panel: LLMJudgePanel, judges: list[Annotator]) -> dict[str, Any]:
+    """Correlations and α over units (documents, candidates, axes), overall and for every pair of judges."""
+    from agreement import metrics
+
+    matrix, units = unit_matrix(panel, [j.pk for j in judges])
     if not units:
-        result["overall"] = {"pearson_mean": _value((None, "n/a: no answers yet"))}
-        return result
-    result["overall"] = {
+        return {"units": 0, "overall": {"pearson_mean": _value((None, "n/a: no answers yet"))}}
+    level = {"reranking": "nominal", "likert": "ordinal"}.get(panel.task.kind, "interval")
+    overall = {
         "pearson_mean": _value(metrics.pearson_mean.explain(matrix)),
         "spearman_mean": _value(metrics.spearman_mean.explain(matrix)),
         f"alpha_{level}": _value(metrics.krippendorff_alpha.explain(matrix, level=level)),
     }
+    pairs = []
     for (a, ja), (b, jb) in itertools.combinations(enumerate(judges), 2):
-        pairs = [(row[a], row[b]) for row in matrix if not (math.isnan(row[a]) or math.isnan(row[b]))]
-        xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-        result["pairs"].append({"a": ja.name, "b": jb.name, "units": len(pairs),
-                                "pearson": _value(metrics.pearson.explain(xs, ys)),
-                                "spearman": _value(metrics.spearman.explain(xs, ys))})
-    return result
+        both = [(row[a], row[b]) for row in matrix if not (math.isnan(row[a]) or math.isnan(row[b]))]
+        xs, ys = [p[0] for p in both], [p[1] for p in both]
+        pairs.append({"a": ja.name, "b": jb.name, "units": len(both),
+                      "pearson": _value(metrics.pearson.explain(xs, ys)),
+                      "spearman": _value(metrics.spearman.explain(xs, ys))})
+    return {"units": len(units), "overall": overall, "pairs": pairs}
 
 
 def _value(explained: tuple[Any, str | None]) -> dict[str, Any]:
