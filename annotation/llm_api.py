@@ -11,6 +11,8 @@ from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.db import transaction
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -77,6 +79,13 @@ class LLMAnnotatorSerializer(serializers.ModelSerializer):
         return instance
 
 
+ANNOTATOR_ID = OpenApiParameter("annotator_id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                                description="The id of the LLM annotator.")
+
+
+# The path id is the annotator's, not the config's; declared here so schema generation never queries the database.
+@extend_schema_view(retrieve=extend_schema(parameters=[ANNOTATOR_ID]), update=extend_schema(parameters=[ANNOTATOR_ID]),
+                    partial_update=extend_schema(parameters=[ANNOTATOR_ID]))
 class LLMAnnotatorViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
                           mixins.UpdateModelMixin, viewsets.GenericViewSet):
     serializer_class = LLMAnnotatorSerializer
