@@ -68,3 +68,15 @@ def test_alpha_is_none_with_a_reason_on_degenerate_data() -> None:
     no_overlap = np.array([[1.0, nan], [nan, 2.0]])
     value, reason = m.krippendorff_alpha.explain(no_overlap)
     assert value is None and "two" in reason
+
+
+def test_linear_nominal_alpha_equals_the_krippendorff_package_on_small_random_data() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        data = rng.integers(0, int(rng.integers(2, 6)), size=(int(rng.integers(3, 15)), int(rng.integers(2, 5))))
+        data = data.astype(float)
+        data[rng.random(data.shape) < 0.2] = nan
+        if (np.sum(~np.isnan(data), axis=1) >= 2).sum() == 0 or np.unique(data[~np.isnan(data)]).size < 2:
+            continue
+        expected = krippendorff.alpha(data.T, level_of_measurement="nominal")
+        assert m.krippendorff_alpha(data, "nominal") == pytest.approx(expected, abs=1e-9)
