@@ -1,8 +1,8 @@
 """Exports of a stored report (CSV, JSON) and of a task's raw answers (JSONL in the import format).
 
 The CSV is "tidy": one number per row, so a spreadsheet can pivot it and a script can read it without
-knowing the task kind. Dataset text and names are untrusted, so every text cell that a spreadsheet would
-read as a formula is defused (formula injection, OWASP "CSV Injection"). The JSONL is exactly what
+knowing the task kind. Dataset text and names are untrusted, so every cell goes through the project's
+`tasks_app.csv_safety.safe_cell` (formula injection, OWASP "CSV Injection"). The JSONL is exactly what
 ``import_annotations`` reads, so a study can be moved to another instance.
 """
 from __future__ import annotations
@@ -10,24 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from annotation.models import Annotation
+from tasks_app.csv_safety import safe_cell
 from tasks_app.models import Task
 
 CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotator", "annotator_kind",
                "metric", "value", "band", "note")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
-def csv_safe(value: Any) -> Any:
-    """Prefix a quote to text a spreadsheet would run as a formula; plain numbers stay numbers."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(value):
-        return "'" + value
-    return value
 
 
 def report_json(doc: dict[str, Any]) -> str:
@@ -77,7 +68,7 @@ def report_csv(doc: dict[str, Any]) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, restval="", lineterminator="\n")
     writer.writeheader()
     for row in report_rows(doc):
-        writer.writerow({key: csv_safe("" if value is None else value) for key, value in row.items()})
+        writer.writerow({key: safe_cell("" if value is None else value) for key, value in row.items()})
     return out.getvalue()
 
 

@@ -72,6 +72,7 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         "disagreement": keep_most_disagreed(whole["disagreement"]),
         "excluded": whole["excluded"][:EXCLUDED_KEEP],
         "excluded_reasons": dict(Counter(entry["reason"] for entry in whole["excluded"])),
+        "n_rows_read": len(loaded),
         "answers_digest": loaded.answers_digest,
         "inputs_digest": loaded.inputs_digest,
     }

@@ -86,6 +86,9 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     task, report = report_task(request, task_id)
     doc = report.result if report and report.result else None
     context = {"task": task, "report": report, "doc": doc, **disagreement_context(request, task, doc)}
+    if doc and report.status == Report.Status.DONE:
+        # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
+        context["answers_now"] = Annotation.objects.filter(item__task=task).count()
     if doc:
         context |= annotator_tables(doc)
     if request.htmx and request.GET.get("fragment") == "items":

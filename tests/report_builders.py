@@ -4,6 +4,7 @@
 look exactly like imported ones; `import_answers` takes rows in the annotation-import format
 (`{"item", "annotator", "annotator_kind", "value", "skipped", "skip_reason", "flag_comment",
 "time_spent_ms"}`), validates each value with the task, and bulk-creates the annotations.
+`import_study` does the same through the real `import_task` and `import_annotations` commands.
 `report_via_worker` then runs the whole path: queue → real worker → stored report → `report` CLI JSON.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import io
 import json
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import Group, User
@@ -41,6 +43,19 @@ def build_task(kind: str, name: str, records: Sequence[dict[str, Any]], **fields
     ItemGold.objects.bulk_create([ItemGold(item=item, value=gold)
                                   for item, gold in zip(items, golds, strict=True) if gold is not None])
     return task
+
+
+def import_study(folder: Path, kind: str, name: str, records: Sequence[dict[str, Any]],
+                 answers: Sequence[dict[str, Any]], **options: str) -> Task:
+    """The real importers, as an admin runs them: `import_task` on the records (ids 1, 2, … unless given),
+    then `import_annotations` on the answers; options are import_task's (labels="a,b", scale="1,5", …)."""
+    data, answer_file = folder / f"{name}.jsonl", folder / f"{name}-answers.jsonl"
+    data.write_text("".join(json.dumps({"id": str(n), **r}) + "\n" for n, r in enumerate(records, start=1)))
+    answer_file.write_text("".join(json.dumps({"annotator_kind": "human", **a}) + "\n" for a in answers))
+    args = [f"--{key.replace('_', '-')}={value}" for key, value in {"language": "eng-Latn", **options}.items()]
+    call_command("import_task", str(data), f"--name={name}", f"--kind={kind}", *args, stdout=io.StringIO())
+    call_command("import_annotations", str(answer_file), f"--task={name}", stdout=io.StringIO())
+    return Task.objects.get(name=name)
 
 
 def annotator_named(name: str, kind: str = "human") -> Annotator:

@@ -184,3 +184,13 @@ def test_the_api_gives_researchers_the_report_and_refuses_annotators(dave, alice
     assert theirs.status_code == 403 and "report" not in theirs.json()
     assert client_for(alice.user).get(reverse("api-report-list")).status_code == 403
     assert [row["task"] for row in client_for(dave).get(reverse("api-report-list")).json()] == ["Sentiment-ar"]
+
+
+def test_answers_imported_after_the_report_are_announced_on_the_page(dave, task) -> None:
+    url = reverse("agreement:detail", kwargs={"task_id": task.pk})
+    assert 'id="stale"' not in client_for(dave).get(url).content.decode()
+
+    import_answers(task, [{"item": "t2", "annotator": "reader4", "value": "neg"}])  # bulk: no signal fires
+
+    text = client_for(dave).get(url).content.decode()
+    assert "The task now has 14 answers; this report read 13." in text
