@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from annotation.roles import is_researcher
 from tasks_app.models import Task
 
+from .exports import PART_KEYS, TOP_KEYS, ordered
 from .models import Report
 from .reports import ReportQueueError, request_report
 
@@ -81,7 +82,7 @@ def report_detail(request: Request, task_id: int) -> Response:
     report = Report.objects.filter(task=task).first()
     if report is None or report.result is None:
         return Response({"state": state(task, report), "report": None}, status=status.HTTP_404_NOT_FOUND)
-    return Response({"state": state(task, report), "report": report.result})
+    return Response({"state": state(task, report), "report": ordered(report.result, TOP_KEYS + PART_KEYS)})
 
 
 @extend_schema(request=None, responses={202: StateSerializer, 503: StateSerializer})

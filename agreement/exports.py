@@ -21,8 +21,38 @@ CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotat
                "metric", "value", "band", "note")
 
 
+# The documented key order (docs/reports.md); the database keeps JSON keys in its own order.
+TOP_KEYS = ("format_version", "task", "task_id", "kind", "language", "mteb_task_name", "mteb_subset",
+            "computed_at", "computed_in", "answers_digest", "inputs_digest", "n_rows_read")
+PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged",
+             "n_flagged_items", "n_excluded", "excluded_reasons", "score_scale", "agreement_main", "agreement",
+             "agreement_bands", "agreement_notes", "flags", "human", "annotators", "llm", "by_batch", "by_language",
+             "disagreement", "excluded")
+HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
+              "scores")
+ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
+ITEM_KEYS = ("item", "disagreement", "gold_disagreement", "reason")
+
+
+def ordered(value: Any, keys: tuple[str, ...] = ()) -> Any:
+    """A report (part) with its keys in the documented order, the rest alphabetical, recursively."""
+    if isinstance(value, list):
+        return [ordered(entry, keys) for entry in value]
+    if not isinstance(value, dict):
+        return value
+    first = [k for k in keys if k in value]
+    out = {k: value[k] for k in first} | {k: value[k] for k in sorted(value) if k not in keys}
+    nested = {"human": HUMAN_KEYS, "annotators": ANNOTATOR_KEYS, "by_batch": TOP_KEYS + PART_KEYS,
+              "by_language": TOP_KEYS + PART_KEYS, "disagreement": ITEM_KEYS, "excluded": ITEM_KEYS}
+    result = {k: ordered(v, nested.get(k, ())) for k, v in out.items()}
+    main = value.get("agreement_main")
+    if isinstance(result.get("agreement"), dict) and main in result["agreement"]:
+        result["agreement"] = {main: result["agreement"][main]} | result["agreement"]
+    return result
+
+
 def report_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    return json.dumps(ordered(doc, TOP_KEYS + PART_KEYS), ensure_ascii=False, indent=2) + "\n"
 
 
 def report_rows(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -31,14 +31,8 @@ SCORE_KEYS: dict[str, dict[str, str]] = {
     "sts": {"spearman": "spearman", "pearson": "pearson"},
     "graded_relevance": {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"},
 }
-# The agreement block's headline metric per kind, as the baseline names it.
-HEADLINE = {
-    "classification": ("fleiss_kappa", "fleiss_kappa"),
-    "pairwise": ("fleiss_kappa", "fleiss_kappa"),
-    "clustering": ("ari_mean", "mean_pairwise_ari"),
-    "sts": ("spearman_mean", "mean_pairwise_spearman"),
-    "graded_relevance": ("spearman_mean", "mean_pairwise_spearman"),
-}
+# The agreement block's headline metric (the report's agreement_main) as the baseline names it.
+HEADLINE_NAMES = {"ari_mean": "mean_pairwise_ari", "spearman_mean": "mean_pairwise_spearman"}
 
 
 class ExportError(ValueError):
@@ -61,8 +55,8 @@ def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
         return {**counts, "mean_spearman": agreement.get("spearman_mean"),
                 "mean_kendall_tau": agreement.get("kendall_mean"),
                 "mean_binary_kappa": agreement.get("cohen_kappa_mean")}
-    ours, name = HEADLINE.get(doc["kind"], (next(iter(agreement), ""), next(iter(agreement), "")))
-    block: dict[str, Any] = {"metric": name, "value": agreement.get(ours)}
+    ours = doc.get("agreement_main") or ""
+    block: dict[str, Any] = {"metric": HEADLINE_NAMES.get(ours, ours), "value": agreement.get(ours)}
     band = doc.get("agreement_bands", {}).get(ours)
     if band and doc["kind"] in ("classification", "pairwise"):
         block["interpretation"] = band.capitalize()

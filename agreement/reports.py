@@ -42,6 +42,8 @@ Status = Report.Status
 DISAGREEMENT_KEEP = 1000
 EXCLUDED_KEEP = 1000  # the first exclusions are listed; all are counted in n_excluded and excluded_reasons
 Progress = Callable[[str, int], None]
+MAIN_AGREEMENT = {"classification": "fleiss_kappa", "pairwise": "fleiss_kappa", "clustering": "ari_mean",
+                  "reranking": "spearman_mean", "graded_relevance": "spearman_mean", "sts": "spearman_mean"}
 
 
 class ReportQueueError(RuntimeError):
@@ -110,7 +112,16 @@ def score_rows(task: Task, loaded: LoadedAnswers, rows: list[int] | None = None)
         annotator["n_flagged"] = per_annotator.get(annotator["name"], 0)
     result["n_flagged"] = len(flags)
     result["n_flagged_items"] = len({items[row] for row in flags})
+    result["agreement_main"] = main_agreement(task, result["agreement"])
     return result
+
+
+def main_agreement(task: Task, agreement: dict[str, Any]) -> str | None:
+    """The agreement value a task is judged by (HUME: κ for labels, ARI, Spearman's ρ, α per likert axis)."""
+    name = MAIN_AGREEMENT.get(task.kind) or next(iter(agreement), None)
+    if task.kind == "likert" and task.axes:
+        name = f"krippendorff_alpha_{task.axes[0]}"
+    return name if name in agreement else next(iter(agreement), None)
 
 
 def score_groups(

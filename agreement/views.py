@@ -22,7 +22,7 @@ from annotation.models import Annotation
 from annotation.roles import is_researcher
 from tasks_app.models import Item, ItemGold, Task
 
-from .exports import answer_lines, report_csv, report_json
+from .exports import answer_lines, ordered, report_csv, report_json
 from .models import Report
 from .reports import ReportQueueError, request_report
 
@@ -55,8 +55,8 @@ def report_list(request: HttpRequest) -> HttpResponse:
     headline = {row["task_id"]: row for row in Report.objects.values(
         "task_id", "status", "error", "computed_at", "result__human__main_metric", "result__human__main_score",
         "result__human__ci_low", "result__human__ci_high", "result__agreement", "result__agreement_bands",
-        "result__flags__low_agreement", "result__n_items", "result__n_annotators", "result__n_skipped",
-        "result__n_flagged")}
+        "result__flags__low_agreement", "result__agreement_main", "result__n_items", "result__n_annotators",
+        "result__n_skipped", "result__n_flagged")}
     rows = [{"task": task, **summary_numbers(headline.get(task.pk))} for task in Task.objects.all()]
     return render(request, "agreement/report_list.html", {"rows": rows})
 
@@ -66,7 +66,8 @@ def summary_numbers(row: dict[str, Any] | None) -> dict[str, Any]:
     if row is None:
         return {"status": "not computed"}
     agreement = row["result__agreement"] or {}
-    first = next(((name, value) for name, value in agreement.items() if value is not None), (None, None))
+    name = row["result__agreement_main"]
+    first = (name, agreement.get(name)) if name else (None, None)
     return {
         "status": row["status"], "error": row["error"], "computed_at": row["computed_at"],
         "main_metric": row["result__human__main_metric"], "main_score": row["result__human__main_score"],
@@ -107,7 +108,8 @@ def annotator_tables(doc: dict[str, Any]) -> dict[str, Any]:
         "humans": table([a for a in doc["annotators"] if a["kind"] != "llm"]),
         "llms": table([a for a in doc["annotators"] if a["kind"] == "llm"]),
         "agreement_rows": [{"name": name, "value": value, "band": doc["agreement_bands"].get(name),
-                            "note": doc["agreement_notes"].get(name)} for name, value in doc["agreement"].items()],
+                            "note": doc["agreement_notes"].get(name), "main": name == doc.get("agreement_main")}
+                           for name, value in ordered(doc, ("agreement_main",))["agreement"].items()],
         "human_scores": list(doc["human"]["scores"].items()),
         "parts": [{"scope": "batch", "name": p["batch"], **part_summary(p)} for p in doc.get("by_batch", [])]
         + [{"scope": "language", "name": p["language"], **part_summary(p)} for p in doc.get("by_language", [])],
@@ -115,7 +117,8 @@ def annotator_tables(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def part_summary(part: dict[str, Any]) -> dict[str, Any]:
-    agreement = next(((n, v) for n, v in part["agreement"].items() if v is not None), (None, None))
+    main = part.get("agreement_main")
+    agreement = (main, part["agreement"].get(main)) if main else (None, None)
     return {"n_items": part["n_items"], "n_annotators": part["n_annotators"], "n_skipped": part["n_skipped"],
             "agreement_name": agreement[0], "agreement_value": agreement[1],
             "agreement_band": part["agreement_bands"].get(agreement[0]), "human": part["human"],
