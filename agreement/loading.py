@@ -10,8 +10,8 @@ instances and never issues a query per item or per answer:
 - JSON values are fetched as text and decoded in ONE ``json.loads`` call for the whole column, because
   decoding them one by one costs more than the query itself.
 
-Rows are kept as columns (parallel lists), sorted by the (item, annotator) primary keys, which also gives
-the digest its deterministic order without comparing strings.
+Rows are kept as columns (parallel lists) in (item, annotator) primary-key order, which the database gives
+for free along the unique (item, annotator) index and which makes the digest deterministic.
 """
 from __future__ import annotations
 
@@ -82,16 +82,15 @@ def load_answers(task: Task) -> LoadedAnswers:
 
 
 def fetch_answer_columns(task: Task) -> tuple[list[Any], ...]:
-    """The one bulk query over annotations, sorted by (item, annotator) keys and split into columns."""
+    """The one bulk query over annotations, in (item, annotator) key order, split into columns."""
     rows = fetch_all(
         Annotation.objects.filter(item__task_id=task.pk)
         .annotate(value_text=Cast("value", TextField()))
-        .order_by()
+        .order_by("item_id", "annotator_id")  # PostgreSQL merge-joins along the (item, annotator) index
         .values_list("item_id", "annotator_id", "item__external_id", "value_text", "skipped", "flagged", "batch_id")
     )
     if not rows:
         return tuple([] for _ in range(7))
-    rows.sort(key=itemgetter(0, 1))
     # one C-level pass per column: zip(*rows) over 300,000 rows is ten times slower
     return tuple(list(map(itemgetter(column), rows)) for column in range(7))
 
@@ -117,10 +116,9 @@ def fetch_gold(task: Task) -> tuple[dict[str, Any], str]:
     rows = fetch_all(
         ItemGold.objects.filter(item__task_id=task.pk)
         .annotate(value_text=Cast("value", TextField()))
-        .order_by()
+        .order_by("item_id")
         .values_list("item_id", "item__external_id", "value_text")
     )
-    rows.sort(key=itemgetter(0))
     keys, texts = list(map(itemgetter(1), rows)), list(map(itemgetter(2), rows))
     values = decode_json_column(texts)
     gold = {key: value for key, value in zip(keys, values, strict=True) if value is not None}
