@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.db import transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db import connection, transaction
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -62,11 +62,21 @@ class SubmitResult:
 
 
 class _Seat(NamedTuple):
-    """What the engine needs to know about an annotator's place on a batch, read under their row lock."""
+    """What the engine needs to know about an annotator's place on a batch, read under a row lock."""
 
     overlap: int
     lease_seconds: int
     kind: str
+
+
+class _State(NamedTuple):
+    """An item's holders as seen by one annotator, read under the item's lock in a fresh statement."""
+
+    annotation_id: int | None  # the annotator's own answer to the item, in any batch
+    lease_from: datetime | None  # their lease on it in this batch (live or expired)
+    lease_until: datetime | None
+    answers: int  # non-skipped human answers of the others in this batch
+    leases: int  # live leases of the others
 
 
 @dataclass(frozen=True)
@@ -83,69 +93,82 @@ class _Answer:
 
 # --- locks and counts ---------------------------------------------------------------------------------------
 
-def _lock_seat(annotator: Annotator, batch: Batch) -> _Seat:
-    """Serialise this annotator's calls on the batch and read the batch state fresh (it may have just closed)."""
-    row = (
-        BatchAssignee.objects.filter(batch_id=batch.pk, annotator_id=annotator.pk)
-        .select_for_update(no_key=True, of=("self",))
-        .values_list("batch__is_open", "batch__overlap", "batch__lease_seconds", "annotator__active",
-                     "annotator__kind")
-        .first()
-    )
-    if row is None:
+def _refuse_unless_open(annotator: Annotator, batch: Batch, assigned: bool, active: bool, is_open: bool) -> None:
+    if not assigned:
         raise AssignmentRefused("not_assignee", f"{annotator.name} is not assigned to the batch “{batch.name}”.")
-    is_open, overlap, lease_seconds, active, kind = row
     if not active:
         raise AssignmentRefused("inactive", "This annotator account is deactivated; ask an admin to reactivate it.")
     if not is_open:
         raise AssignmentRefused(
             "batch_closed", f"The batch “{batch.name}” is closed: answers can no longer be submitted or changed."
         )
-    return _Seat(overlap, lease_seconds, kind)
 
 
-def _lock_batch_item(batch: Batch, item: Item) -> tuple[int, int]:
-    """Lock the item's row in this batch (waiting if needed): every change to its holders happens under it."""
+def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat, tuple[int, int] | None]:
+    """Serialise this annotator's next_item calls on the batch, read the batch state fresh (it may have just
+    closed) and, in the same query, the lease they already hold: (seat, (lease id, item id) or None)."""
+    held = Lease.objects.filter(annotator_id=annotator.pk, batch_item__batch_id=batch.pk, expires_at__gt=now)
+    held = held.order_by("batch_item__position")
     row = (
-        BatchItem.objects.filter(batch_id=batch.pk, item_id=item.pk)
-        .select_for_update(no_key=True)
-        .values_list("pk", "human_answers")
+        BatchAssignee.objects.filter(batch_id=batch.pk, annotator_id=annotator.pk)
+        .select_for_update(no_key=True, of=("self",))
+        .annotate(held_lease=Subquery(held.values("pk")[:1]),
+                  held_item=Subquery(held.values("batch_item__item_id")[:1]))
+        .values_list("batch__is_open", "batch__overlap", "batch__lease_seconds", "annotator__active",
+                     "annotator__kind", "held_lease", "held_item")
         .first()
     )
     if row is None:
+        _refuse_unless_open(annotator, batch, False, True, True)
+    is_open, overlap, lease_seconds, active, kind, held_lease, held_item = row
+    _refuse_unless_open(annotator, batch, True, active, is_open)
+    return _Seat(overlap, lease_seconds, kind), (None if held_lease is None else (held_lease, held_item))
+
+
+def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Seat]:
+    """Lock the item's row in this batch (waiting if needed: every change to its holders happens under it) and
+    read the batch and annotator state in the same query: (batch item id, seat)."""
+    me = Annotator.objects.filter(pk=annotator.pk)
+    row = (
+        BatchItem.objects.filter(batch_id=batch.pk, item_id=item.pk)
+        .select_for_update(no_key=True, of=("self",))
+        .annotate(assigned=Exists(BatchAssignee.objects.filter(batch_id=batch.pk, annotator_id=annotator.pk)),
+                  annotator_active=Subquery(me.values("active")), annotator_kind=Subquery(me.values("kind")))
+        .values_list("pk", "batch__overlap", "batch__lease_seconds", "annotator_kind", "assigned",
+                     "annotator_active", "batch__is_open")
+        .first()
+    )
+    if row is None:
+        _lock_seat(annotator, batch, timezone.now())  # says why if the batch itself is out of reach
         raise AssignmentRefused("not_in_batch", f"This item is not part of the batch “{batch.name}”.")
-    return row
+    _refuse_unless_open(annotator, batch, *row[4:])
+    return row[0], _Seat(*row[1:4])
 
 
-def _live_leases(now: datetime) -> Subquery:
-    """Live leases on the outer BatchItem, as a correlated count."""
-    leases = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now).order_by()
-    return Subquery(leases.values("batch_item_id").annotate(n=Count("pk")).values("n"), output_field=IntegerField())
+def _count(rows: QuerySet, key: str) -> Coalesce:
+    """A correlated COUNT(*) of `rows` as an expression (0 when there are none)."""
+    counted = rows.order_by().values(key).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _holders(batch_item_id: int, item_id: int, batch_id: int, other_than: int, now: datetime) -> tuple[int, int]:
-    """(non-skipped human answers, live leases of others than `other_than`) on an item, read in a fresh statement.
-
-    Called while holding the BatchItem lock, so the numbers cannot change before the caller writes. Callers
-    never hold a non-skipped answer on the item themselves, so the answer count is the whole count.
-    """
-    answers = Annotation.objects.filter(item_id=item_id, batch_id=batch_id, skipped=False, annotator__kind=HUMAN)
-    answers = answers.order_by().values("item_id").annotate(n=Count("pk"))
-    leases = Lease.objects.filter(batch_item_id=batch_item_id, expires_at__gt=now).exclude(annotator_id=other_than)
-    leases = leases.order_by().values("batch_item_id").annotate(n=Count("pk"))
+def _state(annotator: Annotator, batch: Batch, item: Item, batch_item_id: int, now: datetime) -> _State:
+    """Everything a submit decides on, in one statement taken after the item's lock was granted."""
+    others = ~Q(annotator_id=annotator.pk)
+    answers = Annotation.objects.filter(others, item_id=item.pk, batch_id=batch.pk, skipped=False,
+                                        annotator__kind=HUMAN)
+    leases = Lease.objects.filter(others, batch_item_id=batch_item_id, expires_at__gt=now)
+    own_lease = Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk)
+    own_answer = Annotation.objects.filter(item_id=item.pk, annotator_id=annotator.pk)
     row = (
         BatchItem.objects.filter(pk=batch_item_id)
-        .annotate(
-            n_answers=Coalesce(Subquery(answers.values("n"), output_field=IntegerField()), Value(0)),
-            n_leases=Coalesce(Subquery(leases.values("n"), output_field=IntegerField()), Value(0)),
-        )
-        .values_list("n_answers", "n_leases", "human_answers")
+        .annotate(own_answer=Subquery(own_answer.order_by().values("pk")[:1]),
+                  lease_from=Subquery(own_lease.values("leased_at")[:1]),
+                  lease_until=Subquery(own_lease.values("expires_at")[:1]),
+                  n_answers=_count(answers, "item_id"), n_leases=_count(leases, "batch_item_id"))
+        .values_list("own_answer", "lease_from", "lease_until", "n_answers", "n_leases")
         .get()
     )
-    if row[0] != row[2]:
-        # The cache only speeds up next_item; repair it whenever the true count is at hand.
-        BatchItem.objects.filter(pk=batch_item_id).update(human_answers=row[0])
-    return row[0], row[1]
+    return _State(*row)
 
 
 def _bump(batch_item_id: int, delta: int) -> None:
@@ -160,14 +183,15 @@ def next_item(annotator: Annotator, batch: Batch, *, now: datetime | None = None
     Raises AssignmentRefused for a closed batch, a non-assignee or an inactive annotator."""
     now = now or timezone.now()
     with transaction.atomic():
-        seat = _lock_seat(annotator, batch)
+        seat, held = _lock_seat(annotator, batch, now)
         if seat.kind != HUMAN:
             item_id = _first_unanswered(annotator, batch)
+        elif held is not None:  # a reload: the same item, with the full lease time again
+            Lease.objects.filter(pk=held[0]).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
+            item_id = held[1]
         else:
-            item_id = _renew_held_lease(annotator, batch, seat, now) or _lease_free_item(annotator, batch, seat, now)
-    if item_id is None:
-        return None
-    return Item.objects.select_related("task").get(pk=item_id)
+            return _lease_free_item(annotator, batch, seat, now)
+    return None if item_id is None else Item.objects.select_related("task").get(pk=item_id)
 
 
 def _mine(annotator: Annotator) -> Exists:
@@ -180,57 +204,68 @@ def _first_unanswered(annotator: Annotator, batch: Batch) -> int | None:
     return rows.values_list("item_id", flat=True).first()
 
 
-def _renew_held_lease(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime) -> int | None:
-    """A reload shows the item the annotator already holds, and gives them the full lease time again."""
-    held = (
-        Lease.objects.filter(annotator_id=annotator.pk, batch_item__batch_id=batch.pk, expires_at__gt=now)
-        .exclude(Exists(Annotation.objects.filter(item_id=OuterRef("batch_item__item_id"),
-                                                  annotator_id=annotator.pk)))
-        .order_by("batch_item__position")
-        .values_list("pk", "batch_item__item_id")
-        .first()
-    )
-    if held is None:
-        return None
-    Lease.objects.filter(pk=held[0]).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
-    return held[1]
-
-
-def _candidates(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime, tried: list[int]):
-    """The one locking query: the first unlocked item with room, the count conditions evaluated in SQL."""
+def _candidates(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime, tried: list[int]) -> QuerySet:
+    """The one locking query: the first unlocked item with room, the count conditions evaluated in SQL
+    (human_answers is the cached count; live leases are counted)."""
+    live_leases = _count(Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now), "batch_item_id")
     return (
         BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=seat.overlap)
         .exclude(pk__in=tried)
         .filter(~_mine(annotator))
-        .alias(taken=F("human_answers") + Coalesce(_live_leases(now), Value(0)))
+        .alias(taken=F("human_answers") + live_leases)
         .filter(taken__lt=seat.overlap)
         .order_by("position")
+        .select_related("item__task")
         .select_for_update(no_key=True, skip_locked=True, of=("self",))
-        .values_list("pk", "item_id")
     )
 
 
-def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime) -> int | None:
+def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime) -> Item | None:
     tried: list[int] = []
     while True:
         candidate = _candidates(annotator, batch, seat, now, tried).first()
         if candidate is None:
             return None
-        batch_item_id, item_id = candidate
-        answers, leases = _holders(batch_item_id, item_id, batch.pk, annotator.pk, now)
-        if answers + leases < seat.overlap:
-            _write_lease(batch_item_id, annotator, seat, now)
-            return item_id
-        tried.append(batch_item_id)  # filled after our snapshot was taken; the next query sees newer state
+        if _claim(candidate, annotator, seat, now):
+            return candidate.item
+        tried.append(candidate.pk)  # filled after our snapshot was taken; the next query sees newer state
+        _repair_cache(candidate)
 
 
-def _write_lease(batch_item_id: int, annotator: Annotator, seat: _Seat, now: datetime) -> None:
-    expires_at = now + timedelta(seconds=seat.lease_seconds)
-    renewed = Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk).update(
-        leased_at=now, expires_at=expires_at
-    )
-    if not renewed:  # an expired lease of the same annotator is reused: one row per (item, annotator)
-        Lease.objects.create(batch_item_id=batch_item_id, annotator=annotator, leased_at=now, expires_at=expires_at)
+_CLAIM_SQL = """
+INSERT INTO {lease} (batch_item_id, annotator_id, leased_at, expires_at)
+SELECT %s, %s, %s, %s
+WHERE (SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id
+       WHERE a.item_id = %s AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s)
+    + (SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s AND l.annotator_id <> %s)
+    < %s
+ON CONFLICT (batch_item_id, annotator_id) DO UPDATE SET leased_at = excluded.leased_at, expires_at = excluded.expires_at
+RETURNING id
+"""
+
+
+def _claim(candidate: BatchItem, annotator: Annotator, seat: _Seat, now: datetime) -> bool:
+    """Write the lease only if, counted afresh under the lock, the item still has room. One statement: a new
+    statement sees every lease committed before our lock was granted. An expired lease of the same
+    annotator is reused (one row per item and annotator)."""
+    ops = connection.ops
+    at, until = ops.adapt_datetimefield_value(now), ops.adapt_datetimefield_value(
+        now + timedelta(seconds=seat.lease_seconds))
+    sql = _CLAIM_SQL.format(lease=Lease._meta.db_table, annotation=Annotation._meta.db_table,
+                            annotator=Annotator._meta.db_table)
+    params = [candidate.pk, annotator.pk, at, until, candidate.item_id, candidate.batch_id, False, HUMAN,
+              candidate.pk, at, annotator.pk, seat.overlap]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone() is not None
+
+
+def _repair_cache(batch_item: BatchItem) -> None:
+    """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
+    answers = Annotation.objects.filter(item_id=batch_item.item_id, batch_id=batch_item.batch_id, skipped=False,
+                                        annotator__kind=HUMAN).count()
+    if answers != batch_item.human_answers:
+        BatchItem.objects.filter(pk=batch_item.pk).update(human_answers=answers)
 
 
 # --- submit, skip, flag ---------------------------------------------------------------------------------------
@@ -263,7 +298,7 @@ def flag_item(annotator: Annotator, batch: Batch, item: Item, *, comment: str, s
     """Marks the item as problematic: sets flagged+flag_comment on the annotator's answer if it exists,
     otherwise records a flagged skip (the item leaves their queue)."""
     with transaction.atomic():
-        _lock_seat(annotator, batch)
+        _lock_item(annotator, batch, item)
         existing = Annotation.objects.filter(item_id=item.pk, annotator_id=annotator.pk, batch_id=batch.pk).first()
         if existing is None:
             answer = _Answer(None, True, skip_reason="flagged", flagged=True, flag_comment=comment, source=source)
@@ -275,49 +310,44 @@ def flag_item(annotator: Annotator, batch: Batch, item: Item, *, comment: str, s
 
 def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now: datetime) -> SubmitResult:
     with transaction.atomic():
-        seat = _lock_seat(annotator, batch)
-        batch_item_id, _ = _lock_batch_item(batch, item)
-        existing = Annotation.objects.filter(item_id=item.pk, annotator_id=annotator.pk).first()
-        if existing is not None:
-            return _revise(existing, answer, seat, batch, batch_item_id, now)
-        lease = Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk).first()
+        batch_item_id, seat = _lock_item(annotator, batch, item)
+        state = _state(annotator, batch, item, batch_item_id, now)
+        if state.annotation_id is not None:
+            existing = Annotation.objects.get(pk=state.annotation_id)
+            return _revise(existing, answer, seat, state, batch, batch_item_id, now)
         if seat.kind == HUMAN:
-            _check_new_answer(answer, lease, seat, batch, batch_item_id, item, annotator, now)
+            _check_new_answer(answer, seat, state, now)
         annotation = Annotation.objects.create(
             item=item, annotator=annotator, batch=batch, value=answer.value, skipped=answer.skipped,
             skip_reason=answer.skip_reason, flagged=answer.flagged, flag_comment=answer.flag_comment,
-            started_at=answer.started_at or (lease.leased_at if lease else None),
-            time_spent_ms=_time_spent(answer.time_spent_ms, lease, now), source=answer.source,
+            started_at=answer.started_at or state.lease_from,
+            time_spent_ms=_time_spent(answer.time_spent_ms, state.lease_from, now), source=answer.source,
         )
-        if lease is not None:
-            lease.delete()
+        if state.lease_from is not None:
+            Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk).delete()
         if seat.kind == HUMAN and not answer.skipped:
             _bump(batch_item_id, +1)
         return SubmitResult(annotation, created=True, revised=False)
 
 
-def _check_new_answer(answer: _Answer, lease: Lease | None, seat: _Seat, batch: Batch, batch_item_id: int,
-                      item: Item, annotator: Annotator, now: datetime) -> None:
+def _check_new_answer(answer: _Answer, seat: _Seat, state: _State, now: datetime) -> None:
     """A first answer needs the item to have been handed to this annotator, and a free slot unless the
     lease still reserves one. Answers never exceed k, whatever the leases say."""
-    if lease is None:
+    if state.lease_from is None:
         raise AssignmentRefused(
             "not_leased", "This item was not handed to you in this batch; open your next item instead."
         )
     if answer.skipped:
         return
-    answers, leases = _holders(batch_item_id, item.pk, batch.pk, annotator.pk, now)
-    lease_lives = lease.expires_at > now
-    if answers >= seat.overlap or (not lease_lives and answers + leases >= seat.overlap):
-        raise AssignmentRefused("overlap_full", _full_message(seat))
+    lease_lives = state.lease_until > now
+    if state.answers >= seat.overlap or (not lease_lives and state.answers + state.leases >= seat.overlap):
+        raise AssignmentRefused(
+            "overlap_full", f"This item already has its {seat.overlap} annotator(s) (your reservation had expired), "
+                            "so your answer was not stored. Continue with your next item."
+        )
 
 
-def _full_message(seat: _Seat) -> str:
-    return (f"This item already has its {seat.overlap} annotator(s) (your reservation had expired), so your "
-            "answer was not stored. Continue with your next item.")
-
-
-def _revise(existing: Annotation, answer: _Answer, seat: _Seat, batch: Batch, batch_item_id: int,
+def _revise(existing: Annotation, answer: _Answer, seat: _Seat, state: _State, batch: Batch, batch_item_id: int,
             now: datetime) -> SubmitResult:
     """A second submit on one's own answer: an identical replay changes nothing; a different one is a revision
     that keeps the earlier value. Turning a skip into an answer needs a free slot, like a first answer."""
@@ -331,11 +361,10 @@ def _revise(existing: Annotation, answer: _Answer, seat: _Seat, batch: Batch, ba
             existing.save(update_fields=["flagged", "flag_comment", "updated_at"])
         return SubmitResult(existing, created=False, revised=False)
     counts = seat.kind == HUMAN
-    if counts and existing.skipped and not answer.skipped:
-        answers, leases = _holders(batch_item_id, existing.item_id, batch.pk, existing.annotator_id, now)
-        if answers + leases >= seat.overlap:
-            raise AssignmentRefused("overlap_full", f"This item already has its {seat.overlap} annotator(s); "
-                                                    "your skip stays as it was.")
+    if counts and existing.skipped and not answer.skipped and state.answers + state.leases >= seat.overlap:
+        raise AssignmentRefused(
+            "overlap_full", f"This item already has its {seat.overlap} annotator(s); your skip stays as it was."
+        )
     AnnotationRevision.objects.create(annotation=existing, value=existing.value, skipped=existing.skipped,
                                       previous_submitted_at=existing.submitted_at)
     if counts and existing.skipped != answer.skipped:
@@ -346,15 +375,16 @@ def _revise(existing: Annotation, answer: _Answer, seat: _Seat, batch: Batch, ba
     existing.flag_comment = answer.flag_comment if answer.flagged else existing.flag_comment
     existing.save(update_fields=["value", "skipped", "skip_reason", "submitted_at", "source", "flagged",
                                  "flag_comment", "updated_at"])
-    Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=existing.annotator_id).delete()
+    if state.lease_from is not None:
+        Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=existing.annotator_id).delete()
     return SubmitResult(existing, created=False, revised=True)
 
 
-def _time_spent(client_ms: int | None, lease: Lease | None, now: datetime) -> int | None:
+def _time_spent(client_ms: int | None, leased_at: datetime | None, now: datetime) -> int | None:
     """Server time from lease to submit; a client's own measure is kept when given, bounded by that."""
     server_ms = None
-    if lease is not None:
-        server_ms = max(0, int((now - lease.leased_at).total_seconds() * 1000))
+    if leased_at is not None:
+        server_ms = max(0, int((now - leased_at).total_seconds() * 1000))
     if client_ms is None:
         return None if server_ms is None else min(server_ms, MAX_TIME_SPENT_MS)
     ceiling = MAX_TIME_SPENT_MS if server_ms is None else min(server_ms, MAX_TIME_SPENT_MS)
@@ -408,9 +438,8 @@ def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | No
     held = Exists(Lease.objects.filter(batch_item_id=OuterRef("pk"), annotator_id=annotator.pk, expires_at__gt=now))
     leased = open_items.filter(held).count()
     if annotator.kind == HUMAN:
-        others = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now).exclude(
-            annotator_id=annotator.pk).order_by().values("batch_item_id").annotate(n=Count("pk")).values("n")
-        taken = F("human_answers") + Coalesce(Subquery(others, output_field=IntegerField()), Value(0))
+        others = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now).exclude(annotator_id=annotator.pk)
+        taken = F("human_answers") + _count(others, "batch_item_id")
         open_items = open_items.alias(taken=taken).filter(Q(taken__lt=batch.overlap) | held)
     available = open_items.count()
     return {"done": counts["done"], "skipped": counts["skipped"], "total": counts["done"] + counts["skipped"]

@@ -286,3 +286,12 @@ def test_time_spent_is_measured_from_the_lease_and_bounds_the_clients_figure(ali
                                       now=t0 + timedelta(seconds=30))
         measured.append(result.annotation.time_spent_ms)
     assert measured == [30_000, 10_000, 30_000]
+
+
+def test_a_stale_answer_cache_never_lets_next_item_overshoot_and_is_repaired(alice, erin):
+    batch = make_batch(make_task(n=2), [alice, erin], overlap=1)
+    engine.submit_answer(erin, batch, engine.next_item(erin, batch), "positive")
+    BatchItem.objects.filter(batch=batch).update(human_answers=0)  # as if an answer arrived behind the engine
+    assert engine.next_item(alice, batch).pk == item_ids(batch)[1]
+    assert list(BatchItem.objects.filter(batch=batch).order_by("position").values_list("human_answers", flat=True)) \
+        == [1, 0]
