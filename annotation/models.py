@@ -95,6 +95,9 @@ class BatchAssignee(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["batch", "annotator"], name="assignee_once_per_batch")]
 
+    def __str__(self) -> str:
+        return f"{self.annotator_id} on batch {self.batch_id}"
+
 
 class BatchItem(models.Model):
     """An item's place in a batch; its row is what the assignment engine locks."""
@@ -113,6 +116,9 @@ class BatchItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["batch", "item"], name="item_once_per_batch")]
         indexes = [models.Index(fields=["batch", "position"])]
 
+    def __str__(self) -> str:
+        return f"item {self.item_id} in batch {self.batch_id}"
+
 
 class Lease(models.Model):
     """An item reserved for one annotator until expires_at; live leases count toward overlap k."""
@@ -125,6 +131,9 @@ class Lease(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["batch_item", "annotator"], name="one_lease_per_annotator_item")]
         indexes = [models.Index(fields=["annotator", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"lease of {self.batch_item_id} to {self.annotator_id} until {self.expires_at:%H:%M:%S}"
 
 
 class Annotation(models.Model):
@@ -167,3 +176,6 @@ class AnnotationRevision(models.Model):
 
     class Meta:
         ordering = ["annotation", "replaced_at"]
+
+    def __str__(self) -> str:
+        return f"revision of annotation {self.annotation_id} replaced at {self.replaced_at}"

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from .kinds import KIND_CHOICES, TaskKind, get_kind
 
@@ -40,10 +40,12 @@ class Task(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=models.F("scale_max")),
+                condition=Q(scale_min__isnull=True) | Q(scale_max__isnull=True) | Q(scale_min__lt=F("scale_max")),
                 name="task_scale_min_below_max",
             ),
-            models.CheckConstraint(condition=Q(scale_step__isnull=True) | Q(scale_step__gt=0), name="task_scale_step_positive"),
+            models.CheckConstraint(
+                condition=Q(scale_step__isnull=True) | Q(scale_step__gt=0), name="task_scale_step_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -68,7 +70,7 @@ class Task(models.Model):
 
 
 class ItemQuerySet(models.QuerySet["Item"]):
-    def in_pool(self) -> "ItemQuerySet":
+    def in_pool(self) -> ItemQuerySet:
         """The items batches are drawn from: the sampled subset when the task has one, else all items."""
         return self.filter(Q(task__sample_size__isnull=True) | Q(in_sample=True))
 

@@ -1,0 +1,654 @@
+"""Pure metric functions of the agreement app: numpy arrays and lists in, floats and tuples out.
+
+No Django import here (STYLE.md): this is the code most worth reading in isolation and testing
+against published worked examples (tests/test_metrics_*.py cite them).
+
+Conventions
+- Rating matrices are items × raters (rows are items, as in statsmodels); a missing rating is NaN
+  for numbers and -1 for the integer category codes made by `encode_labels`.
+- Scores are on a 0..1 scale; the HUME paper prints them ×100.
+- A value that is mathematically undefined is None, never NaN (reports are JSON). Every public
+  metric is a `Metric`: calling it gives `float | None`, and `.explain(...)` gives
+  `(value, reason)` from the same code path, so a report can say *why* a value is missing.
+- Ties in rankings are handled tie-aware (McSherry & Najork 2008: the expectation over all orders
+  of the tied documents), so a result never depends on the order candidates were stored in.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import warnings
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Generic, Literal, ParamSpec, TypeVar
+
+import krippendorff
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+from sklearn import metrics as skm
+from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
+from statsmodels.stats.proportion import proportion_confint
+
+P = ParamSpec("P")
+R = TypeVar("R", float, tuple[float, float])
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+Interval = tuple[float, float]
+Level = Literal["nominal", "ordinal", "interval"]
+Family = Literal["chance", "correlation"]
+
+LOW_AGREEMENT_MESSAGE = "low agreement: model scores above the human level may reflect label artifacts"
+SINGLE_ANNOTATOR = "n/a: single annotator"
+# HUME §5.3 / DESIGN §3: κ-like (chance-corrected) agreement below 0.4 or a correlation below 0.6.
+LOW_AGREEMENT_THRESHOLDS: dict[str, float] = {"chance": 0.4, "correlation": 0.6}
+_BANDS: dict[str, tuple[tuple[float, str], ...]] = {
+    "chance": ((0.8, "excellent"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair")),
+    "correlation": ((0.7, "strong"), (0.4, "moderate")),
+}
+_LOWEST_BAND = {"chance": "poor", "correlation": "weak"}
+
+
+class Undefined(ValueError):
+    """Raised inside a metric when it has no value on this data; the message is the reason."""
+
+
+class Metric(Generic[P, R]):
+    """A metric that answers None (with a reason) instead of NaN or a crash when undefined."""
+
+    def __init__(self, fn: Callable[P, R]) -> None:
+        self._fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R | None:
+        return self.explain(*args, **kwargs)[0]
+
+    def explain(self, *args: P.args, **kwargs: P.kwargs) -> tuple[R | None, str | None]:
+        """Return (value, None) or (None, reason); library warnings on degenerate data are muted
+        because the degenerate case is answered explicitly instead."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", UserWarning)
+                value = self._fn(*args, **kwargs)
+        except Undefined as exc:
+            return None, str(exc)
+        numbers = value if isinstance(value, tuple) else (value,)
+        if not all(math.isfinite(float(v)) for v in numbers):
+            return None, "undefined: the computation gave no finite value"
+        clean = tuple(float(v) for v in numbers) if isinstance(value, tuple) else float(value)
+        return clean, None  # type: ignore[return-value]
+
+
+def metric(fn: Callable[P, R]) -> Metric[P, R]:
+    """Decorator turning a function that may raise `Undefined` into a `Metric`."""
+    return Metric(fn)
+
+
+# ---------------------------------------------------------------- label tables
+
+
+def encode_labels(
+    values: Sequence[Hashable | None], categories: Iterable[Hashable] = ()
+) -> tuple[IntArray, list[Hashable]]:
+    """Encode labels as integer codes (-1 = None: missing or skipped); reshape as needed.
+
+    Categories are sorted by their text, so code order is lexicographic order and the lowest code
+    wins a majority-vote tie (DESIGN §3: "tie: lexicographically first label").
+    """
+    seen = (set(values) | set(categories)) - {None}
+    ordered = sorted(seen, key=lambda c: (str(c), type(c).__name__))
+    index: dict[Hashable | None, int] = {c: i for i, c in enumerate(ordered)}
+    index[None] = -1
+    codes = np.fromiter((index[v] for v in values), dtype=np.int64, count=len(values))
+    return codes, ordered
+
+
+def count_table(codes: npt.ArrayLike, n_categories: int) -> IntArray:
+    """Items × categories table of how many raters chose each category (the Fleiss layout).
+
+    Vectorised with bincount: statsmodels' aggregate_raters loops over rows in Python and has no
+    notion of a missing rating, which our overlap-k batches always have.
+    """
+    c = np.asarray(codes, dtype=np.int64)
+    rows = np.broadcast_to(np.arange(c.shape[0])[:, None], c.shape)
+    keep = c >= 0
+    flat = rows[keep] * n_categories + c[keep]
+    counts = np.bincount(flat, minlength=c.shape[0] * n_categories)
+    return counts.reshape(c.shape[0], n_categories)
+
+
+def majority_vote(table: npt.ArrayLike) -> IntArray:
+    """Winning category code per item (ties → lowest code); -1 for items nobody answered."""
+    t = np.asarray(table)
+    if t.shape[1] == 0:
+        return np.full(t.shape[0], -1, dtype=np.int64)
+    winner = t.argmax(axis=1).astype(np.int64)
+    winner[t.sum(axis=1) == 0] = -1
+    return winner
+
+
+def fleiss_rows(table: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Rows Fleiss' κ is computed on: those with the most common rater count m ≥ 2.
+
+    Fleiss (1971) assumes every subject has the same number of ratings; with overlap-k batches a
+    few items get fewer, so we keep the largest equal-count subset rather than crash.
+    """
+    m = np.rint(np.asarray(table).sum(axis=1)).astype(np.int64)
+    frequency = np.bincount(np.where(m >= 2, m, 0))
+    frequency[:2] = 0
+    if not frequency.any():
+        return np.zeros(m.shape, dtype=bool)
+    modal = len(frequency) - 1 - int(np.argmax(frequency[::-1]))  # tie → the larger m
+    return m == modal
+
+
+# ---------------------------------------------------------------- agreement among raters
+
+
+@metric
+def fleiss_kappa(table: npt.ArrayLike) -> float:
+    """Fleiss' κ (Fleiss 1971) on an items × categories count table (statsmodels)."""
+    t = np.asarray(table, dtype=float)
+    t = t[fleiss_rows(t)]
+    if t.size == 0:
+        raise Undefined("n/a: no item was rated by two annotators")
+    p = t.sum(axis=0) / t.sum()
+    if math.isclose(float((p * p).sum()), 1.0):
+        raise Undefined("undefined: all answers are one category (chance agreement is 1)")
+    return float(_statsmodels_fleiss_kappa(t))
+
+
+@metric
+def percent_agreement(table: npt.ArrayLike) -> float:
+    """Mean share of agreeing rater pairs per item (the P̄ of Fleiss 1971; with 2 raters, the
+    share of items on which they agree — HUME's "mean percentage agreement")."""
+    t = np.asarray(table, dtype=float)
+    m = t.sum(axis=1)
+    t, m = t[m >= 2], m[m >= 2]
+    if m.size == 0:
+        raise Undefined("n/a: no item was rated by two annotators")
+    return float(((t * (t - 1)).sum(axis=1) / (m * (m - 1))).mean())
+
+
+@metric
+def cohen_kappa_mean(codes: npt.ArrayLike) -> float:
+    """Mean over rater pairs of Cohen's κ (sklearn) on the items both rated (-1 = missing)."""
+    c = np.asarray(codes, dtype=np.int64)
+    _require_two_raters(c)
+    values = []
+    for i, j in itertools.combinations(range(c.shape[1]), 2):
+        both = (c[:, i] >= 0) & (c[:, j] >= 0)
+        a, b = c[both, i], c[both, j]
+        if a.size and not (_is_constant(a) and _is_constant(b) and a[0] == b[0]):
+            values.append(skm.cohen_kappa_score(a, b))
+    if not values:
+        raise Undefined("undefined: all answers are one category (chance agreement is 1)")
+    return float(np.mean(values))
+
+
+@metric
+def krippendorff_alpha(
+    ratings: npt.ArrayLike, level: Level = "nominal", value_domain: Sequence[float] | None = None
+) -> float:
+    """Krippendorff's α on an items × raters float matrix with NaN for missing ratings.
+
+    Ordinal goes through the `krippendorff` package with an explicit, bounded value domain (the
+    observed values, or the task's scale steps). Nominal and interval use linear-time closed
+    forms (`_nominal_alpha`, `_interval_alpha`, tested against the package): the package builds
+    items × values × values arrays, quadratic in the number of distinct values (its issue #38) —
+    continuous sliders have many, and 100k items × 28 labels would need gigabytes.
+    """
+    r = np.asarray(ratings, dtype=float)
+    _require_two_raters(r)
+    r = r[(~np.isnan(r)).sum(axis=1) >= 2]
+    observed = np.unique(r[~np.isnan(r)])
+    if r.shape[0] == 0:
+        raise Undefined("n/a: no item was rated by two annotators")
+    if observed.size < 2:
+        raise Undefined("undefined: all ratings are identical (no expected disagreement)")
+    if level == "interval":
+        return _interval_alpha(r)
+    domain = observed if value_domain is None else np.asarray(value_domain, dtype=float)
+    if not np.isin(observed, domain).all():
+        raise ValueError("ratings contain values outside value_domain")
+    counts = count_table(np.where(np.isnan(r), -1, np.searchsorted(domain, r)), domain.size)
+    if level == "nominal":
+        return _nominal_alpha(counts)
+    return float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
+
+
+def _nominal_alpha(counts: IntArray) -> float:
+    """Nominal α = 1 − D_o/D_e from an items × values count table of pairable items.
+
+    A unit with m values of which n_c equal c has m² − Σn_c² ordered disagreeing pairs, weighted
+    1/(m−1); chance has n² − Σn_c² over all n pairable values: α = 1 − (n−1)·Σ_u[…]/(n² − Σn_c²).
+    """
+    c = counts.astype(float)
+    m_u = c.sum(axis=1)
+    observed = ((m_u * m_u - (c * c).sum(axis=1)) / (m_u - 1)).sum()
+    n_c = c.sum(axis=0)
+    n = n_c.sum()
+    return float(1.0 - (n - 1) * observed / (n * n - (n_c * n_c).sum()))
+
+
+def _interval_alpha(r: FloatArray) -> float:
+    """Interval α = 1 − D_o/D_e with squared differences summed through value sums.
+
+    Σ_{i≠j}(v_i − v_j)² over the m values of a unit equals 2(m·Σv² − (Σv)²), so both the observed
+    (within-unit, weighted 1/(m−1)) and the expected (all pairable values) disagreement are
+    linear in the data: α = 1 − (n−1)·Σ_u[(m_u Σv² − (Σv)²)/(m_u−1)] / (n·Σv² − (Σv)²).
+    """
+    r = r - np.nanmean(r)  # α is shift-invariant; centring keeps the sums well conditioned
+    m = (~np.isnan(r)).sum(axis=1)
+    s1, s2 = np.nansum(r, axis=1), np.nansum(r * r, axis=1)
+    observed = ((m * s2 - s1 * s1) / (m - 1)).sum()
+    n = m.sum()
+    expected = n * s2.sum() - s1.sum() ** 2
+    return float(1.0 - (n - 1) * observed / expected)
+
+
+@metric
+def spearman_mean(ratings: npt.ArrayLike) -> float:
+    """Mean over rater pairs of Spearman's ρ on co-rated items (HUME's STS/reranking agreement)."""
+    return _pairwise_correlation(ratings, _spearman)
+
+
+@metric
+def kendall_mean(ratings: npt.ArrayLike) -> float:
+    """Mean over rater pairs of Kendall's τ-b on co-rated items."""
+    return _pairwise_correlation(ratings, lambda x, y: float(stats.kendalltau(x, y).statistic))
+
+
+@metric
+def pearson_mean(ratings: npt.ArrayLike) -> float:
+    """Mean over rater pairs of Pearson's r on co-rated items."""
+    return _pairwise_correlation(ratings, lambda x, y: float(stats.pearsonr(x, y).statistic))
+
+
+def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, FloatArray], float]) -> float:
+    """Average `fn` over rater pairs, skipping pairs where it is undefined (constant ratings)."""
+    r = np.asarray(ratings, dtype=float)
+    _require_two_raters(r)
+    values = []
+    for i, j in itertools.combinations(range(r.shape[1]), 2):
+        both = ~np.isnan(r[:, i]) & ~np.isnan(r[:, j])
+        x, y = r[both, i], r[both, j]
+        if x.size >= 2 and not _is_constant(x) and not _is_constant(y):
+            values.append(fn(x, y))
+    if not values:
+        raise Undefined("undefined: constant ratings (or < 2 shared items) for every annotator pair")
+    return float(np.mean(values))
+
+
+def ari_pairs(partitions: Sequence[Sequence[Hashable]]) -> list[float]:
+    """ARI (sklearn) of every pair of annotators' partitions of the same set of texts."""
+    coded = [partition_codes(p) for p in partitions]
+    return [float(skm.adjusted_rand_score(a, b)) for a, b in itertools.combinations(coded, 2)]
+
+
+@metric
+def ari_mean(partitions: Sequence[Sequence[Hashable]]) -> float:
+    """Mean pairwise ARI between annotators' partitions (HUME's clustering agreement)."""
+    if len(partitions) < 2:
+        raise Undefined(SINGLE_ANNOTATOR)
+    return float(np.mean(ari_pairs(partitions)))
+
+
+# ---------------------------------------------------------------- against gold: labels and partitions
+
+
+def _labels_metric(fn: Callable[..., Any], **kwargs: Any) -> Metric[[Sequence[Hashable], Sequence[Hashable]], float]:
+    """Wrap an sklearn (y_true, y_pred) metric so that empty input is Undefined, not an error."""
+
+    def compute(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
+        if len(y_true) == 0:
+            raise Undefined("undefined: no scored items")
+        if len(y_true) != len(y_pred):
+            raise ValueError("y_true and y_pred differ in length")
+        return float(fn(y_true, y_pred, **kwargs))
+
+    compute.__doc__ = f"sklearn {fn.__name__}{kwargs or ''} on gold (y_true) vs answers (y_pred)."
+    return Metric(compute)
+
+
+accuracy = _labels_metric(skm.accuracy_score)
+f1_macro = _labels_metric(skm.f1_score, average="macro", zero_division=0)
+f1_weighted = _labels_metric(skm.f1_score, average="weighted", zero_division=0)
+precision_macro = _labels_metric(skm.precision_score, average="macro", zero_division=0)
+recall_macro = _labels_metric(skm.recall_score, average="macro", zero_division=0)
+v_measure = _labels_metric(lambda t, p: skm.v_measure_score(partition_codes(t), partition_codes(p)))
+adjusted_rand = _labels_metric(lambda t, p: skm.adjusted_rand_score(partition_codes(t), partition_codes(p)))
+adjusted_mutual_info = _labels_metric(
+    lambda t, p: skm.adjusted_mutual_info_score(partition_codes(t), partition_codes(p))
+)
+
+
+def label_scores(y_true: npt.ArrayLike, y_pred: npt.ArrayLike, n_categories: int) -> dict[str, float | None]:
+    """accuracy, macro/weighted F1 and macro precision/recall of integer codes, from one confusion
+    matrix.
+
+    Same definitions as sklearn (averages over the labels present in y_true or y_pred,
+    zero_division=0; tests compare them), but one bincount instead of one sklearn validation pass
+    per metric: that is what keeps a 100k-item classification report fast.
+    """
+    t, p = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+    if t.size == 0:
+        return dict.fromkeys(("accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro"))
+    n = n_categories
+    cm = np.bincount(t * n + p, minlength=n * n).reshape(n, n)
+    tp, support, predicted = np.diag(cm).astype(float), cm.sum(axis=1), cm.sum(axis=0)
+    present = (support + predicted) > 0
+
+    def share(num: FloatArray, den: npt.NDArray[Any]) -> FloatArray:
+        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+    f1 = share(2 * tp, support + predicted)
+    return {
+        "accuracy": float(tp.sum() / t.size),
+        "f1_macro": float(f1[present].mean()),
+        "f1_weighted": float((f1 * support).sum() / support.sum()),
+        "precision_macro": float(share(tp, predicted)[present].mean()),
+        "recall_macro": float(share(tp, support)[present].mean()),
+    }
+
+
+# ---------------------------------------------------------------- against gold: correlations
+
+
+@metric
+def spearman(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Spearman's ρ (scipy); undefined on constant input."""
+    return _spearman(*_correlatable(x, y))
+
+
+@metric
+def pearson(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Pearson's r (scipy); undefined on constant input."""
+    return float(stats.pearsonr(*_correlatable(x, y)).statistic)
+
+
+@metric
+def kendall(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Kendall's τ-b (scipy); undefined on constant input."""
+    return float(stats.kendalltau(*_correlatable(x, y)).statistic)
+
+
+def sage_score(r: float | None) -> float | None:
+    """SAGE's mapping of a correlation to 0..1: 0.5·(r + 1)."""
+    return None if r is None else 0.5 * (r + 1.0)
+
+
+def _spearman(x: FloatArray, y: FloatArray) -> float:
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def _correlatable(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError("x and y differ in length")
+    if a.size < 2:
+        raise Undefined("undefined: fewer than 2 scored items")
+    if _is_constant(a) or _is_constant(b):
+        raise Undefined("undefined: constant ratings")
+    return a, b
+
+
+# ---------------------------------------------------------------- ranking, one query (scores per candidate)
+
+
+@metric
+def average_precision(gold: Sequence[float], scores: Sequence[float]) -> float:
+    """sklearn average precision of candidate scores (HUME: the annotator's 0/1 judgments) vs 0/1
+    gold. Undefined for a query with no relevant gold candidate: such queries are excluded."""
+    g = _relevant_mask(gold)
+    return float(skm.average_precision_score(g, np.asarray(scores, dtype=float)))
+
+
+@metric
+def reciprocal_rank(gold: Sequence[float], scores: Sequence[float], k: int = 10) -> float:
+    """Tie-aware reciprocal rank of the first relevant candidate within the top k (0 if none).
+
+    With 0/1 judgments as scores almost everything is tied, so we take the expectation over the
+    orders of each tied group: if the first group holding relevant candidates starts after `before`
+    candidates and has g members of which r relevant, P(first relevant at slot s) = C(g−s, r−1)/C(g, r).
+    """
+    g = _relevant_mask(gold)
+    before = 0
+    for group in _tie_groups(np.asarray(scores, dtype=float)):
+        size, hits = group.size, int(g[group].sum())
+        if hits:
+            slots = range(1, size - hits + 2)
+            total = math.comb(size, hits)
+            return sum(math.comb(size - s, hits - 1) / total / (before + s) for s in slots if before + s <= k)
+        before += size
+    return 0.0
+
+
+@metric
+def ndcg_at_k(
+    gold: Sequence[float], scores: Sequence[float], k: int = 10, gains: Literal["exponential", "linear"] = "exponential"
+) -> float:
+    """nDCG@k (sklearn, tie-averaged) with gains 2^rel − 1 (graded; equal to rel for 0/1) or rel."""
+    rel = np.asarray(gold, dtype=float)
+    if rel.size < 2:
+        raise Undefined("undefined: nDCG needs at least 2 candidates")
+    if not (rel > 0).any():
+        raise Undefined("excluded: no relevant gold candidate")
+    gain = np.power(2.0, rel) - 1.0 if gains == "exponential" else rel
+    return float(skm.ndcg_score(gain[None, :], np.asarray(scores, dtype=float)[None, :], k=k))
+
+
+@metric
+def recall_at_k(gold: Sequence[float], scores: Sequence[float], k: int = 10, threshold: float = 1.0) -> float:
+    """Tie-aware share of the documents with gold ≥ threshold that rank in the top k.
+
+    A tied group straddling the cut contributes its relevant count × the share of its slots above
+    the cut (the expectation over orders of the tie).
+    """
+    relevant = np.asarray(gold, dtype=float) >= threshold
+    if not relevant.any():
+        raise Undefined(f"excluded: no gold document at or above {threshold:g}")
+    found, before = 0.0, 0
+    for group in _tie_groups(np.asarray(scores, dtype=float)):
+        slots = min(group.size, max(k - before, 0))
+        found += relevant[group].sum() * slots / group.size
+        before += group.size
+    return float(found / relevant.sum())
+
+
+def mean_over_queries(
+    fn: Metric[..., float], queries: Iterable[tuple[Sequence[float], Sequence[float]]], **kwargs: Any
+) -> tuple[float | None, int]:
+    """Mean of a per-query metric over the queries where it is defined, and how many were excluded."""
+    values = [fn(gold, scores, **kwargs) for gold, scores in queries]
+    kept = [v for v in values if v is not None]
+    return (float(np.mean(kept)) if kept else None), len(values) - len(kept)
+
+
+def _relevant_mask(gold: Sequence[float]) -> npt.NDArray[np.bool_]:
+    g = np.asarray(gold, dtype=float) > 0
+    if not g.any():
+        raise Undefined("excluded: no relevant gold candidate")
+    return g
+
+
+def _tie_groups(scores: FloatArray) -> list[IntArray]:
+    """Indices of candidates grouped by equal score, best score first."""
+    values = np.unique(scores)[::-1]
+    return [np.flatnonzero(scores == v) for v in values]
+
+
+# ---------------------------------------------------------------- ranking, trec_eval style (ranked list + qrels)
+
+
+@metric
+def ranked_average_precision(ranking: Sequence[str], qrels: Mapping[str, float]) -> float:
+    """trec_eval `map` for one query: Σ precision@i over relevant retrieved docs / all relevant."""
+    relevant = {d for d, rel in qrels.items() if rel > 0}
+    if not relevant:
+        raise Undefined("excluded: no relevant document in qrels")
+    hits, total = 0, 0.0
+    for i, doc in enumerate(ranking, start=1):
+        if doc in relevant:
+            hits += 1
+            total += hits / i
+    return total / len(relevant)
+
+
+@metric
+def ranked_reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, float], k: int = 10) -> float:
+    """trec_eval `recip_rank` cut at k: 1/rank of the first relevant doc in the top k, else 0."""
+    if not any(rel > 0 for rel in qrels.values()):
+        raise Undefined("excluded: no relevant document in qrels")
+    for i, doc in enumerate(ranking[:k], start=1):
+        if qrels.get(doc, 0) > 0:
+            return 1.0 / i
+    return 0.0
+
+
+@metric
+def ranked_ndcg_at_k(
+    ranking: Sequence[str], qrels: Mapping[str, float], k: int = 10, gains: Literal["linear", "exponential"] = "linear"
+) -> float:
+    """nDCG@k of a ranked list; the ideal DCG uses every judged doc (trec_eval `ndcg_cut_k`, whose
+    gain is the relevance level itself, i.e. gains="linear"); discount 1/log2(rank + 1)."""
+
+    def gain(rel: float) -> float:
+        return 2.0**rel - 1.0 if gains == "exponential" else float(rel)
+
+    ideal_rels = sorted((r for r in qrels.values() if r > 0), reverse=True)[:k]
+    if not ideal_rels:
+        raise Undefined("excluded: no relevant document in qrels")
+    dcg = sum(gain(qrels.get(d, 0)) / math.log2(i + 1) for i, d in enumerate(ranking[:k], start=1))
+    ideal = sum(gain(r) / math.log2(i + 1) for i, r in enumerate(ideal_rels, start=1))
+    return dcg / ideal
+
+
+def ranked_mean(
+    fn: Metric[..., float], run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], **kwargs: Any
+) -> tuple[float | None, int]:
+    """Mean over the run's queries that have qrels with a relevant doc, and how many were excluded."""
+    values = [fn(run[q], qrels.get(q, {}), **kwargs) for q in run]
+    kept = [v for v in values if v is not None]
+    return (float(np.mean(kept)) if kept else None), len(values) - len(kept)
+
+
+# ---------------------------------------------------------------- confidence intervals
+
+
+@metric
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson (1927) score interval for a proportion (statsmodels), HUME's CI for accuracy."""
+    if n <= 0:
+        raise Undefined("undefined: no scored items")
+    low, high = proportion_confint(successes, n, alpha=1 - confidence, method="wilson")
+    return float(low), float(high)
+
+
+@metric
+def fisher_z_interval(
+    r: float | None,
+    n: int,
+    confidence: float = 0.95,
+    variance: Literal["fisher", "bonett_wright", "fieller"] = "fisher",
+) -> Interval:
+    """CI for a correlation through Fisher's z = artanh(r), back-transformed with tanh.
+
+    Var(z) is 1/(n−3) for Pearson's r ("fisher"; also what HUME's Table 8 used for Spearman),
+    (1 + r²/2)/(n−3) for Spearman (Bonett & Wright 2000, "bonett_wright") or 1.06/(n−3) (Fieller
+    et al. 1957, "fieller").
+    """
+    if r is None:
+        raise Undefined("undefined: no correlation")
+    if n <= 3:
+        raise Undefined("undefined: Fisher z needs more than 3 items")
+    if abs(r) >= 1.0:
+        return float(r), float(r)
+    numerator = {"fisher": 1.0, "bonett_wright": 1.0 + r * r / 2.0, "fieller": 1.06}[variance]
+    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * math.sqrt(numerator / (n - 3))
+    z = math.atanh(r)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+@metric
+def spearman_interval(rho: float | None, n: int, confidence: float = 0.95) -> Interval:
+    """Fisher z CI for Spearman's ρ with the Bonett–Wright (2000) variance (1 + ρ²/2)/(n − 3).
+
+    Chosen over the plain 1/(n−3) because ρ's sampling variance exceeds r's, so the plain variance
+    undercovers (Bonett & Wright 2000). HUME's Table 8 used the plain variance: call
+    `fisher_z_interval(rho, n)` to reproduce it.
+    """
+    interval, reason = fisher_z_interval.explain(rho, n, confidence, variance="bonett_wright")
+    if interval is None:
+        raise Undefined(reason or "undefined")
+    return interval
+
+
+@metric
+def annotator_range(scores: Sequence[float | None]) -> Interval:
+    """Min–max of the annotators' scores (HUME's CI for clustering and reranking, K = 2)."""
+    kept = [s for s in scores if s is not None]
+    if not kept:
+        raise Undefined("undefined: no annotator score")
+    return float(min(kept)), float(max(kept))
+
+
+@metric
+def bootstrap_interval(
+    values: Sequence[float], confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> Interval:
+    """Seeded (deterministic) BCa bootstrap CI of the mean (scipy), where no closed form applies.
+
+    Falls back to the percentile method when BCa is degenerate, and to [v, v] for a single value
+    or identical values (nothing to resample).
+    """
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise Undefined("undefined: no values to resample")
+    if data.size == 1 or _is_constant(data):
+        return float(data[0]), float(data[0])
+    for method in ("BCa", "percentile"):
+        res = stats.bootstrap((data,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+                              method=method, rng=np.random.default_rng(seed))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            return low, high
+    raise Undefined("undefined: bootstrap gave no finite interval")
+
+
+# ---------------------------------------------------------------- bands and validity
+
+
+def agreement_band(value: float | None, family: Family) -> str | None:
+    """HUME Appendix F band: κ/α/ARI ("chance") or correlation ("correlation"); None if undefined."""
+    if value is None:
+        return None
+    for lower, band in _BANDS[family]:
+        if value > lower:
+            return band
+    return _LOWEST_BAND[family]
+
+
+def is_low_agreement(value: float | None, family: Family) -> bool:
+    """HUME §5.3 validity flag: κ < 0.4 or ρ < 0.6. An undefined value is not flagged."""
+    return value is not None and value < LOW_AGREEMENT_THRESHOLDS[family]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _require_two_raters(matrix: npt.NDArray[Any]) -> None:
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        raise Undefined(SINGLE_ANNOTATOR)
+
+
+def _is_constant(a: npt.NDArray[Any]) -> bool:
+    return bool(a.size == 0 or (a == a.flat[0]).all())
+
+
+def partition_codes(labels: Sequence[Hashable]) -> IntArray:
+    """Cluster ids → codes by first appearance, so str and int ids (or mixes) compare safely."""
+    index: dict[Hashable, int] = {}
+    return np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)
