@@ -438,7 +438,8 @@ def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | No
     held = Exists(Lease.objects.filter(batch_item_id=OuterRef("pk"), annotator_id=annotator.pk, expires_at__gt=now))
     leased = open_items.filter(held).count()
     if annotator.kind == HUMAN:
-        others = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now).exclude(annotator_id=annotator.pk)
+        others = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now)
+        others = others.exclude(annotator_id=annotator.pk)
         taken = F("human_answers") + _count(others, "batch_item_id")
         open_items = open_items.alias(taken=taken).filter(Q(taken__lt=batch.overlap) | held)
     available = open_items.count()

@@ -1,6 +1,7 @@
 """The management JSON API: annotators, batches, assignments, annotations (read, and revise one's own).
 
 Querysets come from annotation.access, so list views are scoped to the requesting user like detail views.
+Answers are listed here; one answer (GET/PATCH /annotations/<id>/) belongs to the annotator loop's API.
 Object writes look the object up first (someone else's id answers 404, not 403) and then check the role
 through the same access helpers the HTML pages use. Creation endpoints are composed as
 IsAuthenticated & IsAdmin.
@@ -14,23 +15,20 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from tasks_app.kinds import ValidationProblem
-
 from . import access, assignment, batches, progress
 from .models import Annotator, AnnotatorLanguage
 from .roles import ANNOTATOR, is_admin
 from .serializers_manage import (
-    AnnotationReviseSerializer,
-    AnnotationSerializer,
     AnnotatorCreateSerializer,
     AnnotatorSerializer,
+    AnswerHistorySerializer,
     AssignmentSerializer,
     AssignSerializer,
     BatchCreateSerializer,
@@ -83,7 +81,8 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         with transaction.atomic():
-            user = get_user_model().objects.create_user(username=data["username"], password=data.get("password") or None)
+            user = get_user_model().objects.create_user(username=data["username"],
+                                                        password=data.get("password") or None)
             user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
             annotator = Annotator.objects.create(user=user, kind=data["kind"])
             AnnotatorLanguage.objects.bulk_create(AnnotatorLanguage(annotator=annotator, **entry)
@@ -214,36 +213,13 @@ class AssignmentViewSet(mixins.ListModelMixin, ScopedViewSet):
 
 
 class AnnotationViewSet(mixins.ListModelMixin, ScopedViewSet):
-    """Answers, read-only except that an annotator may PATCH their own value while the batch is open (kept
-    as a revision). Nothing is ever deleted."""
+    """The list of answers (`?batch=<id>` filters): an annotator's own, or all for researchers and admins, each
+    with its earlier values. One answer (GET/PATCH /annotations/<id>/) is the annotator loop's endpoint."""
 
-    serializer_class = AnnotationSerializer
+    serializer_class = AnswerHistorySerializer
 
     def get_queryset(self) -> QuerySet:
         answers = access.visible_annotations(self.request.user).prefetch_related("revisions")
         if batch_id := self.request.query_params.get("batch"):
             answers = answers.filter(batch_id=batch_id) if batch_id.isdigit() else answers.none()
         return answers.order_by("pk")
-
-    def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(AnnotationSerializer(access.get_annotation_for(request.user, pk)).data)
-
-    def partial_update(self, request: Request, pk: str) -> Response:
-        answer = access.get_own_annotation(request.user, pk)
-        given = AnnotationReviseSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        if answer.batch is None:
-            raise serializers.ValidationError({"batch": "This answer belongs to no batch and cannot be revised."})
-        try:
-            result = assignment.submit_answer(answer.annotator, answer.batch, answer.item,
-                                              given.validated_data["value"], source="api",
-                                              time_spent_ms=given.validated_data.get("time_spent_ms"))
-        except ValidationProblem as problem:
-            return problem_response(problem.field, problem.message)
-        except assignment.AssignmentRefused as refused:
-            return Response({"code": refused.code, "detail": str(refused)}, status=status.HTTP_409_CONFLICT)
-        return Response(AnnotationSerializer(access.get_annotation_for(request.user, result.annotation.pk)).data)
-
-    def destroy(self, request: Request, pk: str) -> Response:
-        access.get_annotation_for(request.user, pk)
-        raise MethodNotAllowed("DELETE", detail="Answers are never deleted; revise them instead.")

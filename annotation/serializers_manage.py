@@ -135,7 +135,7 @@ class RevisionSerializer(serializers.ModelSerializer):
         fields = ("value", "skipped", "previous_submitted_at", "replaced_at")
 
 
-class AnnotationSerializer(serializers.ModelSerializer):
+class AnswerHistorySerializer(serializers.ModelSerializer):
     """An answer with its earlier values. The annotator sees their own; researchers and admins all."""
 
     item_external_id = serializers.CharField(source="item.external_id", read_only=True)
@@ -148,13 +148,6 @@ class AnnotationSerializer(serializers.ModelSerializer):
                   "skip_reason", "flagged", "flag_comment", "started_at", "submitted_at", "updated_at",
                   "time_spent_ms", "source", "revisions")
         read_only_fields = fields
-
-
-class AnnotationReviseSerializer(serializers.Serializer):
-    """PATCH body of one's own answer: the new value (validated by the task kind in the engine)."""
-
-    value = serializers.JSONField()
-    time_spent_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
 
 
 class AnnotatorProgressSerializer(serializers.Serializer):

@@ -98,8 +98,8 @@ def test_deactivating_through_the_api_returns_leased_items(carol, alice):
 
 
 def test_the_api_names_a_bad_language_code(carol):
-    response = client_for(carol).post("/api/v1/annotators/", {
-        "username": "hana", "languages": [{"language": "en", "proficiency": "native"}]}, content_type="application/json")
+    body = {"username": "hana", "languages": [{"language": "en", "proficiency": "native"}]}
+    response = client_for(carol).post("/api/v1/annotators/", body, content_type="application/json")
     assert response.status_code == 400
     assert response.json() == {"languages": {"0": {"language": [
         "Use an MTEB-style language code such as eng-Latn or ara-Arab."]}}}

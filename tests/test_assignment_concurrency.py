@@ -36,7 +36,7 @@ def run_together(workers: list[Callable[[], Any]]) -> list[BaseException]:
         try:
             barrier.wait()
             work()
-        except BaseException as exc:  # noqa: BLE001 - every error is a test failure, reported below
+        except BaseException as exc:  # every error is a test failure, reported below
             errors.append(exc)
         finally:
             connections.close_all()

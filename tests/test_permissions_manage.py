@@ -32,9 +32,14 @@ def answered(alice, bob):
 def test_another_annotators_objects_are_404_through_the_api(answered, bob, alice, method, kind):
     target = {"assignments": answered["seat"].pk, "annotations": answered["answer"].pk,
               "batches": answered["batch"].pk, "annotators": alice.pk}[kind]
-    response = getattr(client_for(bob.user), method)(f"/api/v1/{kind}/{target}/", {"value": "negative"},
-                                                     content_type="application/json")
-    assert response.status_code == 404
+    api = client_for(bob.user)
+    response = getattr(api, method)(f"/api/v1/{kind}/{target}/", {"value": "negative"}, content_type="application/json")
+    if (kind, method) == ("annotations", "delete"):
+        # One answer's endpoint belongs to the annotator loop and allows no DELETE at all: the same 405 for an
+        # existing id as for one that does not exist, so the id reveals nothing.
+        assert response.status_code == api.delete("/api/v1/annotations/999999/").status_code == 405
+    else:
+        assert response.status_code == 404
     assert Annotation.objects.get().value == "positive"
     assert BatchAssignee.objects.filter(pk=answered["seat"].pk).exists()
 
@@ -66,15 +71,15 @@ def test_list_endpoints_show_an_annotator_only_their_own_objects(answered, alice
     assert api.get(f"/api/v1/annotations/?batch={answered['batch'].pk}").json()["results"] == []
 
 
-def test_an_annotator_reads_and_revises_their_own_answer_and_the_revision_is_kept(answered, alice):
+def test_an_annotator_revises_their_answer_and_the_list_shows_the_earlier_value(answered, alice):
     api = client_for(alice.user)
-    url = f"/api/v1/annotations/{answered['answer'].pk}/"
-    assert api.get(url).json()["value"] == "positive"
-    response = api.patch(url, {"value": "negative"}, content_type="application/json")
+    response = api.patch(f"/api/v1/annotations/{answered['answer'].pk}/", {"value": "negative"},
+                         content_type="application/json")
     assert response.status_code == 200
-    assert response.json()["value"] == "negative"
-    assert [r["value"] for r in response.json()["revisions"]] == ["positive"]
-    assert api.get(f"/manage/annotations/{answered['answer'].pk}/").status_code == 200
+    [listed] = api.get(f"/api/v1/annotations/?batch={answered['batch'].pk}").json()["results"]
+    assert (listed["value"], [r["value"] for r in listed["revisions"]]) == ("negative", ["positive"])
+    page = api.get(f"/manage/annotations/{answered['answer'].pk}/").content.decode()
+    assert "Never revised" not in page and "positive" in page
 
 
 def test_a_revision_with_an_invalid_value_names_the_field_and_changes_nothing(answered, alice):
@@ -103,7 +108,9 @@ def test_answers_are_never_deleted_even_by_their_annotator(answered, alice):
 def test_a_researcher_reads_every_answer_but_cannot_answer_as_someone_else(answered, dave):
     researcher = client_for(dave)
     url = f"/api/v1/annotations/{answered['answer'].pk}/"
-    assert researcher.get(url).json()["annotator_name"] == "alice"
+    assert [a["annotator_name"] for a in researcher.get("/api/v1/annotations/").json()["results"]] == ["alice"]
+    assert researcher.get(url).json()["value"] == "positive"
+    assert researcher.get(f"/manage/annotations/{answered['answer'].pk}/").status_code == 200
     assert researcher.patch(url, {"value": "negative"}, content_type="application/json").status_code == 403
     assert researcher.get(f"/manage/batches/{answered['batch'].pk}/").status_code == 200
     assert researcher.post(f"/manage/batches/{answered['batch'].pk}/open/", {"open": "0"}).status_code == 403
