@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.db import connection, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from tasks_app.models import Item
 
-from .models import Annotation, AnnotationRevision, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from . import assignment_sql as sql
+from .models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem, Lease
 
 REFUSAL_CODES = (
     "not_assignee", "inactive", "batch_closed", "not_leased", "overlap_full", "not_in_batch", "other_batch",
@@ -107,17 +107,7 @@ def _refuse_unless_open(annotator: Annotator, batch: Batch, assigned: bool, acti
 def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat, tuple[int, int] | None]:
     """Serialise this annotator's next_item calls on the batch, read the batch state fresh (it may have just
     closed) and, in the same query, the lease they already hold: (seat, (lease id, item id) or None)."""
-    held = Lease.objects.filter(annotator_id=annotator.pk, batch_item__batch_id=batch.pk, expires_at__gt=now)
-    held = held.order_by("batch_item__position")
-    row = (
-        BatchAssignee.objects.filter(batch_id=batch.pk, annotator_id=annotator.pk)
-        .select_for_update(no_key=True, of=("self",))
-        .annotate(held_lease=Subquery(held.values("pk")[:1]),
-                  held_item=Subquery(held.values("batch_item__item_id")[:1]))
-        .values_list("batch__is_open", "batch__overlap", "batch__lease_seconds", "annotator__active",
-                     "annotator__kind", "held_lease", "held_item")
-        .first()
-    )
+    row = sql.seat(batch.pk, annotator.pk, now)
     if row is None:
         _refuse_unless_open(annotator, batch, False, True, True)
     is_open, overlap, lease_seconds, active, kind, held_lease, held_item = row
@@ -128,16 +118,7 @@ def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat
 def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Seat]:
     """Lock the item's row in this batch (waiting if needed: every change to its holders happens under it) and
     read the batch and annotator state in the same query: (batch item id, seat)."""
-    me = Annotator.objects.filter(pk=annotator.pk)
-    row = (
-        BatchItem.objects.filter(batch_id=batch.pk, item_id=item.pk)
-        .select_for_update(no_key=True, of=("self",))
-        .annotate(assigned=Exists(BatchAssignee.objects.filter(batch_id=batch.pk, annotator_id=annotator.pk)),
-                  annotator_active=Subquery(me.values("active")), annotator_kind=Subquery(me.values("kind")))
-        .values_list("pk", "batch__overlap", "batch__lease_seconds", "annotator_kind", "assigned",
-                     "annotator_active", "batch__is_open")
-        .first()
-    )
+    row = sql.lock_item(batch.pk, item.pk, annotator.pk)
     if row is None:
         _lock_seat(annotator, batch, timezone.now())  # says why if the batch itself is out of reach
         raise AssignmentRefused("not_in_batch", f"This item is not part of the batch “{batch.name}”.")
@@ -145,30 +126,9 @@ def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Se
     return row[0], _Seat(*row[1:4])
 
 
-def _count(rows: QuerySet, key: str) -> Coalesce:
-    """A correlated COUNT(*) of `rows` as an expression (0 when there are none)."""
-    counted = rows.order_by().values(key).annotate(n=Count("pk")).values("n")
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
-
-
 def _state(annotator: Annotator, batch: Batch, item: Item, batch_item_id: int, now: datetime) -> _State:
     """Everything a submit decides on, in one statement taken after the item's lock was granted."""
-    others = ~Q(annotator_id=annotator.pk)
-    answers = Annotation.objects.filter(others, item_id=item.pk, batch_id=batch.pk, skipped=False,
-                                        annotator__kind=HUMAN)
-    leases = Lease.objects.filter(others, batch_item_id=batch_item_id, expires_at__gt=now)
-    own_lease = Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk)
-    own_answer = Annotation.objects.filter(item_id=item.pk, annotator_id=annotator.pk)
-    row = (
-        BatchItem.objects.filter(pk=batch_item_id)
-        .annotate(own_answer=Subquery(own_answer.order_by().values("pk")[:1]),
-                  lease_from=Subquery(own_lease.values("leased_at")[:1]),
-                  lease_until=Subquery(own_lease.values("expires_at")[:1]),
-                  n_answers=_count(answers, "item_id"), n_leases=_count(leases, "batch_item_id"))
-        .values_list("own_answer", "lease_from", "lease_until", "n_answers", "n_leases")
-        .get()
-    )
-    return _State(*row)
+    return _State(*sql.state(batch_item_id, item.pk, batch.pk, annotator.pk, now))
 
 
 def _bump(batch_item_id: int, delta: int) -> None:
@@ -184,88 +144,39 @@ def next_item(annotator: Annotator, batch: Batch, *, now: datetime | None = None
     now = now or timezone.now()
     with transaction.atomic():
         seat, held = _lock_seat(annotator, batch, now)
-        if seat.kind != HUMAN:
-            item_id = _first_unanswered(annotator, batch)
+        if seat.kind != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
+            item = sql.first_unanswered(batch.pk, annotator.pk)
         elif held is not None:  # a reload: the same item, with the full lease time again
             Lease.objects.filter(pk=held[0]).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
-            item_id = held[1]
+            item = Item.objects.get(pk=held[1])
         else:
-            return _lease_free_item(annotator, batch, seat, now)
-    return None if item_id is None else Item.objects.select_related("task").get(pk=item_id)
-
-
-def _mine(annotator: Annotator) -> Exists:
-    return Exists(Annotation.objects.filter(item_id=OuterRef("item_id"), annotator_id=annotator.pk))
-
-
-def _first_unanswered(annotator: Annotator, batch: Batch) -> int | None:
-    """LLM annotators are not bound by k: the first item of the batch they have not answered."""
-    rows = BatchItem.objects.filter(batch_id=batch.pk).filter(~_mine(annotator)).order_by("position")
-    return rows.values_list("item_id", flat=True).first()
-
-
-def _candidates(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime, tried: list[int]) -> QuerySet:
-    """The one locking query: the first unlocked item with room, the count conditions evaluated in SQL
-    (human_answers is the cached count; live leases are counted)."""
-    live_leases = _count(Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now), "batch_item_id")
-    return (
-        BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=seat.overlap)
-        .exclude(pk__in=tried)
-        .filter(~_mine(annotator))
-        .alias(taken=F("human_answers") + live_leases)
-        .filter(taken__lt=seat.overlap)
-        .order_by("position")
-        .select_related("item__task")
-        .select_for_update(no_key=True, skip_locked=True, of=("self",))
-    )
+            item = _lease_free_item(annotator, batch, seat, now)
+    if item is not None and Batch._meta.get_field("task").is_cached(batch):
+        item.task = batch.task  # a batch's items are its task's items; saves the caller a query
+    return item
 
 
 def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datetime) -> Item | None:
+    """Candidate (one locking query with the count conditions, SKIP LOCKED), then a conditional claim that
+    recounts afresh under the lock; a candidate filled after our snapshot is dropped and the next one tried."""
     tried: list[int] = []
+    expires_at = now + timedelta(seconds=seat.lease_seconds)
     while True:
-        candidate = _candidates(annotator, batch, seat, now, tried).first()
-        if candidate is None:
+        item = sql.candidate(batch.pk, annotator.pk, seat.overlap, now, tried)
+        if item is None:
             return None
-        if _claim(candidate, annotator, seat, now):
-            return candidate.item
-        tried.append(candidate.pk)  # filled after our snapshot was taken; the next query sees newer state
-        _repair_cache(candidate)
+        if sql.claim(item.batch_item_id, item.pk, batch.pk, annotator.pk, seat.overlap, now, expires_at):
+            return item
+        tried.append(item.batch_item_id)
+        _repair_cache(item.batch_item_id, item.pk, batch.pk, item.cached_answers)
 
 
-_CLAIM_SQL = """
-INSERT INTO {lease} (batch_item_id, annotator_id, leased_at, expires_at)
-SELECT %s, %s, %s, %s
-WHERE (SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id
-       WHERE a.item_id = %s AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s)
-    + (SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s AND l.annotator_id <> %s)
-    < %s
-ON CONFLICT (batch_item_id, annotator_id) DO UPDATE SET leased_at = excluded.leased_at, expires_at = excluded.expires_at
-RETURNING id
-"""
-
-
-def _claim(candidate: BatchItem, annotator: Annotator, seat: _Seat, now: datetime) -> bool:
-    """Write the lease only if, counted afresh under the lock, the item still has room. One statement: a new
-    statement sees every lease committed before our lock was granted. An expired lease of the same
-    annotator is reused (one row per item and annotator)."""
-    ops = connection.ops
-    at, until = ops.adapt_datetimefield_value(now), ops.adapt_datetimefield_value(
-        now + timedelta(seconds=seat.lease_seconds))
-    sql = _CLAIM_SQL.format(lease=Lease._meta.db_table, annotation=Annotation._meta.db_table,
-                            annotator=Annotator._meta.db_table)
-    params = [candidate.pk, annotator.pk, at, until, candidate.item_id, candidate.batch_id, False, HUMAN,
-              candidate.pk, at, annotator.pk, seat.overlap]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone() is not None
-
-
-def _repair_cache(batch_item: BatchItem) -> None:
+def _repair_cache(batch_item_id: int, item_id: int, batch_id: int, cached: int) -> None:
     """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
-    answers = Annotation.objects.filter(item_id=batch_item.item_id, batch_id=batch_item.batch_id, skipped=False,
+    answers = Annotation.objects.filter(item_id=item_id, batch_id=batch_id, skipped=False,
                                         annotator__kind=HUMAN).count()
-    if answers != batch_item.human_answers:
-        BatchItem.objects.filter(pk=batch_item.pk).update(human_answers=answers)
+    if answers != cached:
+        BatchItem.objects.filter(pk=batch_item_id).update(human_answers=answers)
 
 
 # --- submit, skip, flag ---------------------------------------------------------------------------------------
@@ -323,10 +234,8 @@ def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now
             started_at=answer.started_at or state.lease_from,
             time_spent_ms=_time_spent(answer.time_spent_ms, state.lease_from, now), source=answer.source,
         )
-        if state.lease_from is not None:
-            Lease.objects.filter(batch_item_id=batch_item_id, annotator_id=annotator.pk).delete()
-        if seat.kind == HUMAN and not answer.skipped:
-            _bump(batch_item_id, +1)
+        counted = seat.kind == HUMAN and not answer.skipped
+        sql.settle(batch_item_id, annotator.pk, drop_lease=state.lease_from is not None, delta=+1 if counted else 0)
         return SubmitResult(annotation, created=True, revised=False)
 
 
@@ -429,19 +338,7 @@ def release_leases_of_inactive(sender: type, instance: Annotator, **kwargs: Any)
 
 def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | None = None) -> dict[str, int]:
     """What this annotator has done in the batch and how many items they can still get (for progress bars):
-    {"done", "skipped", "total"} as ENGINE_API.md says, plus "leased" and "available"."""
-    now = now or timezone.now()
-    counts = Annotation.objects.filter(annotator_id=annotator.pk, batch_id=batch.pk).aggregate(
-        done=Count("pk", filter=Q(skipped=False)), skipped=Count("pk", filter=Q(skipped=True))
-    )
-    open_items = BatchItem.objects.filter(batch_id=batch.pk).filter(~_mine(annotator))
-    held = Exists(Lease.objects.filter(batch_item_id=OuterRef("pk"), annotator_id=annotator.pk, expires_at__gt=now))
-    leased = open_items.filter(held).count()
-    if annotator.kind == HUMAN:
-        others = Lease.objects.filter(batch_item_id=OuterRef("pk"), expires_at__gt=now)
-        others = others.exclude(annotator_id=annotator.pk)
-        taken = F("human_answers") + _count(others, "batch_item_id")
-        open_items = open_items.alias(taken=taken).filter(Q(taken__lt=batch.overlap) | held)
-    available = open_items.count()
-    return {"done": counts["done"], "skipped": counts["skipped"], "total": counts["done"] + counts["skipped"]
-            + available, "leased": leased, "available": available}
+    {"done", "skipped", "total"} as ENGINE_API.md says, plus "leased" and "available". One statement that
+    never walks the batch item by item, since the loop asks on every request."""
+    overlap = batch.overlap if annotator.kind == HUMAN else 1 << 30  # LLM annotators are not bound by k
+    return sql.progress(batch.pk, annotator.pk, overlap, now or timezone.now())
