@@ -57,11 +57,12 @@ def reads_everything(user: User) -> bool:
     return bool(roles_of(user) & {ADMIN, RESEARCHER})
 
 
-def _first(queryset: QuerySet, pk: int | str):
+def _first(queryset: QuerySet, pk: int | str, *, field: str = "pk"):
     try:
-        return queryset.filter(pk=pk).first()
+        found = list(queryset.filter(**{field: pk}).order_by()[:1])
     except (ValueError, TypeError):
         return None
+    return found[0] if found else None
 
 
 def _found(queryset: QuerySet, pk: int | str):
@@ -100,12 +101,13 @@ def get_batch_to_annotate(user: User, batch_id: int | str) -> tuple[Annotator, B
     """The user's annotator profile and a batch they are assigned to. Researchers and admins can read the
     batch but not annotate as someone else (403); anyone else gets 404. Two queries on the annotator's
     path, which every loop request takes."""
-    annotator = annotator_of(user)
-    if annotator is not None:
-        seated = Exists(BatchAssignee.objects.filter(batch_id=OuterRef("pk"), annotator_id=annotator.pk))
-        batch = _first(Batch.objects.select_related("task").filter(seated), batch_id)
-        if batch is not None:
-            return annotator, batch
+    if user.is_authenticated:
+        seats = BatchAssignee.objects.select_related("batch__task", "annotator").filter(annotator__user_id=user.pk)
+        seat = _first(seats, batch_id, field="batch_id")
+        if seat is not None:  # one query for the annotator, the batch and its task
+            seat.annotator.user = user
+            Annotator._meta.get_field("user").remote_field.set_cached_value(user, seat.annotator)
+            return seat.annotator, seat.batch
     get_batch_for(user, batch_id)  # 404 unless the user may at least read it
     raise PermissionDenied("You are not an annotator of this batch.")
 
