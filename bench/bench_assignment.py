@@ -95,9 +95,12 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     return batches
 
 
-def start_gunicorn(url: str, port: int, workers: int) -> subprocess.Popen:
+def start_gunicorn(url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
+    """The README's deployment: `gunicorn hume.wsgi --workers 3` (sync workers); --threads N tries gthread."""
     cmd = [sys.executable, "-m", "gunicorn", "hume.wsgi:application", "--workers", str(workers), "--bind",
            f"{HOST}:{port}", "--backlog", "2048", "--log-level", "warning"]
+    if threads > 1:
+        cmd += ["--worker-class", "gthread", "--threads", str(threads)]
     server = subprocess.Popen(cmd, cwd=REPO, env=server_env(url), start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -257,6 +260,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000, help="items per batch (enough not to run out)")
     parser.add_argument("--overlap", type=int, default=2)
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="> 1: gthread workers with this many threads")
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--no-reference", dest="reference", action="store_false",
                         help="skip the bare-pair reference runs")
@@ -276,11 +280,12 @@ def main() -> None:
             report(f"{concurrency:3d} threads, next + submit (+ progress ×2)", tally, elapsed)
             print(f"     {check_database(batch_id, args.overlap, len(tally.latencies))}")
         return
-    server = start_gunicorn(url, args.port, args.workers)
+    server = start_gunicorn(url, args.port, args.workers, args.threads)
     try:
         for batch_id, tokens in batches:  # warm every worker's DB connection and code paths
             request(args.port, "GET", f"/api/v1/batches/{batch_id}/next/", tokens[0], None)
-        print(f"gunicorn {args.workers} sync workers, PostgreSQL, k = {args.overlap}, {args.items} items per batch,"
+        kind = "sync" if args.threads == 1 else f"gthread ×{args.threads}"
+        print(f"gunicorn {args.workers} {kind} workers, PostgreSQL, k = {args.overlap}, {args.items} items per batch,"
               f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs (load before: {os.getloadavg()[0]:.1f})")
         for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
             if args.reference:
