@@ -1,7 +1,7 @@
 """API routes of the annotator's loop (under /api/v1/)."""
 from django.urls import path
 
-from . import api
+from . import api, import_api
 
 urlpatterns = [
     path("my/batches/", api.my_batches, name="api-annotation-my-batches"),
@@ -10,4 +10,5 @@ urlpatterns = [
     path("batches/<int:batch_id>/items/<int:item_id>/skip/", api.skip, name="api-annotation-item-skip"),
     path("batches/<int:batch_id>/items/<int:item_id>/flag/", api.flag, name="api-annotation-item-flag"),
     path("annotations/<int:annotation_id>/", api.my_annotation, name="api-annotation-detail"),
+    path("annotations/import/", import_api.import_annotations_view, name="api-annotation-import"),
 ]

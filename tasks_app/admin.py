@@ -1,6 +1,18 @@
-"""Django admin for tasks and items. Gold is shown to admins only (the admin site is staff-only)."""
-from django.contrib import admin
+"""Django admin for tasks and items. Gold is shown to admins only (the admin site is staff-only).
 
+TaskAdmin has an "Import dataset" page: the upload form and import function of /tasks/import/, inside admin.
+"""
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path
+
+from .forms import TaskImportForm
+from .importing import ImportFailed, ImportProblem, import_upload
 from .models import Item, ItemGold, Task
 
 
@@ -9,6 +21,30 @@ class TaskAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "language", "mteb_task_name", "mteb_subset", "sample_size", "created_at")
     list_filter = ("kind", "language")
     search_fields = ("name", "mteb_task_name")
+    change_list_template = "admin/tasks_app/task/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [path("import/", self.admin_site.admin_view(self.import_view), name="tasks_app_task_import")]
+        return extra + super().get_urls()
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a dataset from the admin; same form, same import function as the task pages and the API."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = TaskImportForm(request.POST or None, request.FILES or None)
+        problems: list[ImportProblem] = []
+        if request.method == "POST" and form.is_valid():
+            try:
+                summary = import_upload(form.cleaned_data["file"], form.options())
+            except ImportFailed as failed:
+                problems = failed.problems
+            else:
+                self.message_user(request, "; ".join(summary.lines()), messages.SUCCESS)
+                return redirect("admin:tasks_app_task_change", summary.task_id)
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "problems": problems, "title": "Import a dataset"}
+        return TemplateResponse(request, "admin/tasks_app/task/import_form.html", context,
+                                status=400 if problems or form.errors else 200)
 
 
 class ItemGoldInline(admin.StackedInline):

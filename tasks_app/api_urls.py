@@ -1,4 +1,10 @@
 """API routes of tasks_app (under /api/v1/)."""
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import api
+
+urlpatterns = [
+    path("tasks/", api.TaskViewSet.as_view({"get": "list"}), name="api-task-list"),
+    path("tasks/import/", api.import_dataset, name="api-task-import"),
+    path("tasks/<int:pk>/", api.TaskViewSet.as_view({"get": "retrieve"}), name="api-task-detail"),
+]

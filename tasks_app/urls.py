@@ -1,5 +1,11 @@
-"""HTML routes of tasks_app."""
-from django.urls import path  # noqa: F401
+"""HTML routes of tasks_app (under /tasks/)."""
+from django.urls import path
+
+from . import views
 
 app_name = "tasks_app"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.task_list, name="list"),
+    path("import/", views.task_import, name="import"),
+    path("<int:task_id>/", views.task_detail, name="detail"),
+]

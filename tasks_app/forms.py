@@ -1,0 +1,44 @@
+"""The upload form: the CLI's options as fields; parse_options does the real validation for all three entry points."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from .kinds import KIND_CHOICES
+
+
+class TaskImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL (one item per line) or CSV for flat kinds; see the formats below.")
+    name = forms.CharField(max_length=200)
+    kind = forms.ChoiceField(choices=KIND_CHOICES)
+    language = forms.CharField(max_length=16, help_text="MTEB-style code, e.g. eng-Latn, ara-Arab.")
+    labels = forms.CharField(required=False, help_text="Classification: a,b,c (default: the gold labels).")
+    scale = forms.CharField(required=False, help_text="MIN,MAX (sts default 0,5; graded 0,10; likert 1,7).")
+    step = forms.CharField(required=False, help_text="Scale step, e.g. 0.5.")
+    axes = forms.CharField(required=False, help_text="Likert: overall,accuracy,coverage,coherence.")
+    instructions = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}),
+                                   help_text="Markdown, shown to annotators.")
+    instructions_file = forms.FileField(required=False, help_text="Or a Markdown file (.md).")
+    mteb_task_name = forms.CharField(required=False, label="MTEB task name")
+    mteb_subset = forms.CharField(required=False, label="MTEB subset", help_text="hf_subset, e.g. default or ar.")
+    dataset_revision = forms.CharField(required=False)
+    format = forms.ChoiceField(required=False, choices=[("", "from the file name"), ("jsonl", "JSONL"),
+                                                        ("csv", "CSV")])
+    update_gold = forms.BooleanField(required=False, help_text="Let this file change gold imported before.")
+
+    def clean_instructions_file(self) -> str | None:
+        upload = self.cleaned_data.get("instructions_file")
+        if not upload:
+            return None
+        try:
+            return upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise forms.ValidationError("The instructions file is not UTF-8 text.") from None
+
+    def options(self) -> dict[str, Any]:
+        """The raw options for parse_options; an instructions file wins over the text box."""
+        data = {k: v for k, v in self.cleaned_data.items() if k not in ("file", "instructions_file")}
+        if self.cleaned_data.get("instructions_file"):
+            data["instructions"] = self.cleaned_data["instructions_file"]
+        return data

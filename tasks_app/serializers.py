@@ -1,0 +1,84 @@
+"""API shapes for tasks and dataset import. No serializer here reads gold; counts come annotated by the queryset."""
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .importing.options import FORMATS
+from .kinds import KIND_CHOICES
+from .models import Task
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    n_items = serializers.IntegerField(read_only=True)
+    n_with_gold = serializers.IntegerField(source="n_gold", read_only=True)
+    scale = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Task
+        fields = ["id", "name", "kind", "language", "text_direction", "labels", "scale", "axes", "instructions",
+                  "mteb_task_name", "mteb_subset", "dataset_revision", "sample_size", "sample_seed", "n_items",
+                  "n_with_gold", "created_at", "updated_at"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.DictField(allow_null=True, help_text="min, max, step; null for unscaled kinds"))
+    def get_scale(self, task: Task) -> dict[str, Any] | None:
+        if task.kind_definition.default_scale is None:
+            return None
+        lo, hi, step = task.scale
+        return {"min": lo, "max": hi, "step": step}
+
+
+class TaskImportRequestSerializer(serializers.Serializer):
+    """The multipart body of POST /api/v1/tasks/import/: the file and the CLI's options."""
+
+    file = serializers.FileField(help_text="JSONL, or CSV for flat kinds (see docs/import.md)")
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=KIND_CHOICES)
+    language = serializers.CharField(max_length=16, help_text="MTEB-style code, e.g. eng-Latn")
+    labels = serializers.CharField(required=False, allow_blank=True, help_text="a,b,c (classification)")
+    scale = serializers.CharField(required=False, allow_blank=True, help_text="MIN,MAX")
+    step = serializers.CharField(required=False, allow_blank=True)
+    axes = serializers.CharField(required=False, allow_blank=True, help_text="a,b,c (likert)")
+    instructions = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                         help_text="Markdown")
+    mteb_task_name = serializers.CharField(required=False, allow_blank=True)
+    mteb_subset = serializers.CharField(required=False, allow_blank=True)
+    dataset_revision = serializers.CharField(required=False, allow_blank=True)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, help_text="default: from the file name")
+    update_gold = serializers.BooleanField(required=False, default=False,
+                                           help_text="let the file change gold imported before")
+
+
+class ImportProblemSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+
+
+class ImportErrorsSerializer(serializers.Serializer):
+    errors = ImportProblemSerializer(many=True)
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    task_id = serializers.IntegerField()
+    task = serializers.CharField()
+    kind = serializers.CharField()
+    language = serializers.CharField()
+    created_task = serializers.BooleanField()
+    added = serializers.IntegerField()
+    added_with_gold = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    gold_updated = serializers.IntegerField()
+    labels = serializers.ListField(child=serializers.CharField())
+    updated_fields = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+def serializer_problems(errors: dict[str, Any], filename: str) -> list[dict[str, Any]]:
+    """DRF field errors in the import's error shape, so clients handle one format."""
+    return [{"file": filename, "line": None, "field": None if name == "non_field_errors" else name,
+             "message": " ".join(str(m) for m in messages)} for name, messages in errors.items()]

@@ -1,0 +1,33 @@
+"""Template filters for task pages: safe Markdown instructions and compact JSON for gold values."""
+from __future__ import annotations
+
+from typing import Any
+
+import markdown as md
+import nh3
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from ..kinds import canonical_json
+
+register = template.Library()
+
+
+def render_markdown(text: str) -> SafeString:
+    """Markdown to HTML, then nh3's allow-list (no script, no event handlers, links get rel=noopener)."""
+    html = md.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
+    return mark_safe(nh3.clean(html))
+
+
+@register.filter(name="markdown_safe")
+def markdown_safe(text: str) -> SafeString:
+    """{{ task.instructions|markdown_safe }}"""
+    return render_markdown(text)
+
+
+@register.filter(name="as_json")
+def as_json(value: Any) -> str:
+    """A gold value as compact text: labels as they are, structures as JSON (autoescaped like any string)."""
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else canonical_json(value)

@@ -1,0 +1,71 @@
+"""Task pages: the list, a task's detail with an item preview, and the dataset upload (admins)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import F, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from annotation.roles import is_researcher
+
+from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
+from .forms import TaskImportForm
+from .importing import ImportFailed, ImportProblem, import_upload
+from .models import Item, Task
+
+PREVIEW_PAGE = 20
+
+
+@login_required
+def task_list(request: HttpRequest) -> HttpResponse:
+    tasks = with_counts(visible_tasks(request.user))
+    return render(request, "tasks_app/task_list.html", {"tasks": tasks, "may_import": may_import(request.user)})
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The task and a page of its items; htmx page links get only the items fragment."""
+    task = get_visible_task(request.user, task_id)
+    show_gold = may_see_gold(request.user)
+    show_items = is_researcher(request.user)  # annotators meet items one by one in their batches
+    page = Paginator(preview_items(task, show_gold), PREVIEW_PAGE).get_page(request.GET.get("page"))
+    context = {"task": task, "page": page, "show_gold": show_gold, "show_items": show_items,
+               "may_import": may_import(request.user)}
+    if request.htmx:
+        return render(request, "tasks_app/_items.html", context)
+    return render(request, "tasks_app/task_detail.html", context)
+
+
+def preview_items(task: Task, with_gold: bool) -> QuerySet[Item]:
+    """Items in file order; the gold join exists only in the admin's query, so it cannot leak by template."""
+    items = Item.objects.filter(task=task).only("id", "task_id", "external_id", "position", "payload", "in_sample")
+    if with_gold:
+        items = items.annotate(gold_value=F("gold__value"))
+    return items.order_by("position", "id")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def task_import(request: HttpRequest) -> HttpResponse:
+    """Upload a dataset: the same import as `manage.py import_task`; errors name file, line and field."""
+    if not may_import(request.user):
+        raise PermissionDenied("Only admins import datasets.")
+    form = TaskImportForm(request.POST or None, request.FILES or None)
+    problems: list[ImportProblem] = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = import_upload(form.cleaned_data["file"], form.options())
+        except ImportFailed as failed:
+            problems = failed.problems
+        else:
+            for line in summary.lines():
+                messages.success(request, line)
+            return redirect("tasks_app:detail", task_id=summary.task_id)
+    status = 400 if problems or form.errors else 200
+    return render(request, "tasks_app/task_import.html", {"form": form, "problems": problems}, status=status)

@@ -1,0 +1,58 @@
+"""The demo the run command loads: a task of every kind, three languages, the demo people, idempotent."""
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from annotation.models import Annotation, Batch, BatchAssignee
+from tasks_app.kinds import KINDS
+from tasks_app.models import Item, ItemGold, Task
+
+
+def load_demo() -> str:
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_task_of_every_kind_in_english_arabic_and_danish() -> None:
+    load_demo()
+    assert set(Task.objects.values_list("kind", flat=True)) == set(KINDS)
+    assert set(Task.objects.values_list("language", flat=True)) == {"eng-Latn", "ara-Arab", "dan-Latn"}
+    assert Task.objects.count() == 13
+    assert Item.objects.count() == 46
+    assert ItemGold.objects.count() == Item.objects.count()
+
+
+@pytest.mark.django_db
+def test_the_demo_prints_working_logins_for_every_role() -> None:
+    output = load_demo()
+    assert "password for all: hume-demo" in output
+    for name in ("carol", "dave", "alice", "bob"):
+        assert f"  {name} " in output
+        assert authenticate(username=name, password="hume-demo") is not None
+
+
+@pytest.mark.django_db
+def test_the_demo_assigns_each_batch_to_the_annotators_who_speak_its_language() -> None:
+    load_demo()
+    english = Batch.objects.get(task__name="Emotion (English)")
+    assert english.overlap == 2
+    assert set(BatchAssignee.objects.filter(batch=english).values_list("annotator__user__username", flat=True)) == {
+        "alice", "bob"}
+    arabic = Batch.objects.get(task__name="STS (Arabic)")
+    assert arabic.overlap == 1
+    assert list(arabic.assignees.values_list("user__username", flat=True)) == ["bob"]
+    assert english.batch_items.count() == 8
+
+
+@pytest.mark.django_db
+def test_loading_the_demo_twice_changes_nothing() -> None:
+    load_demo()
+    counts = (Task.objects.count(), Item.objects.count(), Batch.objects.count(), Annotation.objects.count())
+    output = load_demo()
+    assert (Task.objects.count(), Item.objects.count(), Batch.objects.count(), Annotation.objects.count()) == counts
+    assert "0 added, 8 unchanged" in output
+    assert counts[3] == 48
