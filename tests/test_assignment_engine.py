@@ -333,3 +333,14 @@ def test_annotator_progress_matches_the_item_by_item_definition_through_a_random
         for person in people:
             figures = engine.annotator_progress(person, batch, now=now)
             assert figures["available"] == brute_force_available(person, batch, now), (person, figures)
+
+
+def test_answers_written_behind_the_engine_are_recounted_into_the_cache(alice, erin):
+    batch = make_batch(make_task(n=2), [alice, erin], overlap=1)
+    first = BatchItem.objects.get(batch=batch, position=1).item
+    Annotation.objects.bulk_create([Annotation(item=first, annotator=erin, batch=batch, value="positive",
+                                               source="import")])  # as the annotation import does
+    assert engine.recount_answers(batch) == 1
+    assert engine.recount_answers(batch) == 0
+    assert BatchItem.objects.get(batch=batch, item=first).human_answers == 1
+    assert engine.annotator_progress(alice, batch)["available"] == 1
