@@ -11,11 +11,11 @@ Why it is exact on PostgreSQL:
   annotators never queue behind each other. Holding the lock, it recounts in a *new statement*: under READ
   COMMITTED that statement sees every lease committed before the lock was granted, which the candidate
   query's older snapshot may have missed. Only then is the lease written; a stale candidate is dropped.
-- Each annotator's own calls are serialised on their BatchAssignee row, so a double click or two open tabs
-  store one answer and hold one lease.
+- An annotator's next_item calls are serialised on their BatchAssignee row (two tabs hold one lease); a double
+  click on one item is serialised by that item's lock and the unique (item, annotator) constraint.
 On SQLite the settings open every atomic block with BEGIN IMMEDIATE, which takes the database write lock up
-front: the same code then runs one writer at a time (Django drops the FOR UPDATE clauses there), slower but
-correct, and the 30 s busy timeout keeps "database is locked" away from users.
+front: the same statements then run one writer at a time (no row-lock clause there), slower but correct, and
+the 30 s busy timeout keeps "database is locked" away from users. The statements are in assignment_sql.py.
 
 Counting rule (ENGINE_API.md): k counts non-skipped answers of *human* annotators in this batch plus live
 leases. A skip frees its slot. LLM annotators never consume k: they take no leases, are not limited by k,
