@@ -18,9 +18,28 @@ from django.utils import timezone
 from tasks_app.models import Item
 
 from .models import Annotation, Annotator, Batch, BatchAssignee, Lease
-from .roles import is_admin, is_researcher
+from .roles import ADMIN, RESEARCHER
 
 User = AbstractBaseUser | AnonymousUser
+
+
+def roles_of(user: User) -> frozenset[str]:
+    """The user's role groups, read once per request (cached on the user object): the loop asks on every call."""
+    cached = getattr(user, "_hume_roles", None)
+    if cached is None:
+        if not user.is_authenticated:
+            cached = frozenset()
+        elif user.is_superuser:
+            cached = frozenset({ADMIN, RESEARCHER})
+        else:
+            cached = frozenset(user.groups.values_list("name", flat=True))
+        user._hume_roles = cached
+    return cached
+
+
+def manages(user: User) -> bool:
+    """Admins manage studies (same rule as roles.is_admin)."""
+    return ADMIN in roles_of(user)
 
 
 def annotator_of(user: User) -> Annotator | None:
@@ -34,14 +53,23 @@ def annotator_of(user: User) -> Annotator | None:
 
 
 def reads_everything(user: User) -> bool:
-    return is_researcher(user)  # admins included
+    """Researchers and admins read everything (same rule as roles.is_researcher)."""
+    return bool(roles_of(user) & {ADMIN, RESEARCHER})
+
+
+def _first(queryset: QuerySet, pk: int | str, *, field: str = "pk"):
+    try:
+        found = list(queryset.filter(**{field: pk}).order_by()[:1])
+    except (ValueError, TypeError):
+        return None
+    return found[0] if found else None
 
 
 def _found(queryset: QuerySet, pk: int | str):
-    try:
-        return queryset.get(pk=pk)
-    except (queryset.model.DoesNotExist, ValueError, TypeError):
-        raise Http404(f"No {queryset.model._meta.verbose_name} with id {pk} for you.") from None
+    found = _first(queryset, pk)
+    if found is None:
+        raise Http404(f"No {queryset.model._meta.verbose_name} with id {pk} for you.")
+    return found
 
 
 # --- batches --------------------------------------------------------------------------------------------------
@@ -64,19 +92,24 @@ def get_batch_for(user: User, batch_id: int | str) -> Batch:
 def get_batch_to_manage(user: User, batch_id: int | str) -> Batch:
     """A batch the user may change (admins only): 403 for researchers who can read it, 404 for others."""
     batch = get_batch_for(user, batch_id)
-    if not is_admin(user):
+    if not manages(user):
         raise PermissionDenied("Only admins manage batches.")
     return batch
 
 
 def get_batch_to_annotate(user: User, batch_id: int | str) -> tuple[Annotator, Batch]:
     """The user's annotator profile and a batch they are assigned to. Researchers and admins can read the
-    batch but not annotate as someone else (403); anyone else gets 404."""
-    batch = get_batch_for(user, batch_id)
-    annotator = annotator_of(user)
-    if annotator is None or not BatchAssignee.objects.filter(batch=batch, annotator=annotator).exists():
-        raise PermissionDenied("You are not an annotator of this batch.")
-    return annotator, batch
+    batch but not annotate as someone else (403); anyone else gets 404. Two queries on the annotator's
+    path, which every loop request takes."""
+    if user.is_authenticated:
+        seats = BatchAssignee.objects.select_related("batch__task", "annotator").filter(annotator__user_id=user.pk)
+        seat = _first(seats, batch_id, field="batch_id")
+        if seat is not None:  # one query for the annotator, the batch and its task
+            seat.annotator.user = user
+            Annotator._meta.get_field("user").remote_field.set_cached_value(user, seat.annotator)
+            return seat.annotator, seat.batch
+    get_batch_for(user, batch_id)  # 404 unless the user may at least read it
+    raise PermissionDenied("You are not an annotator of this batch.")
 
 
 # --- items in a batch -------------------------------------------------------------------------------------------
@@ -118,7 +151,7 @@ def get_annotator_for(user: User, annotator_id: int | str) -> Annotator:
 
 def get_annotator_to_manage(user: User, annotator_id: int | str) -> Annotator:
     annotator = get_annotator_for(user, annotator_id)
-    if not is_admin(user):
+    if not manages(user):
         raise PermissionDenied("Only admins manage annotators.")
     return annotator
 
@@ -139,7 +172,7 @@ def get_assignment_for(user: User, assignment_id: int | str) -> BatchAssignee:
 
 def get_assignment_to_manage(user: User, assignment_id: int | str) -> BatchAssignee:
     assignment = get_assignment_for(user, assignment_id)
-    if not is_admin(user):
+    if not manages(user):
         raise PermissionDenied("Only admins change who is assigned to a batch.")
     return assignment
 

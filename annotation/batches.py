@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from tasks_app.models import Item, Task
+from tasks_app.models import Item, Task, language_code
 
 from .models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
 
@@ -65,6 +66,10 @@ def create_batch(spec: BatchSpec, *, annotators: Iterable[Annotator] = (), overr
     Returns (batch, created); an existing batch of the same task and name is returned unchanged apart from
     newly listed assignees, so scripts can run twice."""
     language = spec.language or spec.task.language
+    try:
+        language_code(language)
+    except ValidationError:
+        raise AssignmentProblem("language", f"{language!r} is not an MTEB-style code such as eng-Latn.") from None
     overlap = spec.overlap if spec.overlap is not None else hume_overlap(language)
     if overlap < 1:
         raise AssignmentProblem("overlap", "Overlap k must be at least 1.")

@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("tasks_app.api_urls")),
     path("", include("annotation.api_urls")),
+    path("", include("annotation.manage_api_urls")),
     path("", include("agreement.api_urls")),
     path("llm/", include("annotation.llm_api")),
 ]

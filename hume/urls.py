@@ -14,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks_app.urls")),
     path("annotate/", include("annotation.urls")),
+    path("manage/", include("annotation.manage_urls")),
     path("reports/", include("agreement.urls")),
     path("llm/", include("annotation.llm_urls")),
     path("api/v1/", include("hume.api_urls")),

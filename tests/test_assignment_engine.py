@@ -250,6 +250,8 @@ def test_llm_annotators_never_consume_overlap(alice):
         engine.submit_answer(llm, batch, engine.next_item(llm, batch), "positive", source="llm")
     assert engine.next_item(llm, batch) is None
     assert not Lease.objects.filter(annotator=llm).exists()
+    assert engine.annotator_progress(llm, batch) == {"done": 2, "skipped": 0, "total": 2, "leased": 0,
+                                                      "available": 0}
     assert engine.next_item(alice, batch).pk == item_ids(batch)[0]
 
 
@@ -286,3 +288,59 @@ def test_time_spent_is_measured_from_the_lease_and_bounds_the_clients_figure(ali
                                       now=t0 + timedelta(seconds=30))
         measured.append(result.annotation.time_spent_ms)
     assert measured == [30_000, 10_000, 30_000]
+
+
+def test_a_stale_answer_cache_never_lets_next_item_overshoot_and_is_repaired(alice, erin):
+    batch = make_batch(make_task(n=2), [alice, erin], overlap=1)
+    engine.submit_answer(erin, batch, engine.next_item(erin, batch), "positive")
+    BatchItem.objects.filter(batch=batch).update(human_answers=0)  # as if an answer arrived behind the engine
+    assert engine.next_item(alice, batch).pk == item_ids(batch)[1]
+    assert list(BatchItem.objects.filter(batch=batch).order_by("position").values_list("human_answers", flat=True)) \
+        == [1, 0]
+
+
+def brute_force_available(annotator, batch, now) -> int:
+    """The definition, item by item: held by them, or unanswered by them with human answers + others' live
+    leases below k."""
+    available = 0
+    for batch_item in BatchItem.objects.filter(batch=batch):
+        if Annotation.objects.filter(item=batch_item.item, annotator=annotator).exists():
+            continue
+        leases = Lease.objects.filter(batch_item=batch_item, expires_at__gt=now)
+        answers = Annotation.objects.filter(item=batch_item.item, batch=batch, skipped=False,
+                                            annotator__kind="human").count()
+        held = leases.filter(annotator=annotator).exists()
+        available += held or answers + leases.exclude(annotator=annotator).count() < batch.overlap
+    return available
+
+
+def test_annotator_progress_matches_the_item_by_item_definition_through_a_random_session(alice, erin, frank):
+    import random
+
+    rng = random.Random(7)
+    people = [alice, erin, frank]
+    batch = make_batch(make_task(n=7), people, overlap=2, lease_seconds=60)
+    now = timezone.now()
+    for _ in range(40):
+        now += timedelta(seconds=rng.choice([1, 5, 30, 70]))
+        who = rng.choice(people)
+        item = engine.next_item(who, batch, now=now)
+        if item is not None and rng.random() < 0.7:
+            if rng.random() < 0.2:
+                engine.skip_item(who, batch, item, reason="unsure", now=now)
+            else:
+                engine.submit_answer(who, batch, item, "positive", now=now)
+        for person in people:
+            figures = engine.annotator_progress(person, batch, now=now)
+            assert figures["available"] == brute_force_available(person, batch, now), (person, figures)
+
+
+def test_answers_written_behind_the_engine_are_recounted_into_the_cache(alice, erin):
+    batch = make_batch(make_task(n=2), [alice, erin], overlap=1)
+    first = BatchItem.objects.get(batch=batch, position=1).item
+    Annotation.objects.bulk_create([Annotation(item=first, annotator=erin, batch=batch, value="positive",
+                                               source="import")])  # as the annotation import does
+    assert engine.recount_answers(batch) == 1
+    assert engine.recount_answers(batch) == 0
+    assert BatchItem.objects.get(batch=batch, item=first).human_answers == 1
+    assert engine.annotator_progress(alice, batch)["available"] == 1

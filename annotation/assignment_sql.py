@@ -1,0 +1,181 @@
+"""The SQL of the assignment engine's hot path, one statement per step, on PostgreSQL and SQLite.
+
+Why raw SQL here and nowhere else: every annotator request runs these, and building the equivalent ORM
+expressions (correlated subqueries, annotations) cost more Python time than the database spent answering.
+The statements are plain SQL shared by both backends; only the row-lock clause differs (PostgreSQL's
+``FOR NO KEY UPDATE``; SQLite takes its write lock with BEGIN IMMEDIATE instead). Parameters always go
+through the driver; table names come from the models. The rules these implement live in assignment.py.
+"""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+from django.utils.dateparse import parse_datetime
+
+from tasks_app.models import Item
+
+from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+
+T = {"annotation": Annotation._meta.db_table, "annotator": Annotator._meta.db_table, "batch": Batch._meta.db_table,
+     "assignee": BatchAssignee._meta.db_table, "batch_item": BatchItem._meta.db_table, "lease": Lease._meta.db_table,
+     "item": Item._meta.db_table}
+HUMAN = Annotator.Kind.HUMAN
+
+
+def _lock(alias: str, *, skip_locked: bool = False) -> str:
+    """The row-lock clause: NO KEY UPDATE does not block the key-share locks taken by foreign-key checks."""
+    if connection.vendor != "postgresql":
+        return ""
+    return f"FOR NO KEY UPDATE OF {alias}" + (" SKIP LOCKED" if skip_locked else "")
+
+
+def _at(value: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def _datetime(value: Any) -> datetime | None:
+    """PostgreSQL hands back an aware datetime; SQLite naive UTC (or text) for computed columns."""
+    if value is None:
+        return None
+    parsed = value if isinstance(value, datetime) else parse_datetime(str(value))
+    return parsed.replace(tzinfo=UTC) if parsed is not None and parsed.tzinfo is None else parsed
+
+
+def _one(sql: str, params: list[Any]) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.format(**T), params)
+        return cursor.fetchone()
+
+
+# Others' live leases on the batch item `bi`.
+_OTHERS_LEASES = ("(SELECT COUNT(*) FROM {lease} o WHERE o.batch_item_id = bi.id AND o.expires_at > %s "
+                  "AND o.annotator_id <> %s)")
+# The annotator's own answer to the item of `bi` (in any batch: one answer per item and annotator).
+_MINE = "EXISTS (SELECT 1 FROM {annotation} m WHERE m.item_id = bi.item_id AND m.annotator_id = %s)"
+
+
+def seat(batch_id: int, annotator_id: int, now: datetime) -> tuple | None:
+    """Lock the annotator's BatchAssignee row and read the batch state with the lease they already hold:
+    (is_open, overlap, lease_seconds, active, kind, held lease id, held item id), or None if not assigned."""
+    held = ("SELECT {col} FROM {lease} l JOIN {batch_item} hb ON hb.id = l.batch_item_id WHERE l.annotator_id = %s "
+            "AND hb.batch_id = %s AND l.expires_at > %s ORDER BY hb.position LIMIT 1")
+    sql = (f"SELECT b.is_open, b.overlap, b.lease_seconds, a.active, a.kind, ({held.format(col='l.id', **T)}), "
+           f"({held.format(col='hb.item_id', **T)}) "
+           "FROM {assignee} ba JOIN {batch} b ON b.id = ba.batch_id JOIN {annotator} a ON a.id = ba.annotator_id "
+           f"WHERE ba.batch_id = %s AND ba.annotator_id = %s {_lock('ba')}")
+    now_at = _at(now)
+    row = _one(sql, [annotator_id, batch_id, now_at, annotator_id, batch_id, now_at, batch_id, annotator_id])
+    return None if row is None else (bool(row[0]), row[1], row[2], bool(row[3]), *row[4:])
+
+
+def candidate(batch_id: int, annotator_id: int, overlap: int, now: datetime, tried: list[int]) -> Item | None:
+    """The one locking query of next_item: the first item in batch order this annotator has not answered,
+    with human answers (the cached count) + live leases below k, skipping rows other requests hold locked.
+    Returns the Item with `batch_item_id` and `cached_answers` attached."""
+    excluded = f"AND bi.id NOT IN ({', '.join(['%s'] * len(tried))})" if tried else ""
+    leases = _OTHERS_LEASES.replace(" AND o.annotator_id <> %s", "")
+    sql = ("SELECT i.*, bi.id AS batch_item_id, bi.human_answers AS cached_answers "
+           "FROM {batch_item} bi JOIN {item} i ON i.id = bi.item_id "
+           f"WHERE bi.batch_id = %s AND bi.human_answers < %s {excluded} AND NOT {_MINE} "
+           f"AND bi.human_answers + {leases} < %s ORDER BY bi.position LIMIT 1 {_lock('bi', skip_locked=True)}")
+    params = [batch_id, overlap, *tried, annotator_id, _at(now), overlap]
+    return next(iter(Item.objects.raw(sql.format(**T), params)), None)
+
+
+def first_unanswered(batch_id: int, annotator_id: int) -> Item | None:
+    """For LLM annotators, who are not bound by k."""
+    sql = ("SELECT i.* FROM {batch_item} bi JOIN {item} i ON i.id = bi.item_id "
+           f"WHERE bi.batch_id = %s AND NOT {_MINE} ORDER BY bi.position LIMIT 1")
+    return next(iter(Item.objects.raw(sql.format(**T), [batch_id, annotator_id])), None)
+
+
+def claim(batch_item_id: int, item_id: int, batch_id: int, annotator_id: int, overlap: int, now: datetime,
+          expires_at: datetime) -> bool:
+    """Write (or renew) the lease only if, counted afresh, the item still has room. A new statement under
+    READ COMMITTED sees every lease committed before our row lock was granted, which the candidate
+    query's older snapshot may have missed. True when the lease was written."""
+    sql = ("INSERT INTO {lease} (batch_item_id, annotator_id, leased_at, expires_at) SELECT %s, %s, %s, %s "
+           "WHERE (SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id "
+           "WHERE a.item_id = %s AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s) "
+           "+ (SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s "
+           "AND l.annotator_id <> %s) < %s "
+           "ON CONFLICT (batch_item_id, annotator_id) DO UPDATE "
+           "SET leased_at = excluded.leased_at, expires_at = excluded.expires_at RETURNING id")
+    at = _at(now)
+    params = [batch_item_id, annotator_id, at, _at(expires_at), item_id, batch_id, False, HUMAN, batch_item_id, at,
+              annotator_id, overlap]
+    return _one(sql, params) is not None
+
+
+def lock_item(batch_id: int, item_id: int, annotator_id: int) -> tuple | None:
+    """Lock the item's row in the batch (waiting if another request holds it) and read the batch and annotator
+    state: (batch item id, overlap, lease_seconds, kind, assigned, active, is_open), or None."""
+    sql = ("SELECT bi.id, b.overlap, b.lease_seconds, a.kind, "
+           "EXISTS (SELECT 1 FROM {assignee} ba WHERE ba.batch_id = bi.batch_id AND ba.annotator_id = a.id), "
+           "a.active, b.is_open FROM {batch_item} bi JOIN {batch} b ON b.id = bi.batch_id "
+           f"CROSS JOIN {{annotator}} a WHERE bi.batch_id = %s AND bi.item_id = %s AND a.id = %s {_lock('bi')}")
+    row = _one(sql, [batch_id, item_id, annotator_id])
+    return None if row is None else (*row[:4], bool(row[4]), bool(row[5]), bool(row[6]))
+
+
+def state(batch_item_id: int, item_id: int, batch_id: int, annotator_id: int, now: datetime) -> tuple:
+    """After the item's lock: (own answer id, own lease's leased_at, its expires_at, others' non-skipped human
+    answers in the batch, others' live leases) — everything a submit decides on, in one statement."""
+    own_lease = "SELECT {col} FROM {lease} l WHERE l.batch_item_id = %s AND l.annotator_id = %s"
+    sql = ("SELECT (SELECT a.id FROM {annotation} a WHERE a.item_id = %s AND a.annotator_id = %s), "
+           f"({own_lease.format(col='l.leased_at', **T)}), ({own_lease.format(col='l.expires_at', **T)}), "
+           "(SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id WHERE a.item_id = %s "
+           "AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s AND a.annotator_id <> %s), "
+           "(SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s "
+           "AND l.annotator_id <> %s)")
+    params = [item_id, annotator_id, batch_item_id, annotator_id, batch_item_id, annotator_id, item_id, batch_id,
+              False, HUMAN, annotator_id, batch_item_id, _at(now), annotator_id]
+    row = _one(sql, params)
+    return row[0], _datetime(row[1]), _datetime(row[2]), row[3], row[4]
+
+
+def settle(batch_item_id: int, annotator_id: int, *, drop_lease: bool, delta: int) -> None:
+    """After a first answer: the lease goes and the cached count moves (one round trip on PostgreSQL)."""
+    drop = "DELETE FROM {lease} WHERE batch_item_id = %s AND annotator_id = %s"
+    bump = "UPDATE {batch_item} SET human_answers = human_answers + %s WHERE id = %s"
+    with connection.cursor() as cursor:
+        if drop_lease and delta and connection.vendor == "postgresql":
+            cursor.execute(f"WITH gone AS ({drop}) {bump}".format(**T), [batch_item_id, annotator_id, delta,
+                                                                           batch_item_id])
+            return
+        if drop_lease:
+            cursor.execute(drop.format(**T), [batch_item_id, annotator_id])
+        if delta:
+            cursor.execute(bump.format(**T), [delta, batch_item_id])
+
+
+def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:
+    """An annotator's figures in one statement that never walks the batch item by item with subqueries:
+    items with room (a plain count on the cached human_answers), minus those they answered, minus those
+    others' live leases fill, plus those only their own lease keeps — the corrections read only their answers
+    and the batch's live leases. Pass a huge `overlap` for LLM annotators (not bound by k)."""
+    sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l "
+           "JOIN {batch_item} lb ON lb.id = l.batch_item_id WHERE lb.batch_id = %s AND l.expires_at > %s), "
+           "touched AS (SELECT bi.human_answers AS h, "
+           "SUM(CASE WHEN live.annotator_id = %s THEN 1 ELSE 0 END) AS held, "
+           "SUM(CASE WHEN live.annotator_id = %s THEN 0 ELSE 1 END) AS others, "
+           f"{_MINE} AS answered "
+           "FROM live JOIN {batch_item} bi ON bi.id = live.batch_item_id GROUP BY bi.id, bi.human_answers, bi.item_id) "
+           "SELECT "
+           "(SELECT COUNT(*) FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s AND a.skipped = %s), "
+           "(SELECT COUNT(*) FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s AND a.skipped = %s), "
+           "(SELECT COUNT(*) FROM {batch_item} bi WHERE bi.batch_id = %s AND bi.human_answers < %s), "
+           "(SELECT COUNT(*) FROM {annotation} a JOIN {batch_item} bi ON bi.item_id = a.item_id "
+           "AND bi.batch_id = %s WHERE a.annotator_id = %s AND bi.human_answers < %s), "
+           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND others > 0 AND h < %s AND h + others >= %s), "
+           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND held > 0 AND h + others >= %s), "
+           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND held > 0)")
+    me, k = annotator_id, overlap
+    params = [batch_id, _at(now), me, me, me, me, batch_id, False, me, batch_id, True, batch_id, k, batch_id, me, k,
+              k, k, k]
+    done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
+    available = room - answered - blocked + held_full
+    return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,
+            "available": available}

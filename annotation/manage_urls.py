@@ -1,0 +1,24 @@
+"""Admin pages under /manage/: annotators, batches, assignments, progress."""
+from django.urls import path
+
+from . import manage_views as views
+
+app_name = "manage"
+urlpatterns = [
+    path("", views.manage_home, name="home"),
+    path("annotators/", views.annotator_list, name="annotator_list"),
+    path("annotators/new/", views.annotator_create, name="annotator_create"),
+    path("annotators/<int:annotator_id>/", views.annotator_detail, name="annotator_detail"),
+    path("annotators/<int:annotator_id>/active/", views.annotator_set_active, name="annotator_set_active"),
+    path("batches/", views.batch_list, name="batch_list"),
+    path("batches/new/", views.batch_create, name="batch_create"),
+    path("batches/bulk/", views.batch_bulk_create, name="batch_bulk_create"),
+    path("batches/<int:batch_id>/", views.batch_detail, name="batch_detail"),
+    path("batches/<int:batch_id>/edit/", views.batch_edit, name="batch_edit"),
+    path("batches/<int:batch_id>/open/", views.batch_set_open, name="batch_set_open"),
+    path("batches/<int:batch_id>/assignees/", views.batch_assign, name="batch_assign"),
+    path("batches/<int:batch_id>/<str:part>.csv", views.batch_export, name="batch_export"),
+    path("assignments/<int:assignment_id>/", views.assignment_detail, name="assignment_detail"),
+    path("assignments/<int:assignment_id>/remove/", views.assignment_remove, name="assignment_remove"),
+    path("annotations/<int:annotation_id>/", views.annotation_detail, name="annotation_detail"),
+]

@@ -1,0 +1,75 @@
+"""`python manage.py create_annotator NAME --languages eng-Latn,dan-Latn [--kind human|llm] [--password P]`.
+
+Idempotent: running it again keeps the account, adds languages that are missing (existing ones keep their
+proficiency unless one is given as eng-Latn:fluent), and sets the password only when one is given.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotation.models import Annotator, AnnotatorLanguage
+from annotation.roles import ANNOTATOR
+from tasks_app.models import language_code
+
+PROFICIENCIES = [choice for choice, _ in AnnotatorLanguage.Proficiency.choices]
+
+
+def parse_languages(text: str) -> dict[str, str | None]:
+    """"eng-Latn,dan-Latn:fluent" → {"eng-Latn": None, "dan-Latn": "fluent"}; a clear error names the entry."""
+    languages: dict[str, str | None] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        code, _, proficiency = entry.partition(":")
+        try:
+            language_code(code)
+        except ValidationError:
+            raise CommandError(f"--languages: {code!r} is not an MTEB-style code such as eng-Latn or ara-Arab.") \
+                from None
+        if proficiency and proficiency not in PROFICIENCIES:
+            raise CommandError(f"--languages: proficiency {proficiency!r} of {code} must be one of {PROFICIENCIES}.")
+        languages[code] = proficiency or None
+    return languages
+
+
+class Command(BaseCommand):
+    help = "Create (or update) an annotator with languages; idempotent."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name", help="user name")
+        parser.add_argument("--languages", required=True,
+                            help="comma-separated MTEB codes, optionally with :native|:near-native|:fluent")
+        parser.add_argument("--kind", choices=[k for k, _ in Annotator.Kind.choices], default=Annotator.Kind.HUMAN)
+        parser.add_argument("--password", help="set this password (omit to keep the current one)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        languages = parse_languages(options["languages"])
+        if not languages:
+            raise CommandError("--languages: give at least one language code.")
+        with transaction.atomic():
+            user, user_created = get_user_model().objects.get_or_create(username=options["name"])
+            if options["password"]:
+                user.set_password(options["password"])
+                user.save(update_fields=["password"])
+            elif user_created:
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+            user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
+            annotator, created = Annotator.objects.get_or_create(user=user, defaults={"kind": options["kind"]})
+            if not created and annotator.kind != options["kind"]:
+                annotator.kind = options["kind"]
+                annotator.save(update_fields=["kind"])
+            for code, proficiency in languages.items():
+                row, made = AnnotatorLanguage.objects.get_or_create(
+                    annotator=annotator, language=code,
+                    defaults={"proficiency": proficiency or AnnotatorLanguage.Proficiency.NATIVE})
+                if not made and proficiency and row.proficiency != proficiency:
+                    row.proficiency = proficiency
+                    row.save(update_fields=["proficiency"])
+        verb = "created" if created else "updated"
+        self.stdout.write(f"Annotator {annotator.name} {verb} (id {annotator.pk}, {annotator.kind}, "
+                          f"languages {', '.join(sorted(annotator.language_codes()))}).")

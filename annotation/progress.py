@@ -1,0 +1,186 @@
+"""Progress of batches for the admin dashboard and its CSV export: who is done, what is held, what is left.
+
+Counts, not metrics: agreement lives in `agreement/`. Every figure is read from the Annotation and Lease rows
+with a handful of grouped queries per batch (never one per item), so the dashboard can poll every 5 s.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from .assignment import annotator_progress
+from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+
+HUMAN = Annotator.Kind.HUMAN
+ISSUES_SHOWN = 200
+
+
+@dataclass
+class AnnotatorRow:
+    annotator_id: int
+    name: str
+    kind: str
+    active: bool
+    override_reason: str
+    done: int = 0
+    skipped: int = 0
+    flagged: int = 0
+    leased: int = 0
+    remaining: int = 0  # items this annotator can still get
+    median_ms: float | None = None
+    last_submit: datetime | None = None
+
+    @property
+    def status(self) -> str:
+        """At a glance: finished, working, not started, or inactive."""
+        if not self.active:
+            return "inactive"
+        if self.remaining == 0 and self.leased == 0:
+            return "done"
+        return "working" if self.done or self.skipped or self.leased else "not started"
+
+
+@dataclass
+class BatchProgress:
+    batch: Batch
+    items: int
+    needed: int  # items × k answers by humans
+    done: int  # non-skipped human answers
+    leased: int  # live leases
+    complete_items: int
+    median_ms: float | None
+    annotators: list[AnnotatorRow] = field(default_factory=list)
+    issues: list[Annotation] = field(default_factory=list)  # skips and flags, newest first
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.needed - self.done - self.leased)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.needed) if self.needed else 100
+
+
+def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | None = ISSUES_SHOWN) -> BatchProgress:
+    """The dashboard of one batch: totals, one row per assignee, and the latest `issues` skips and flags
+    (all of them with None, for the CSV export)."""
+    now = now or timezone.now()
+    answers = Annotation.objects.filter(batch=batch)
+    items = BatchItem.objects.filter(batch=batch).count()
+    per_item = list(answers.filter(skipped=False, annotator__kind=HUMAN).order_by().values("item_id")
+                    .annotate(n=Count("pk")).values_list("n", flat=True))
+    rows = annotator_rows(batch, now)
+    times = [t for t in answers.filter(skipped=False).values_list("time_spent_ms", flat=True) if t]
+    progress = BatchProgress(
+        batch=batch, items=items, needed=items * batch.overlap, done=sum(per_item),
+        leased=Lease.objects.filter(batch_item__batch=batch, expires_at__gt=now).count(),
+        complete_items=sum(1 for n in per_item if n >= batch.overlap),
+        median_ms=statistics.median(times) if times else None, annotators=rows,
+    )
+    flagged = answers.filter(Q(skipped=True) | Q(flagged=True)).select_related("item", "annotator__user")
+    flagged = flagged.order_by("-submitted_at")
+    progress.issues = list(flagged if issues is None else flagged[:issues])
+    return progress
+
+
+def annotator_rows(batch: Batch, now: datetime) -> list[AnnotatorRow]:
+    assignees = list(BatchAssignee.objects.filter(batch=batch).select_related("annotator__user"))
+    annotators = {a.annotator_id: a.annotator for a in assignees}
+    rows = {a.annotator_id: AnnotatorRow(a.annotator_id, a.annotator.name, a.annotator.kind, a.annotator.active,
+                                         a.override_reason) for a in assignees}
+    counts = (Annotation.objects.filter(batch=batch).order_by().values("annotator_id")
+              .annotate(done=Count("pk", filter=Q(skipped=False)), skipped=Count("pk", filter=Q(skipped=True)),
+                        flagged=Count("pk", filter=Q(flagged=True))))
+    for entry in counts:
+        if row := rows.get(entry["annotator_id"]):
+            row.done, row.skipped, row.flagged = entry["done"], entry["skipped"], entry["flagged"]
+    times: dict[int, list[int]] = defaultdict(list)
+    last: dict[int, datetime] = {}
+    for annotator_id, spent, submitted in (Annotation.objects.filter(batch=batch, skipped=False)
+                                           .values_list("annotator_id", "time_spent_ms", "submitted_at")):
+        if spent:
+            times[annotator_id].append(spent)
+        last[annotator_id] = max(submitted, last.get(annotator_id, submitted))
+    for annotator_id, row in rows.items():
+        row.median_ms = statistics.median(times[annotator_id]) if times[annotator_id] else None
+        row.last_submit = last.get(annotator_id)
+        figures = annotator_progress(annotators[annotator_id], batch, now=now)
+        row.leased, row.remaining = figures["leased"], figures["available"]
+    return sorted(rows.values(), key=lambda r: r.name)
+
+
+def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[dict]:
+    """One line per batch (done / leased / remaining / percent) with three grouped queries in all."""
+    now = now or timezone.now()
+    batches = list(batches)
+    ids = [b.pk for b in batches]
+    items = dict(BatchItem.objects.filter(batch_id__in=ids).order_by().values("batch_id")
+                 .annotate(n=Count("pk")).values_list("batch_id", "n"))
+    done = dict(Annotation.objects.filter(batch_id__in=ids, skipped=False, annotator__kind=HUMAN).order_by()
+                .values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
+    leased = dict(Lease.objects.filter(batch_item__batch_id__in=ids, expires_at__gt=now).order_by()
+                  .values("batch_item__batch_id").annotate(n=Count("pk")).values_list("batch_item__batch_id", "n"))
+    lines = []
+    for batch in batches:
+        needed = items.get(batch.pk, 0) * batch.overlap
+        d, held = done.get(batch.pk, 0), leased.get(batch.pk, 0)
+        lines.append({"batch": batch, "items": items.get(batch.pk, 0), "needed": needed, "done": d, "leased": held,
+                      "remaining": max(0, needed - d - held), "percent": round(100 * d / needed) if needed else 100})
+    return lines
+
+
+# --- CSV ------------------------------------------------------------------------------------------------------
+
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> str:
+    """One CSV cell a spreadsheet cannot run as a formula: text starting with = + - @ tab or CR gets a leading
+    quote unless it is a plain number such as -0.5. Comments and skip reasons are annotator-typed text."""
+    if value is None:
+        return ""
+    text = value.isoformat() if isinstance(value, datetime) else str(value)
+    if text.startswith(_FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(text):
+        return "'" + text
+    return text
+
+
+def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow([csv_cell(name) for name in header])
+    writer.writerows([csv_cell(value) for value in row] for row in rows)
+    return buffer.getvalue()
+
+
+ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "kind", "status", "done", "skipped", "flagged",
+                    "leased", "remaining", "median_seconds", "last_submit", "override_reason")
+ISSUE_HEADER = ("batch_id", "item_external_id", "annotator", "skipped", "skip_reason", "flagged", "flag_comment",
+                "submitted_at")
+
+
+def progress_csv(progress: BatchProgress) -> str:
+    """One row per annotator of the batch."""
+    b = progress.batch
+    rows = [(b.pk, b.name, b.language, b.overlap, r.name, r.kind, r.status, r.done, r.skipped, r.flagged, r.leased,
+             r.remaining, None if r.median_ms is None else round(r.median_ms / 1000, 1), r.last_submit,
+             r.override_reason) for r in progress.annotators]
+    return to_csv(ANNOTATOR_HEADER, rows)
+
+
+def issues_csv(progress: BatchProgress) -> str:
+    """Every skip and flag of the batch with the annotator's reason or comment."""
+    b = progress.batch
+    issues = [(b.pk, a.item.external_id, a.annotator.name, a.skipped, a.skip_reason, a.flagged, a.flag_comment,
+               a.submitted_at) for a in progress.issues]
+    return to_csv(ISSUE_HEADER, issues)

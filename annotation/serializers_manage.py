@@ -1,0 +1,189 @@
+"""Serializers of the management API: annotators, batches, assignments, annotations (read) and progress.
+
+They validate and shape data only; who may see what is decided by annotation.access, and changes go
+through annotation.batches and annotation.assignment. No serializer reads gold (it is another table).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from rest_framework import serializers
+
+from tasks_app.models import Task, language_code
+
+from .batches import DEFAULT_LEASE_SECONDS
+from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
+
+
+class LanguageSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AnnotatorLanguage
+        fields = ("language", "proficiency")
+
+
+class AnnotatorSerializer(serializers.ModelSerializer):
+    """A profile; PATCH may change kind, active (deactivation releases leases) and the language list."""
+
+    username = serializers.CharField(source="user.username", read_only=True)
+    languages = LanguageSerializer(many=True, required=False)
+
+    class Meta:
+        model = Annotator
+        fields = ("id", "username", "kind", "active", "languages", "created_at")
+        read_only_fields = ("id", "username", "created_at")
+
+    def validate_languages(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
+        codes = [entry["language"] for entry in value]
+        if len(codes) != len(set(codes)):
+            raise serializers.ValidationError("Each language may be listed once.")
+        return value
+
+
+class AnnotatorCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(write_only=True, required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=Annotator.Kind.choices, default=Annotator.Kind.HUMAN)
+    languages = LanguageSerializer(many=True)
+
+    def validate_username(self, value: str) -> str:
+        if get_user_model().objects.filter(username=value).exists():
+            raise serializers.ValidationError(f"A user named {value!r} already exists.")
+        return value
+
+    def validate_password(self, value: str) -> str:
+        if value:
+            validate_password(value)
+        return value
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    """A batch as readers see it; PATCH (admins) may change name, overlap, lease, due date and open state."""
+
+    task_name = serializers.CharField(source="task.name", read_only=True)
+    assignees = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Batch
+        fields = ("id", "task", "task_name", "name", "language", "overlap", "lease_seconds", "due_date", "is_open",
+                  "assignees", "created_by", "created_at")
+        read_only_fields = ("id", "task", "task_name", "language", "assignees", "created_by", "created_at")
+
+
+class BatchCreateSerializer(serializers.Serializer):
+    """A new batch from a task's pool. Overlap null (or preset "hume") applies HUME's k = 2 for eng, else 1."""
+
+    task = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all())
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    language = serializers.CharField(max_length=16, required=False, allow_blank=True, validators=[language_code])
+    overlap = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True)
+    preset = serializers.ChoiceField(choices=["hume"], required=False)
+    lease_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_LEASE_SECONDS)
+    due_date = serializers.DateField(required=False, allow_null=True)
+    annotators = serializers.PrimaryKeyRelatedField(queryset=Annotator.objects.all(), many=True, required=False)
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("preset") == "hume" and data.get("overlap") is not None:
+            raise serializers.ValidationError({"overlap": "Give either overlap or preset 'hume', not both."})
+        return data
+
+
+class BulkBatchSerializer(serializers.Serializer):
+    """One batch per task of a multilingual task: the tasks sharing `mteb_task_name`, or the `tasks` listed."""
+
+    mteb_task_name = serializers.CharField(required=False, allow_blank=True)
+    tasks = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all(), many=True, required=False)
+    overlap = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True)
+    assign_speakers = serializers.BooleanField(default=True)
+    lease_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_LEASE_SECONDS)
+    due_date = serializers.DateField(required=False, allow_null=True)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        name = data.get("mteb_task_name")
+        if name:
+            data["tasks"] = list(Task.objects.filter(mteb_task_name=name).order_by("language", "name"))
+            if not data["tasks"]:
+                raise serializers.ValidationError({"mteb_task_name": f"No task has the MTEB task name {name!r}."})
+        elif not data.get("tasks"):
+            raise serializers.ValidationError({"tasks": "Give mteb_task_name or a list of task ids."})
+        return data
+
+
+class AssignSerializer(serializers.Serializer):
+    annotators = serializers.PrimaryKeyRelatedField(queryset=Annotator.objects.all(), many=True, allow_empty=False)
+    override_reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    """An annotator on a batch; admins may PATCH the override reason."""
+
+    batch_name = serializers.CharField(source="batch.name", read_only=True)
+    annotator_name = serializers.CharField(source="annotator.user.username", read_only=True)
+
+    class Meta:
+        model = BatchAssignee
+        fields = ("id", "batch", "batch_name", "annotator", "annotator_name", "override_reason", "assigned_at")
+        read_only_fields = ("id", "batch", "batch_name", "annotator", "annotator_name", "assigned_at")
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AnnotationRevision
+        fields = ("value", "skipped", "previous_submitted_at", "replaced_at")
+
+
+class AnswerHistorySerializer(serializers.ModelSerializer):
+    """An answer with its earlier values. The annotator sees their own; researchers and admins all."""
+
+    item_external_id = serializers.CharField(source="item.external_id", read_only=True)
+    annotator_name = serializers.CharField(source="annotator.user.username", read_only=True)
+    revisions = RevisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Annotation
+        fields = ("id", "item", "item_external_id", "batch", "annotator", "annotator_name", "value", "skipped",
+                  "skip_reason", "flagged", "flag_comment", "started_at", "submitted_at", "updated_at",
+                  "time_spent_ms", "source", "revisions")
+        read_only_fields = fields
+
+
+class AnnotatorProgressSerializer(serializers.Serializer):
+    annotator = serializers.IntegerField(source="annotator_id")
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    flagged = serializers.IntegerField()
+    leased = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    median_ms = serializers.FloatField(allow_null=True)
+    last_submit = serializers.DateTimeField(allow_null=True)
+
+
+class IssueSerializer(serializers.Serializer):
+    annotation = serializers.IntegerField(source="pk")
+    item_external_id = serializers.CharField(source="item.external_id")
+    annotator = serializers.CharField(source="annotator.name")
+    skipped = serializers.BooleanField()
+    skip_reason = serializers.CharField()
+    flagged = serializers.BooleanField()
+    flag_comment = serializers.CharField()
+    submitted_at = serializers.DateTimeField()
+
+
+class BatchProgressSerializer(serializers.Serializer):
+    batch = serializers.IntegerField(source="batch.pk")
+    items = serializers.IntegerField()
+    needed = serializers.IntegerField()
+    done = serializers.IntegerField()
+    leased = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    complete_items = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    median_ms = serializers.FloatField(allow_null=True)
+    annotators = AnnotatorProgressSerializer(many=True)
+    issues = IssueSerializer(many=True)

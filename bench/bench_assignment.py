@@ -1,0 +1,304 @@
+#!/usr/bin/env python
+"""Throughput of the assignment engine over real HTTP: next + submit cycles against gunicorn on PostgreSQL.
+
+The script creates (or empties) its own database, migrates it, seeds a classification task, annotators with
+API tokens and one batch (k = 2) per run, starts gunicorn with 3 sync workers (DEBUG off, persistent DB
+connections), and lets N annotator threads loop on the annotator API — GET /api/v1/batches/<id>/next/ then
+POST /api/v1/batches/<id>/items/<item_id>/answer/ — for a fixed time. It prints cycles/s and the p50/p95 of
+one next+submit cycle for 10 and 40 concurrent annotators, then checks the database: no item above k,
+no duplicate answer, every 201 stored.
+
+    python bench/bench_assignment.py                        # 10 and 40 annotators, 15 s each
+    python bench/bench_assignment.py --concurrency 10 --seconds 30
+    python bench/bench_assignment.py --direct               # the engine alone, no web stack
+    BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_assign_bench python bench/bench_assignment.py
+
+Targets (issue): ≥ 200 cycles/s at 10 and 40 annotators, p95 < 100 ms at 10.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_URL = "postgres://hume:hume@127.0.0.1:5432/hume_assign_bench"
+HOST = "127.0.0.1"
+
+
+def recreate_database(url: str) -> None:
+    """A clean database of the bench's own, so figures never depend on what another run left behind."""
+    import psycopg
+
+    parts = urlparse(url)
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def server_env(url: str) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": url, "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(64),
+            "ALLOWED_HOSTS": HOST, "SECURE_SSL_REDIRECT": "false", "CONN_MAX_AGE": "600", "LOG_LEVEL": "ERROR"}
+
+
+def migrate(url: str) -> None:
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO,
+                   env=server_env(url), check=True)
+
+
+def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int, list[str]]]:
+    """One task, and per run a batch of `items` items with its own annotators (tokens); returns
+    [(batch id, [token, ...])]. Separate annotators per run, since an annotator answers an item once."""
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    from annotation.batches import BatchSpec, create_batch
+    from annotation.models import Annotator, AnnotatorLanguage
+    from tasks_app.models import Item, Task
+
+    task = Task.objects.create(name="BenchSentiment", kind="classification", language="eng-Latn",
+                               labels=["positive", "negative"])
+    Item.objects.bulk_create(Item(task=task, uid=f"bench-{i}", external_id=str(i), position=i,
+                                  payload={"text": f"Bench sentence number {i}, neither good nor bad."})
+                             for i in range(items))
+    batches = []
+    for run, concurrency in enumerate(runs):
+        tokens, annotators = [], []
+        for i in range(concurrency):
+            user = User.objects.create_user(username=f"bench{run}-{i}")
+            annotator = Annotator.objects.create(user=user)
+            AnnotatorLanguage.objects.create(annotator=annotator, language="eng-Latn")
+            annotators.append(annotator)
+            tokens.append(Token.objects.create(user=user).key)
+        batch, _ = create_batch(BatchSpec(task=task, name=f"bench run {run}", overlap=overlap), annotators=annotators)
+        batches.append((batch.pk, tokens))
+    return batches
+
+
+def start_gunicorn(url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
+    """The README's deployment: `gunicorn hume.wsgi --workers 3` (sync workers); --threads N tries gthread."""
+    cmd = [sys.executable, "-m", "gunicorn", "hume.wsgi:application", "--workers", str(workers), "--bind",
+           f"{HOST}:{port}", "--backlog", "2048", "--log-level", "warning"]
+    if threads > 1:
+        cmd += ["--worker-class", "gthread", "--threads", str(threads)]
+    server = subprocess.Popen(cmd, cwd=REPO, env=server_env(url), start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            status, _ = request(port, "GET", "/healthz/", None, None)
+            if status == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.3)
+    stop(server)
+    raise RuntimeError("gunicorn did not answer /healthz/ within a minute")
+
+
+def stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+def request(port: int, method: str, path: str, token: str | None, body: dict | None) -> tuple[int, bytes]:
+    """One HTTP request on a fresh connection (gunicorn's sync workers close after each response)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=60)
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    payload = None
+    if body is not None:
+        payload = json.dumps(body)
+        headers["Content-Type"] = "application/json"
+    try:
+        conn.request(method, path, payload, headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def annotate(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
+    """A scripted annotator: next, answer, repeat until time is up or nothing is left for them."""
+    while time.monotonic() < until:
+        started = time.perf_counter()
+        status, body = request(port, "GET", f"/api/v1/batches/{batch_id}/next/", token, None)
+        if status == 204:
+            return
+        if status != 200:
+            with tally.lock:
+                tally.statuses[f"next {status}"] += 1
+                tally.errors.append(body[:200].decode(errors="replace"))
+            return
+        answer_url = json.loads(body)["answer_url"]
+        status, body = request(port, "POST", answer_url, token, {"value": "positive"})
+        elapsed = time.perf_counter() - started
+        with tally.lock:
+            if status == 201:
+                tally.latencies.append(elapsed)
+            else:
+                tally.statuses[f"answer {status}"] += 1
+                tally.errors.append(f"{status}: {body[:200].decode(errors='replace')}")
+
+
+def bare_pair(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
+    """The reference: two requests per cycle to a bare Django view doing one SELECT (/healthz/), measured on
+    the same server, machine and moment, so the engine's figure can be read against what the box gives."""
+    while time.monotonic() < until:
+        started = time.perf_counter()
+        first, _ = request(port, "GET", "/healthz/", None, None)
+        second, _ = request(port, "GET", "/healthz/", None, None)
+        with tally.lock:
+            if first == second == 200:
+                tally.latencies.append(time.perf_counter() - started)
+            else:
+                tally.statuses[f"healthz {first}/{second}"] += 1
+
+
+def annotate_direct(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
+    """The same cycle without HTTP: the engine called from a thread with its own DB connection, as the loop's
+    views call it (next, progress, submit, progress). Separates the engine's cost from the web stack's."""
+    from django.db import connections
+    from rest_framework.authtoken.models import Token
+
+    from annotation import assignment
+    from annotation.models import Batch
+
+    annotator = Token.objects.select_related("user__annotator").get(key=token).user.annotator
+    batch = Batch.objects.select_related("task").get(pk=batch_id)
+    try:
+        while time.monotonic() < until:
+            started = time.perf_counter()
+            item = assignment.next_item(annotator, batch)
+            if item is None:
+                return
+            assignment.annotator_progress(annotator, batch)
+            assignment.submit_answer(annotator, batch, item, "positive", source="api")
+            assignment.annotator_progress(annotator, batch)
+            with tally.lock:
+                tally.latencies.append(time.perf_counter() - started)
+    finally:
+        connections.close_all()
+
+
+def run(port: int, batch_id: int, tokens: list[str], seconds: float, client=annotate) -> tuple[Tally, float]:
+    tally = Tally()
+    started = time.monotonic()
+    until = started + seconds
+    threads = [threading.Thread(target=client, args=(port, batch_id, token, until, tally)) for token in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return tally, time.monotonic() - started
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def check_database(batch_id: int, overlap: int, stored: int) -> str:
+    """The invariants under load, read back from PostgreSQL."""
+    from django.db.models import Count
+
+    from annotation.models import Annotation
+
+    answers = Annotation.objects.filter(batch_id=batch_id)
+    per_item = answers.values("item_id").annotate(n=Count("pk")).values_list("n", flat=True)
+    pairs = answers.values_list("item_id", "annotator_id")
+    above_k = sum(1 for n in per_item if n > overlap)
+    duplicates = answers.count() - len(set(pairs))
+    lost = stored - answers.count()
+    return f"items above k: {above_k}, duplicate answers: {duplicates}, 201s not in the database: {lost}"
+
+
+def report(label: str, tally: Tally, elapsed: float) -> None:
+    ms = [1000 * x for x in tally.latencies]
+    if not ms:
+        print(f"{label}: no complete cycle; statuses {dict(tally.statuses)}")
+        return
+    print(f"{label}: {len(ms) / elapsed:6.1f} cycles/s  p50 {percentile(ms, 50):6.1f} ms  "
+          f"p95 {percentile(ms, 95):6.1f} ms  ({len(ms)} cycles; other statuses {dict(tally.statuses)})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 40])
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--items", type=int, default=2000, help="items per batch (enough not to run out)")
+    parser.add_argument("--overlap", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="> 1: gthread workers with this many threads")
+    parser.add_argument("--port", type=int, default=8731)
+    parser.add_argument("--no-reference", dest="reference", action="store_false",
+                        help="skip the bare-pair reference runs")
+    parser.add_argument("--direct", action="store_true",
+                        help="call the engine from threads with their own DB connections instead of over HTTP")
+    args = parser.parse_args()
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+
+    recreate_database(url)
+    migrate(url)
+    batches = seed(url, args.concurrency, args.items, args.overlap)
+    if args.direct:
+        print(f"engine called directly from threads (no HTTP), PostgreSQL, k = {args.overlap}, {args.items} items,"
+              f" {args.seconds:.0f} s per run (load before: {os.getloadavg()[0]:.1f})")
+        for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
+            tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=annotate_direct)
+            report(f"{concurrency:3d} threads, next + submit (+ progress ×2)", tally, elapsed)
+            print(f"     {check_database(batch_id, args.overlap, len(tally.latencies))}")
+        return
+    server = start_gunicorn(url, args.port, args.workers, args.threads)
+    try:
+        for batch_id, tokens in batches:  # warm every worker's DB connection and code paths
+            request(args.port, "GET", f"/api/v1/batches/{batch_id}/next/", tokens[0], None)
+        kind = "sync" if args.threads == 1 else f"gthread ×{args.threads}"
+        print(f"gunicorn {args.workers} {kind} workers, PostgreSQL, k = {args.overlap}, {args.items} items per batch,"
+              f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs (load before: {os.getloadavg()[0]:.1f})")
+        for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
+            if args.reference:
+                tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=bare_pair)
+                report(f"{concurrency:3d} clients, bare pair (2 × /healthz/)", tally, elapsed)
+            tally, elapsed = run(args.port, batch_id, tokens, args.seconds)
+            report(f"{concurrency:3d} annotators, next + answer", tally, elapsed)
+            print(f"     {check_database(batch_id, args.overlap, len(tally.latencies))}")
+            for error in tally.errors[:5]:
+                print(f"     error: {error}")
+    finally:
+        stop(server)
+
+
+if __name__ == "__main__":
+    main()
