@@ -195,3 +195,20 @@ def test_an_unreachable_broker_fails_loudly_and_nothing_runs_inline(dave) -> Non
     page = Client()
     page.force_login(dave)
     assert "could not be queued" in page.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_and_the_button_queue_a_report_for_a_worker(empty_queue, dave, carol) -> None:
+    task = fresh_task("on-demand", 1)
+    import_answers(task, [{"item": "1", "annotator": "jo", "value": "a"}])
+    api, page = Client(), Client()
+    api.force_login(dave)
+    page.force_login(carol)  # admins may do what researchers do
+
+    answer = api.post(reverse("api-report-compute", kwargs={"task_id": task.pk}))
+    fragment = page.post(reverse("agreement:recompute", kwargs={"task_id": task.pk}), HTTP_HX_REQUEST="true")
+
+    assert answer.status_code == 202 and answer.json()["status"] == "queued"
+    assert fragment.status_code == 200 and 'hx-trigger="every 1s"' in fragment.content.decode()
+    assert queued_messages() == 2  # two requests, two messages: the first worker to claim runs, the other returns
+    assert Report.objects.get(task=task).status == Report.Status.QUEUED
