@@ -218,7 +218,8 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> uuid.UUI
     now = timezone.now()
     token = uuid.uuid4()
     may = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
-    may |= Q(status=Status.RUNNING, claimed_by=claimed_by) if claimed_by != "cli" else Q(pk__in=[])
+    if claimed_by and claimed_by != "cli":  # a Celery message id: its redelivery may resume its own claim
+        may |= Q(status=Status.RUNNING, claimed_by=claimed_by)
     if any_state:
         may |= Q(status__in=[Status.DONE, Status.FAILED])
     won = Report.objects.filter(may, task_id=task_id).update(
@@ -244,8 +245,9 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
 
     try:
         task = Task.objects.get(pk=task_id)
-        with gc_paused():
-            loaded = loaded or loading.load_answers(task)
+        if loaded is None:
+            with gc_paused():
+                loaded = loading.load_answers(task)
         delay = loading.test_delay_seconds()
         if delay:  # tests only: hold the run between reading the answers and storing the result
             time.sleep(delay)

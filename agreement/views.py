@@ -27,7 +27,10 @@ from .models import Report
 from .reports import ReportQueueError, request_report
 
 ITEMS_PER_PAGE = 20
-SORTS = {"among": "disagreement", "gold": "gold_disagreement"}
+SORTS = ("among", "gold")
+# Reading order of an item's fields (the database returns JSON keys in its own order).
+PAYLOAD_ORDER = ("context", "query", "instruction", "text", "sentence1", "sentence2", "a", "b", "sentences",
+                 "candidates", "documents")
 
 
 def require_researcher(request: HttpRequest) -> None:
@@ -156,7 +159,8 @@ def compact(value: Any) -> str:
 def payload_parts(payload: dict[str, Any]) -> list[tuple[str, str]]:
     """An item's texts as (field, text) pairs, whatever the kind: strings, lists of texts, candidates."""
     parts: list[tuple[str, str]] = []
-    for field, value in payload.items():
+    fields = sorted(payload, key=lambda f: (PAYLOAD_ORDER.index(f) if f in PAYLOAD_ORDER else len(PAYLOAD_ORDER), f))
+    for field, value in ((f, payload[f]) for f in fields):
         if isinstance(value, str):
             parts.append((field, value))
         elif isinstance(value, list):
