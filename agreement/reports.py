@@ -79,12 +79,16 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         "inputs_digest": loaded.inputs_digest,
     }
     step("scoring batches and languages", 70)
-    batches = loaded.batches
+    batches, batch_ids = loaded.batches, set(loaded.batch_ids)
     doc["by_batch"] = [{"batch_id": pk, "batch": batches[pk][0], "language": batches[pk][1], **part}
-                       for pk, part in score_groups(task, loaded, whole, loaded.batch_ids) if pk is not None]
-    language_of = {pk: task.language if pk is None else batches[pk][1] for pk in {*batches, None}}
-    languages = [language_of[pk] for pk in loaded.batch_ids]
-    doc["by_language"] = [{"language": code, **part} for code, part in score_groups(task, loaded, whole, languages)]
+                       for pk, part in score_groups(task, loaded, whole, loaded.batch_ids, batch_ids) if pk is not None]
+    language_of = {pk: task.language if pk is None else batches[pk][1] for pk in batch_ids}
+    if len(set(language_of.values())) <= 1:  # one language: no need to label 300,000 rows with it
+        doc["by_language"] = [{"language": code, **summary(whole)} for code in set(language_of.values())]
+    else:
+        languages = [language_of[pk] for pk in loaded.batch_ids]
+        doc["by_language"] = [{"language": code, **part}
+                              for code, part in score_groups(task, loaded, whole, languages, set(languages))]
     return doc
 
 
@@ -125,12 +129,11 @@ def main_agreement(task: Task, agreement: dict[str, Any]) -> str | None:
 
 
 def score_groups(
-    task: Task, loaded: LoadedAnswers, whole: dict[str, Any], keys: list[Any]
+    task: Task, loaded: LoadedAnswers, whole: dict[str, Any], keys: list[Any], distinct: set[Any]
 ) -> Iterable[tuple[Any, dict[str, Any]]]:
-    """Score each group of rows sharing a key; a group holding every row reuses the whole task's numbers."""
-    distinct = set(keys)
+    """Score each group of rows sharing a key (`distinct`: the keys' set); one group reuses the whole task's."""
     if len(distinct) == 1:  # the usual case (one batch, one language): the whole task's numbers
-        yield distinct.pop(), summary(whole)
+        yield next(iter(distinct)), summary(whole)
         return
     groups: dict[Any, list[int]] = defaultdict(list)
     for row, key in enumerate(keys):
