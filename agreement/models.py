@@ -1,1 +1,1 @@
-from agreement.models_results import ResultModel, ResultRevision, ResultScore  # noqa: F401, E402
+from agreement.models_results import ResultModel, ResultRevision, ResultScore  # noqa: F401
