@@ -261,11 +261,12 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str]) -> list
     return rows
 
 
-def per_task_rows(comparison: Comparison, human: str, languages: Collection[str]) -> list[dict[str, Any]]:
+def per_task_rows(comparison: Comparison, human: str, languages: Collection[str],
+                  against: Collection[str] = ("model",)) -> list[dict[str, Any]]:
     """HUME Table 8 rows for one human entry, each with its N, K, agreement, band, validity flag."""
     infos = comparison.humans.get(human, {})
     rows = lb.per_task(comparison.for_languages(languages), human=human, ci=comparison.ci(human),
-                       languages=languages, kinds=comparison.kinds)
+                       against=against, languages=languages, kinds=comparison.kinds)
     for row in rows:
         info = infos.get((row["task"], row["language"]), HumanSubset())
         best = row["best_model"] or {}

@@ -23,8 +23,11 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler
 from django.db import transaction
+from django.http import HttpRequest, QueryDict
 from django.utils import timezone
+from django.utils.datastructures import MultiValueDict
 
 from agreement.models_results import ResultModel, ResultRevision, ResultScore, stored_rows
 from agreement.mteb_results import (
@@ -176,6 +179,43 @@ def _check_widths(rows: Iterable[ScoreRow]) -> None:
             value = getattr(row, key) or ""
             if len(value) > limit:
                 raise ResultsImportError(row.source_path, f"longer than {limit} characters", key=key)
+
+
+# ---------------------------------------------------------------------------------------------
+# Uploads over the limit (upload page and API)
+
+# Room for the multipart framing and the small form fields around the file itself.
+_FORM_OVERHEAD = 64 * 1024
+
+
+class UploadLimit(FileUploadHandler):
+    """Refuse an oversized request from its Content-Length, before Django streams the body anywhere.
+
+    Returning (empty POST, empty FILES) from ``handle_raw_input`` stops the multipart parser; the view
+    then sees ``upload_too_large(request)`` and answers 413 with a clear message.
+    """
+
+    def handle_raw_input(self, input_data: Any, META: dict[str, Any], content_length: int, boundary: Any,
+                         encoding: str | None = None) -> tuple[QueryDict, MultiValueDict] | None:
+        if content_length > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
+            self.request.results_upload_too_large = content_length  # type: ignore[union-attr]
+            return QueryDict(), MultiValueDict()
+        return None
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None
+
+
+def upload_too_large(request: HttpRequest) -> str | None:
+    """The error for an upload UploadLimit refused, or None (reading POST runs the handler)."""
+    request.POST  # noqa: B018 - parse now, so the handler has decided
+    size = getattr(request, "results_upload_too_large", None)
+    if size is None:
+        return None
+    return f"upload: request is {size} bytes, over the {MAX_UPLOAD_BYTES}-byte upload limit; nothing imported"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,4 +5,5 @@ urlpatterns = [
     path("", include("tasks_app.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("agreement.api_urls")),
+    path("", include("agreement.results_api")),
 ]
