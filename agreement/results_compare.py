@@ -220,7 +220,7 @@ def build(revision_ids: Collection[int] = (), *, with_project: bool = True) -> C
                         for task in {score.task for score in comparison.scores}}
     kind_of = comparison.kinds.__getitem__
     for name, entry in entries.items():
-        if entry.kind == "human":
+        if entry.kind == "human" and entry.origin == "imported":
             own = [row for row in board if row.model_name == name]
             related = evaluation_rows(row for row in rows if row.model_name == name and row.annotator_id is None)
             annotators = evaluation_rows(row for row in rows if row.model_name == name and row.annotator_id)
