@@ -23,7 +23,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from agreement.leaderboard import short_task_name
+from agreement.leaderboard import compact_task_name
 
 COLORS = {"above": "#1e7b45", "within": "#2456c7", "below": "#b42318", "range": "#c5cbd6",
           "median": "#5b6475", "text": "#1d2330", "rule": "#dde1e8"}
@@ -154,7 +154,7 @@ def _legend(human_label: str) -> list[Line2D]:
 
 
 def _label(row: Mapping[str, Any]) -> str:
-    return _plain(f"{short_task_name(row['task'])} [{row['language'].split('-')[0]}]")
+    return _plain(f"{compact_task_name(row['task'])} [{row['language'].split('-')[0]}]")
 
 
 def _plain(text: str) -> str:

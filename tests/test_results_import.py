@@ -156,3 +156,20 @@ def test_a_zip_or_tar_gz_of_the_folder_imports_the_same_rows(tmp_path, fmt):
     output = run("import_results", archive)
     assert "14 model(s); 18 new revision(s); 456 score(s) added" in output
     assert ResultScore.objects.filter(revision__model__name="baseline/Human", revision__revision="v1.0").count() == 26
+
+
+@needs_results
+@pytest.mark.django_db
+def test_the_api_imports_an_archive_and_answers_with_what_it_did(tmp_path, carol):
+    from rest_framework.test import APIClient
+
+    archive = shutil.make_archive(str(tmp_path / "results"), "zip", root_dir=RESULTS.parent, base_dir=RESULTS.name)
+    client = APIClient()
+    client.force_authenticate(carol)
+    with open(archive, "rb") as handle:
+        response = client.post("/api/v1/results/import/", {"file": handle}, format="multipart")
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["source"], len(body["models"]), body["revisions_created"], body["scores_created"]) == (
+        "results.zip", 14, 18, 456)
+    assert "baseline/Human" in body["models"]

@@ -287,3 +287,21 @@ def test_annotators_and_strangers_cannot_see_model_comparisons(hume_results, ali
     for url in ("/results/", "/results/tasks/", "/results/export/leaderboard.csv", "/results/plot.png",
                 "/api/v1/results/leaderboard/"):
         assert client.get(url).status_code == 403, url
+
+
+@pytest.mark.django_db
+def test_an_admin_pins_another_revision_from_the_models_page(hume_results, carol, dave):
+    older = ResultRevision.objects.get(model__name="baseline/Human", revision="2025_09_25")
+    reader = Client()
+    reader.force_login(dave)
+    assert reader.post(f"/results/models/revisions/{older.pk}/current/").status_code == 403
+    admin = Client()
+    admin.force_login(carol)
+    assert admin.get("/results/models/").context["is_admin"] is True
+    assert admin.post(f"/results/models/revisions/{older.pk}/current/").status_code == 302
+    older.refresh_from_db()
+    assert older.is_current and older.model.current_pinned
+    human = next(row for row in admin.get("/results/").context["rows"] if row["name"] == "baseline/Human")
+    assert (human["revision"], human["is_current"]) == ("2025_09_25", True)
+    admin.post(f"/results/models/{older.model.pk}/unpin/")
+    assert ResultRevision.objects.get(model=older.model, is_current=True).revision == "v1.0"

@@ -59,7 +59,7 @@ def researcher(db, dave, tmp_path) -> Client:
                                  ("baseline__Human", "baseline/Human", (0.675, 0.784))):
         root = tmp_path / folder / "r1"
         root.mkdir(parents=True)
-        (root / "model_meta.json").write_text(json.dumps({"name": name}))
+        (root / "model_meta.json").write_text(json.dumps({"name": name, "reference": "javascript:alert(1)"}))
         subsets = [{"main_score": scores[0], "hf_subset": "ar", "languages": ["ara-Arab"]},
                    {"main_score": scores[1], "hf_subset": "en", "languages": ["eng-Latn"]}]
         (root / "HUMESTS22.json").write_text(json.dumps({"task_name": "HUMESTS22", "scores": {"test": subsets}}))
@@ -88,6 +88,7 @@ def test_a_hostile_model_name_is_escaped_in_every_page(researcher):
         html = researcher.get(url).content.decode()
         assert "<script>alert" not in html, url
         assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html, url
+        assert "javascript:" not in html, url  # an imported reference link is kept only if http(s)
 
 
 def test_an_unknown_task_is_not_found(researcher):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django import template
 
+from agreement.leaderboard import compact_task_name
+
 register = template.Library()
 
 
@@ -42,3 +44,22 @@ def ordinal(value: int | None) -> str:
         return "–"
     suffix = "th" if 10 <= value % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")
     return f"{value}{suffix}"
+
+
+@register.filter
+def short_name(name: str) -> str:
+    """NovaSearch/jasper_en_vision_language_v1 → jasper_en_vision_language_v1 (the paper's names)."""
+    return name.rsplit("/", 1)[-1] if name else ""
+
+
+@register.filter
+def web_url(value: object) -> str:
+    """An imported model's reference link, only if it is http(s): a ``javascript:`` URL is dropped."""
+    text = str(value or "")
+    return text if text.startswith(("https://", "http://")) else ""
+
+
+@register.filter
+def task_label(task: str) -> str:
+    """HUMETweetSentimentExtractionClassification → TweetSentimentExtraction (HUME Table 8's names)."""
+    return compact_task_name(task or "")
