@@ -122,6 +122,8 @@ def count_table(codes: npt.ArrayLike, n_categories: int) -> IntArray:
 def majority_vote(table: npt.ArrayLike) -> IntArray:
     """Winning category code per item (ties → lowest code); -1 for items nobody answered."""
     t = np.asarray(table)
+    if t.shape[1] == 0:
+        return np.full(t.shape[0], -1, dtype=np.int64)
     winner = t.argmax(axis=1).astype(np.int64)
     winner[t.sum(axis=1) == 0] = -1
     return winner
@@ -192,10 +194,11 @@ def krippendorff_alpha(
 ) -> float:
     """Krippendorff's α on an items × raters float matrix with NaN for missing ratings.
 
-    Nominal and ordinal go through the `krippendorff` package with an explicit, bounded value
-    domain (the observed values, or the task's scale steps). Interval uses the linear-time formula
-    `_interval_alpha`, because the package's interval path is quadratic in the number of distinct
-    values (its issue #38) and continuous sliders have many.
+    Ordinal goes through the `krippendorff` package with an explicit, bounded value domain (the
+    observed values, or the task's scale steps). Nominal and interval use linear-time closed
+    forms (`_nominal_alpha`, `_interval_alpha`, tested against the package): the package builds
+    items × values × values arrays, quadratic in the number of distinct values (its issue #38) —
+    continuous sliders have many, and 100k items × 28 labels would need gigabytes.
     """
     r = np.asarray(ratings, dtype=float)
     _require_two_raters(r)
@@ -211,7 +214,23 @@ def krippendorff_alpha(
     if not np.isin(observed, domain).all():
         raise ValueError("ratings contain values outside value_domain")
     counts = count_table(np.where(np.isnan(r), -1, np.searchsorted(domain, r)), domain.size)
+    if level == "nominal":
+        return _nominal_alpha(counts)
     return float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
+
+
+def _nominal_alpha(counts: IntArray) -> float:
+    """Nominal α = 1 − D_o/D_e from an items × values count table of pairable items.
+
+    A unit with m values of which n_c equal c has m² − Σn_c² ordered disagreeing pairs, weighted
+    1/(m−1); chance has n² − Σn_c² over all n pairable values: α = 1 − (n−1)·Σ_u[…]/(n² − Σn_c²).
+    """
+    c = counts.astype(float)
+    m_u = c.sum(axis=1)
+    observed = ((m_u * m_u - (c * c).sum(axis=1)) / (m_u - 1)).sum()
+    n_c = c.sum(axis=0)
+    n = n_c.sum()
+    return float(1.0 - (n - 1) * observed / (n * n - (n_c * n_c).sum()))
 
 
 def _interval_alpha(r: FloatArray) -> float:
@@ -265,7 +284,7 @@ def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, Floa
 
 def ari_pairs(partitions: Sequence[Sequence[Hashable]]) -> list[float]:
     """ARI (sklearn) of every pair of annotators' partitions of the same set of texts."""
-    coded = [_partition_codes(p) for p in partitions]
+    coded = [partition_codes(p) for p in partitions]
     return [float(skm.adjusted_rand_score(a, b)) for a, b in itertools.combinations(coded, 2)]
 
 
@@ -299,10 +318,10 @@ f1_macro = _labels_metric(skm.f1_score, average="macro", zero_division=0)
 f1_weighted = _labels_metric(skm.f1_score, average="weighted", zero_division=0)
 precision_macro = _labels_metric(skm.precision_score, average="macro", zero_division=0)
 recall_macro = _labels_metric(skm.recall_score, average="macro", zero_division=0)
-v_measure = _labels_metric(lambda t, p: skm.v_measure_score(_partition_codes(t), _partition_codes(p)))
-adjusted_rand = _labels_metric(lambda t, p: skm.adjusted_rand_score(_partition_codes(t), _partition_codes(p)))
+v_measure = _labels_metric(lambda t, p: skm.v_measure_score(partition_codes(t), partition_codes(p)))
+adjusted_rand = _labels_metric(lambda t, p: skm.adjusted_rand_score(partition_codes(t), partition_codes(p)))
 adjusted_mutual_info = _labels_metric(
-    lambda t, p: skm.adjusted_mutual_info_score(_partition_codes(t), _partition_codes(p))
+    lambda t, p: skm.adjusted_mutual_info_score(partition_codes(t), partition_codes(p))
 )
 
 
@@ -629,7 +648,7 @@ def _is_constant(a: npt.NDArray[Any]) -> bool:
     return bool(a.size == 0 or (a == a.flat[0]).all())
 
 
-def _partition_codes(labels: Sequence[Hashable]) -> IntArray:
+def partition_codes(labels: Sequence[Hashable]) -> IntArray:
     """Cluster ids → codes by first appearance, so str and int ids (or mixes) compare safely."""
     index: dict[Hashable, int] = {}
     return np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)

@@ -20,7 +20,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -31,6 +31,7 @@ Answers = Mapping[Item, Mapping[str, Any]]
 Explained = tuple[float | None, str | None]
 Scores = dict[str, float | None]
 Report = dict[str, Any]
+SpearmanVariance = Literal["bonett_wright", "fisher", "fieller"]
 
 DEFAULT_SCALES: dict[str, tuple[float, float]] = {
     "sts": (0.0, 5.0), "graded_relevance": (0.0, 10.0), "likert": (1.0, 7.0),
@@ -56,11 +57,14 @@ class Context:
     k: int
     threshold: float
     include_llm: bool
+    spearman_variance: SpearmanVariance = "bonett_wright"
 
     def value(self, item: Item, name: str) -> Any:
+        """The annotator's answer, None when skipped or not assigned."""
         return self.answers.get(item, {}).get(name)
 
     def has_gold(self, item: Item) -> bool:
+        """Whether the item can be scored against gold."""
         return self.gold.get(item) is not None
 
 
@@ -100,23 +104,33 @@ class KindScorer(ABC):
         """Name of the main metric (a method because some names carry the cut-off k)."""
         return self.main_metric
 
+    def ci_name(self) -> str:
+        """How the human CI was computed, as reported in `human.ci_method`."""
+        return self.ci_method
+
     def agreement_names(self) -> tuple[str, ...]:
+        """Agreement keys of this kind, also when they are all "n/a" (fewer than 2 annotators)."""
         return self.agreement_metrics
 
     def flags(self) -> tuple[tuple[str, m.Family], ...]:
+        """Agreement values the HUME validity flag looks at, with their threshold family."""
         return self.flag_metrics
 
     @abstractmethod
-    def agreement(self) -> dict[str, Explained]: ...
+    def agreement(self) -> dict[str, Explained]:
+        """Agreement among the pool annotators (at least two): name → (value, reason or note)."""
 
     @abstractmethod
-    def annotator_scores(self, name: str) -> Scores: ...
+    def annotator_scores(self, name: str) -> Scores:
+        """One annotator's answers against gold, every vs-gold metric of the kind."""
 
     @abstractmethod
-    def human(self, per_annotator: dict[str, Scores]) -> Human: ...
+    def human(self, per_annotator: dict[str, Scores]) -> Human:
+        """The HUME aggregation of the pool (given the pool's own scores) and its CI."""
 
     @abstractmethod
-    def disagreement(self) -> Disagreement: ...
+    def disagreement(self) -> Disagreement:
+        """Per answered item: disagreement among the pool, and of the pool with gold (0..1)."""
 
     def excluded(self) -> list[dict[str, Any]]:
         """Kind-specific exclusions on top of the common ones (no gold, no answers)."""
@@ -150,8 +164,9 @@ class CategoricalScorer(KindScorer):
 
     def agreement(self) -> dict[str, Explained]:
         nominal = np.where(self.pool_codes >= 0, self.pool_codes, np.nan)
+        fleiss, reason = m.fleiss_kappa.explain(self.table)
         return {
-            "fleiss_kappa": m.fleiss_kappa.explain(self.table),
+            "fleiss_kappa": (fleiss, reason if fleiss is None else self.fleiss_note()),
             "krippendorff_alpha": m.krippendorff_alpha.explain(nominal, "nominal"),
             "cohen_kappa_mean": m.cohen_kappa_mean.explain(self.pool_codes),
             "percent_agreement": m.percent_agreement.explain(self.table),
@@ -188,6 +203,8 @@ class CategoricalScorer(KindScorer):
         """1 − share of the majority label; with gold: 1 − share of the gold label."""
         counts = self.table.sum(axis=1)
         answered = np.flatnonzero(counts > 0)
+        if answered.size == 0:
+            return Disagreement([], np.zeros(0), np.zeros(0))
         t, c, g = self.table[answered], counts[answered], self.gold_codes[answered]
         among = 1.0 - t.max(axis=1) / c
         gold_share = t[np.arange(len(answered)), np.maximum(g, 0)] / c
@@ -196,10 +213,14 @@ class CategoricalScorer(KindScorer):
 
 
 class ClassificationScorer(CategoricalScorer):
+    """One label per text; HUME reports accuracy (main), macro F1 and weighted F1."""
+
     gold_metrics = {"accuracy": "accuracy", "f1_macro": "f1_macro", "f1_weighted": "f1_weighted"}
 
 
 class PairwiseScorer(CategoricalScorer):
+    """"a", "b" or "tie" per pair of candidates; accuracy (main) and macro precision/recall/F1."""
+
     gold_metrics = {
         "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
     }
@@ -269,7 +290,7 @@ class ClusteringScorer(KindScorer):
 
 def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """Fraction of text pairs that one partition puts together and the other apart."""
-    ca, cb = m._partition_codes(a), m._partition_codes(b)
+    ca, cb = m.partition_codes(a), m.partition_codes(b)
     upper = np.triu_indices(len(ca), k=1)
     if upper[0].size == 0:
         return 0.0
@@ -352,18 +373,23 @@ class StsScorer(UnitScorer):
                 "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
                 "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
 
-    def _scores(self, ratings: np.ndarray) -> tuple[Scores, int]:
+    def _pairs(self, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gold = np.array([self.gold_of(i, None) for i in self.ctx.items], dtype=float)
         keep = ~np.isnan(ratings) & ~np.isnan(gold)
-        x, y = ratings[keep], gold[keep]
-        return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y)}, int(keep.sum())
+        return ratings[keep], gold[keep]
 
     def annotator_scores(self, name: str) -> Scores:
-        return self._scores(self.matrix[:, self.ctx.names.index(name)])[0]
+        x, y = self._pairs(self.matrix[:, self.ctx.names.index(name)])
+        return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y)}
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        scores, n = self._scores(_nanmean_rows(self.pool_matrix))
-        return Human(scores["spearman"], m.spearman_interval.explain(scores["spearman"], n), scores, n)
+        x, y = self._pairs(_nanmean_rows(self.pool_matrix))
+        rho, reason = m.spearman.explain(x, y)
+        ci = m.fisher_z_interval.explain(rho, x.size, variance=self.ctx.spearman_variance)
+        return Human(rho, ci, {"spearman": rho, "pearson": m.pearson(x, y)}, int(x.size), reason=reason)
+
+    def ci_name(self) -> str:
+        return "fisher_z" if self.ctx.spearman_variance == "fisher" else f"fisher_z_{self.ctx.spearman_variance}"
 
 
 class LikertScorer(UnitScorer):
@@ -444,16 +470,16 @@ class QueryScorer(UnitScorer):
         seen = {k for n in self.ctx.names if (v := self.ctx.value(item, n)) for k in v}
         return sorted(seen, key=str)
 
-    def queries(self, column: np.ndarray) -> list[tuple[list[float], list[float]]]:
+    def queries(self, column: np.ndarray) -> dict[Item, tuple[list[float], list[float]]]:
         """(gold, scores) per query with gold and a rating; unrated candidates rank last."""
-        out = []
+        out = {}
         floor = self.ctx.scale[0] - 1.0
         for idx, item in enumerate(self.ctx.items):
             rows = np.arange(self.bounds[idx], self.bounds[idx + 1])
             if not self.ctx.has_gold(item) or rows.size == 0 or np.isnan(column[rows]).all():
                 continue
             gold = [self.gold_of(item, self.units[r][1]) for r in rows]
-            out.append(([0.0 if math.isnan(g) else g for g in gold], np.nan_to_num(column[rows], nan=floor).tolist()))
+            out[item] = ([0.0 if math.isnan(g) else g for g in gold], np.nan_to_num(column[rows], nan=floor).tolist())
         return out
 
     def no_relevant(self) -> list[Item]:
@@ -488,7 +514,7 @@ class RerankingScorer(QueryScorer):
                 "percent_agreement": m.percent_agreement.explain(table)}
 
     def annotator_scores(self, name: str) -> Scores:
-        queries = self.queries(self.matrix[:, self.ctx.names.index(name)])
+        queries = list(self.queries(self.matrix[:, self.ctx.names.index(name)]).values())
         k = self.ctx.k
         return {"map": m.mean_over_queries(m.average_precision, queries)[0],
                 f"mrr_at_{k}": m.mean_over_queries(m.reciprocal_rank, queries, k=k)[0],
@@ -525,15 +551,16 @@ class GradedRelevanceScorer(QueryScorer):
                 "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
                 "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
 
-    def _per_query(self, column: np.ndarray) -> tuple[list[float | None], list[float | None]]:
-        queries, k = self.queries(column), self.ctx.k
-        ndcg = [m.ndcg_at_k(g, s, k=k) for g, s in queries]
-        recall = [m.recall_at_k(g, s, k=k, threshold=self.ctx.threshold) for g, s in queries]
-        return ndcg, recall
+    def _per_query(self, column: np.ndarray) -> dict[Item, tuple[float | None, float | None]]:
+        """(nDCG@k, Recall@k) per query with gold, for one column of scores."""
+        k, threshold = self.ctx.k, self.ctx.threshold
+        return {item: (m.ndcg_at_k(g, s, k=k), m.recall_at_k(g, s, k=k, threshold=threshold))
+                for item, (g, s) in self.queries(column).items()}
 
     def _scores(self, column: np.ndarray) -> Scores:
-        ndcg, recall = self._per_query(column)
-        return {f"ndcg_at_{self.ctx.k}": _mean(ndcg), f"recall_at_{self.ctx.k}": _mean(recall)}
+        per_query = self._per_query(column).values()
+        k = self.ctx.k
+        return {f"ndcg_at_{k}": _mean([n for n, _ in per_query]), f"recall_at_{k}": _mean([r for _, r in per_query])}
 
     def main(self) -> str:
         return f"ndcg_at_{self.ctx.k}"
@@ -543,9 +570,17 @@ class GradedRelevanceScorer(QueryScorer):
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         column = _nanmean_rows(self.pool_matrix)
-        ndcg = [v for v in self._per_query(column)[0] if v is not None]
+        ndcg = [n for n, _ in self._per_query(column).values() if n is not None]
         scores = self._scores(column)
         return Human(scores[self.main()], m.bootstrap_interval.explain(ndcg), scores, len(ndcg))
+
+    def disagreement(self) -> Disagreement:
+        """Among annotators: rating spread over the scale (as for STS). With gold: 1 − nDCG@k of
+        the mean ranking, because gold grades need not share the annotators' scale."""
+        spread = super().disagreement()
+        ndcg = {item: n for item, (n, _) in self._per_query(_nanmean_rows(self.pool_matrix)).items()}
+        with_gold = [math.nan if ndcg.get(i) is None else 1.0 - ndcg[i] for i in spread.items]
+        return Disagreement(spread.items, spread.among, np.array(with_gold, dtype=float))
 
 
 # ---------------------------------------------------------------- the report
@@ -573,25 +608,46 @@ def score_task(
     annotator_kinds: Mapping[str, str] | None = None,
     include_llm: bool = False,
     k: int = 10,
-    relevance_threshold: float | None = None,
+    relevance_threshold: float = 1.0,
+    spearman_variance: SpearmanVariance = "bonett_wright",
 ) -> Report:
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
     `answers[item][annotator]` is the answer (None = skipped) and `gold[item]` the gold value, in
     the formats of DESIGN §2. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
-    `relevance_threshold` (graded_relevance Recall@k) defaults to the middle of the scale.
+    `relevance_threshold`: a graded_relevance document with gold ≥ it is relevant for Recall@k
+    (default 1, the TREC convention: any positive grade).
+    `spearman_variance` picks Var(z) of the STS Fisher z CI: Bonett–Wright by default, "fisher"
+    (1/(n−3)) reproduces the CIs printed in HUME's Table 8.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
-    ctx = _context(kind, answers, gold, labels, scale, axes, annotator_kinds, include_llm, k, relevance_threshold)
-    scorer = KINDS[kind](ctx)
+    names = sorted({n for votes in answers.values() for n in votes}, key=str)
+    kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
+    lo, hi = scale or DEFAULT_SCALES.get(kind, (0.0, 1.0))
+    if axes is None and kind == "likert":
+        given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
+        axes = sorted({axis for value in given if value for axis in value})
+    ctx = Context(
+        kind=kind, answers=answers, gold=gold, items=list(answers), names=names,
+        pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
+        scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
+        threshold=float(relevance_threshold),
+        include_llm=include_llm, spearman_variance=spearman_variance,
+    )
+    return _report(KINDS[kind](ctx))
+
+
+def _report(scorer: KindScorer) -> Report:
+    """Assemble the stable report keys around one kind's computations."""
+    ctx = scorer.ctx
     agreement = _agreement(scorer)
     per_annotator = {n: scorer.annotator_scores(n) for n in ctx.names}
-    human = scorer.human({n: per_annotator[n] for n in ctx.pool}) if ctx.pool else _no_human(scorer)
+    human = scorer.human({n: per_annotator[n] for n in ctx.pool}) if ctx.pool else _no_human()
     counts, excluded = _tally(ctx)
     excluded += scorer.excluded()
     return _json_safe({
-        "kind": kind, "score_scale": SCORE_SCALE,
+        "kind": ctx.kind, "score_scale": SCORE_SCALE,
         "n_items": len(ctx.items),
         "n_annotators": len(ctx.pool),
         "n_answers": sum(counts[n][0] for n in ctx.pool),
@@ -609,35 +665,13 @@ def score_task(
     }) | {"disagreement": _disagreement_rows(scorer.disagreement())}
 
 
-def _context(
-    kind: str, answers: Answers, gold: Mapping[Item, Any], labels: Sequence[Hashable] | None,
-    scale: tuple[float, float] | None, axes: Sequence[str] | None, annotator_kinds: Mapping[str, str] | None,
-    include_llm: bool, k: int, threshold: float | None,
-) -> Context:
-    names = sorted({n for votes in answers.values() for n in votes}, key=str)
-    kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
-    lo, hi = scale or DEFAULT_SCALES.get(kind, (0.0, 1.0))
-    if axes is None and kind == "likert":
-        given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
-        axes = sorted({axis for value in given if value for axis in value})
-    return Context(
-        kind=kind, answers=answers, gold=gold, items=list(answers), names=names,
-        pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
-        scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
-        threshold=(lo + hi) / 2.0 if threshold is None else float(threshold), include_llm=include_llm,
-    )
-
-
 def _agreement(scorer: KindScorer) -> dict[str, tuple[float | None, str | None]]:
     """Agreement among the pool; "n/a" for every metric when fewer than two annotators count."""
     pool = scorer.ctx.pool
     if len(pool) < 2:
         reason = m.SINGLE_ANNOTATOR if pool else NO_HUMANS
         return {name: (None, reason) for name in scorer.agreement_names()}
-    values = scorer.agreement()
-    if isinstance(scorer, CategoricalScorer) and values["fleiss_kappa"][0] is not None:
-        values["fleiss_kappa"] = (values["fleiss_kappa"][0], scorer.fleiss_note())
-    return values
+    return scorer.agreement()
 
 
 def _tally(ctx: Context) -> tuple[dict[str, tuple[int, int]], list[dict[str, Any]]]:
@@ -669,7 +703,7 @@ def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple
     return Human(scores[main], m.annotator_range.explain(mains), scores, sum(v is not None for v in mains))
 
 
-def _no_human(scorer: KindScorer) -> Human:
+def _no_human() -> Human:
     return Human(None, (None, NO_HUMANS), {}, 0, reason=NO_HUMANS)
 
 
@@ -681,7 +715,7 @@ def _human_block(scorer: KindScorer, human: Human) -> dict[str, Any]:
         "main_score": human.main_score,
         "ci_low": interval[0] if interval else None,
         "ci_high": interval[1] if interval else None,
-        "ci_method": scorer.ci_method,
+        "ci_method": scorer.ci_name(),
         "ci_note": ci_reason,
         "reason": reason,
         "n_items_scored": human.n_items_scored,

@@ -1,4 +1,13 @@
-"""API routes of annotation (under /api/v1/)."""
-from django.urls import path  # noqa: F401
+"""API routes of the annotator's loop (under /api/v1/)."""
+from django.urls import path
 
-urlpatterns: list = []
+from . import api
+
+urlpatterns = [
+    path("my/batches/", api.my_batches, name="api-annotation-my-batches"),
+    path("batches/<int:batch_id>/next/", api.next_for_me, name="api-annotation-next"),
+    path("batches/<int:batch_id>/items/<int:item_id>/answer/", api.answer, name="api-annotation-item-answer"),
+    path("batches/<int:batch_id>/items/<int:item_id>/skip/", api.skip, name="api-annotation-item-skip"),
+    path("batches/<int:batch_id>/items/<int:item_id>/flag/", api.flag, name="api-annotation-item-flag"),
+    path("annotations/<int:annotation_id>/", api.my_annotation, name="api-annotation-detail"),
+]

@@ -105,6 +105,11 @@ class BatchItem(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="batch_items")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="batch_items")
     position = models.PositiveIntegerField()
+    # Kept by annotation.assignment under this row's lock so next_item can skip full items without
+    # counting; the overlap check itself always counts Annotation and Lease rows, so drift cannot overshoot k.
+    human_answers = models.PositiveIntegerField(
+        default=0, help_text="Non-skipped answers by human annotators in this batch (a cache the engine keeps)."
+    )
 
     class Meta:
         ordering = ["batch", "position"]

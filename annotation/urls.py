@@ -1,5 +1,15 @@
-"""HTML routes of annotation."""
-from django.urls import path  # noqa: F401
+"""HTML routes of the annotator's loop (under /annotate/)."""
+from django.urls import path
+
+from . import views
 
 app_name = "annotation"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("b/<int:batch_id>/", views.batch_page, name="batch"),
+    path("b/<int:batch_id>/items/<int:item_id>/", views.item_page, name="item"),
+    path("b/<int:batch_id>/items/<int:item_id>/back/", views.back, name="back"),
+    path("b/<int:batch_id>/items/<int:item_id>/answer/", views.answer, name="answer"),
+    path("b/<int:batch_id>/items/<int:item_id>/skip/", views.skip, name="skip"),
+    path("b/<int:batch_id>/items/<int:item_id>/flag/", views.flag, name="flag"),
+]

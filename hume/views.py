@@ -5,15 +5,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from annotation.roles import is_admin, is_researcher
+from annotation.views import batch_rows
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Each role lands on its own start page; the sections below link to what the apps provide."""
+    annotator = getattr(request.user, "annotator", None)
     context = {
         "is_admin": is_admin(request.user),
         "is_researcher": is_researcher(request.user),
-        "annotator": getattr(request.user, "annotator", None),
+        "annotator": annotator,
+        "rows": batch_rows(annotator) if annotator else [],
     }
     return render(request, "home.html", context)
 

@@ -1,0 +1,169 @@
+"""One access helper per object type: every view (HTML and API) reaches batches, items, annotators,
+assignments and annotations only through these, so "who may see what" is decided in one place.
+
+Rules: admins manage everything; researchers read everything but never act as an annotator; an annotator
+reaches only their own profile, the batches they are assigned to, the items handed to them and their own
+answers. Someone else's object answers 404 (its id reveals nothing), an object a user may read but not
+change answers 403.
+"""
+from __future__ import annotations
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from tasks_app.models import Item
+
+from .models import Annotation, Annotator, Batch, BatchAssignee, Lease
+from .roles import is_admin, is_researcher
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def annotator_of(user: User) -> Annotator | None:
+    """The user's annotator profile, if they have one."""
+    if not user.is_authenticated:
+        return None
+    try:
+        return user.annotator
+    except Annotator.DoesNotExist:
+        return None
+
+
+def reads_everything(user: User) -> bool:
+    return is_researcher(user)  # admins included
+
+
+def _found(queryset: QuerySet, pk: int | str):
+    try:
+        return queryset.get(pk=pk)
+    except (queryset.model.DoesNotExist, ValueError, TypeError):
+        raise Http404(f"No {queryset.model._meta.verbose_name} with id {pk} for you.") from None
+
+
+# --- batches --------------------------------------------------------------------------------------------------
+
+def visible_batches(user: User) -> QuerySet[Batch]:
+    batches = Batch.objects.select_related("task")
+    if reads_everything(user):
+        return batches
+    annotator = annotator_of(user)
+    if annotator is None:
+        return batches.none()
+    return batches.filter(Exists(BatchAssignee.objects.filter(batch_id=OuterRef("pk"), annotator_id=annotator.pk)))
+
+
+def get_batch_for(user: User, batch_id: int | str) -> Batch:
+    """A batch the user may read: any for admins and researchers, their own for annotators; else 404."""
+    return _found(visible_batches(user), batch_id)
+
+
+def get_batch_to_manage(user: User, batch_id: int | str) -> Batch:
+    """A batch the user may change (admins only): 403 for researchers who can read it, 404 for others."""
+    batch = get_batch_for(user, batch_id)
+    if not is_admin(user):
+        raise PermissionDenied("Only admins manage batches.")
+    return batch
+
+
+def get_batch_to_annotate(user: User, batch_id: int | str) -> tuple[Annotator, Batch]:
+    """The user's annotator profile and a batch they are assigned to. Researchers and admins can read the
+    batch but not annotate as someone else (403); anyone else gets 404."""
+    batch = get_batch_for(user, batch_id)
+    annotator = annotator_of(user)
+    if annotator is None or not BatchAssignee.objects.filter(batch=batch, annotator=annotator).exists():
+        raise PermissionDenied("You are not an annotator of this batch.")
+    return annotator, batch
+
+
+# --- items in a batch -------------------------------------------------------------------------------------------
+
+def visible_items(user: User, batch: Batch) -> QuerySet[Item]:
+    """Items of a batch the user may see: all for readers of everything; for an annotator only the items
+    handed to them (a live lease) or already answered by them. Never carries gold (it is another table)."""
+    items = Item.objects.filter(batch_items__batch=batch).select_related("task")
+    if reads_everything(user):
+        return items
+    annotator = annotator_of(user)
+    if annotator is None:
+        return items.none()
+    leased = Lease.objects.filter(batch_item__batch=batch, batch_item__item_id=OuterRef("pk"),
+                                  annotator=annotator, expires_at__gt=timezone.now())
+    answered = Annotation.objects.filter(item_id=OuterRef("pk"), annotator=annotator, batch=batch)
+    return items.filter(Exists(leased) | Exists(answered))
+
+
+def get_batch_item_for(user: User, batch: Batch, item_id: int | str) -> Item:
+    """An item of `batch` the user may see (see visible_items); else 404. `batch` comes from get_batch_for."""
+    return _found(visible_items(user, batch), item_id)
+
+
+# --- annotators ---------------------------------------------------------------------------------------------------
+
+def visible_annotators(user: User) -> QuerySet[Annotator]:
+    annotators = Annotator.objects.select_related("user").prefetch_related("languages")
+    if reads_everything(user):
+        return annotators
+    annotator = annotator_of(user)
+    return annotators.filter(pk=annotator.pk) if annotator else annotators.none()
+
+
+def get_annotator_for(user: User, annotator_id: int | str) -> Annotator:
+    """An annotator profile the user may read: all for readers of everything, their own otherwise; else 404."""
+    return _found(visible_annotators(user), annotator_id)
+
+
+def get_annotator_to_manage(user: User, annotator_id: int | str) -> Annotator:
+    annotator = get_annotator_for(user, annotator_id)
+    if not is_admin(user):
+        raise PermissionDenied("Only admins manage annotators.")
+    return annotator
+
+
+# --- assignments (an annotator on a batch) --------------------------------------------------------------------------
+
+def visible_assignments(user: User) -> QuerySet[BatchAssignee]:
+    assignments = BatchAssignee.objects.select_related("batch", "batch__task", "annotator__user")
+    if reads_everything(user):
+        return assignments
+    annotator = annotator_of(user)
+    return assignments.filter(annotator=annotator) if annotator else assignments.none()
+
+
+def get_assignment_for(user: User, assignment_id: int | str) -> BatchAssignee:
+    return _found(visible_assignments(user), assignment_id)
+
+
+def get_assignment_to_manage(user: User, assignment_id: int | str) -> BatchAssignee:
+    assignment = get_assignment_for(user, assignment_id)
+    if not is_admin(user):
+        raise PermissionDenied("Only admins change who is assigned to a batch.")
+    return assignment
+
+
+# --- annotations ------------------------------------------------------------------------------------------------------
+
+def visible_annotations(user: User) -> QuerySet[Annotation]:
+    annotations = Annotation.objects.select_related("item", "batch", "annotator__user")
+    if reads_everything(user):
+        return annotations
+    annotator = annotator_of(user)
+    return annotations.filter(annotator=annotator) if annotator else annotations.none()
+
+
+def get_annotation_for(user: User, annotation_id: int | str) -> Annotation:
+    """An answer the user may read: all for readers of everything, their own for annotators; else 404."""
+    return _found(visible_annotations(user), annotation_id)
+
+
+def get_own_annotation(user: User, annotation_id: int | str) -> Annotation:
+    """An answer the user may change: only its own annotator's. A researcher or admin reading someone else's
+    answer gets 403 (they may read it, never answer as that person); other annotators get 404."""
+    annotation = get_annotation_for(user, annotation_id)
+    annotator = annotator_of(user)
+    if annotator is None or annotation.annotator_id != annotator.pk:
+        raise PermissionDenied("Only the annotator who gave an answer may change it.")
+    return annotation

@@ -1,0 +1,188 @@
+"""The annotator's loop as a JSON API, for scripted clients and LLM annotators.
+
+The same engine and the same kind validation as the browser: next item, answer, skip, flag, and one's own
+annotations to read and revise. Everything is scoped to the requesting annotator; another annotator's batch,
+item or annotation is a 404, never a 403 that would confirm it exists.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from tasks_app.kinds import ValidationProblem
+from tasks_app.models import Item
+
+from .access import annotator_of, get_annotation_for, get_batch_to_annotate, get_own_annotation
+from .assignment import (
+    AssignmentRefused,
+    SubmitResult,
+    annotator_progress,
+    flag_item,
+    next_item,
+    skip_item,
+    submit_answer,
+)
+from .models import Annotator, Batch
+from .serializers import (
+    AnnotationPatchSerializer,
+    AnnotationSerializer,
+    AnswerInSerializer,
+    FlagInSerializer,
+    MyBatchSerializer,
+    NextItemSerializer,
+    ProblemSerializer,
+    SkipInSerializer,
+    WriteResultSerializer,
+)
+from .views import item_to_write
+
+REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")
+INVALID = OpenApiResponse(ProblemSerializer, description="The value does not fit the kind; `field` names the problem.")
+NOT_YOURS = OpenApiResponse(description="No such batch, item or annotation for this annotator.")
+
+
+def _annotator(request: Request) -> Annotator:
+    annotator = annotator_of(request.user)
+    if annotator is None:
+        raise Http404("You are not an annotator.")
+    return annotator
+
+
+def _target(request: Request, batch_id: int, item_id: int) -> tuple[Annotator, Batch, Item]:
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    return annotator, batch, item_to_write(batch, item_id)
+
+
+def _refused(exc: AssignmentRefused) -> Response:
+    return Response({"detail": str(exc), "code": getattr(exc, "code", "refused")}, status=status.HTTP_409_CONFLICT)
+
+
+def _invalid(problem: ValidationProblem) -> Response:
+    return Response({"detail": str(problem), "field": problem.field, "value": [problem.message]},
+                    status=status.HTTP_400_BAD_REQUEST)
+
+
+def _written(result: SubmitResult, annotator: Annotator, batch: Batch) -> Response:
+    data = {"annotation": result.annotation, "created": result.created, "revised": result.revised,
+            "progress": annotator_progress(annotator, batch)}
+    return Response(WriteResultSerializer(data).data,
+                    status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+def _urls(batch: Batch, item: Item) -> dict[str, str]:
+    base = "api-annotation-item-"
+    return {f"{action}_url": reverse(base + action, args=[batch.pk, item.pk]) for action in ("answer", "skip", "flag")}
+
+
+@extend_schema(tags=["annotate"], summary="My open batches with progress", responses=MyBatchSerializer(many=True))
+@api_view(["GET"])
+def my_batches(request: Request) -> Response:
+    annotator = _annotator(request)
+    rows: list[dict[str, Any]] = []
+    for batch in annotator.batches.filter(is_open=True).select_related("task").order_by("due_date", "name"):
+        rows.append({"batch": batch, "task": batch.task, "progress": annotator_progress(annotator, batch),
+                     "next_url": reverse("api-annotation-next", args=[batch.pk])})
+    return Response(MyBatchSerializer(rows, many=True).data)
+
+
+@extend_schema(tags=["annotate"], summary="The next item for me in a batch (leased to me)",
+               description="The same item again while my lease on it lives. 204 when nothing is left for me.",
+               responses={200: NextItemSerializer, 204: OpenApiResponse(description="Nothing left for you."),
+                          404: NOT_YOURS, 409: REFUSED})
+@api_view(["GET"])
+def next_for_me(request: Request, batch_id: int) -> Response:
+    annotator, batch = get_batch_to_annotate(request.user, batch_id)
+    try:
+        item = next_item(annotator, batch)
+    except AssignmentRefused as exc:
+        return _refused(exc)
+    if item is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    data = {"item": item, "task": batch.task, "batch": batch, "progress": annotator_progress(annotator, batch),
+            **_urls(batch, item)}
+    return Response(NextItemSerializer(data).data)
+
+
+@extend_schema(tags=["annotate"], summary="Answer an item", request=AnswerInSerializer,
+               description="201 when stored, 200 for an identical replay or a revision (no second row).",
+               responses={201: WriteResultSerializer, 200: WriteResultSerializer, 400: INVALID, 404: NOT_YOURS,
+                          409: REFUSED})
+@api_view(["POST"])
+def answer(request: Request, batch_id: int, item_id: int) -> Response:
+    annotator, batch, item = _target(request, batch_id, item_id)
+    incoming = AnswerInSerializer(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    comment = incoming.validated_data.get("flag_comment", "")
+    try:
+        result = submit_answer(annotator, batch, item, incoming.validated_data["value"],
+                               time_spent_ms=incoming.validated_data.get("time_spent_ms"),
+                               flagged=bool(comment), flag_comment=comment, source="api")
+    except ValidationProblem as problem:
+        return _invalid(problem)
+    except AssignmentRefused as exc:
+        return _refused(exc)
+    return _written(result, annotator, batch)
+
+
+@extend_schema(tags=["annotate"], summary="Skip an item with a reason", request=SkipInSerializer,
+               responses={201: WriteResultSerializer, 200: WriteResultSerializer, 404: NOT_YOURS, 409: REFUSED})
+@api_view(["POST"])
+def skip(request: Request, batch_id: int, item_id: int) -> Response:
+    annotator, batch, item = _target(request, batch_id, item_id)
+    incoming = SkipInSerializer(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    try:
+        result = skip_item(annotator, batch, item, reason=incoming.validated_data["reason"],
+                           time_spent_ms=incoming.validated_data.get("time_spent_ms"), source="api")
+    except AssignmentRefused as exc:
+        return _refused(exc)
+    return _written(result, annotator, batch)
+
+
+@extend_schema(tags=["annotate"], summary="Flag an item as problematic", request=FlagInSerializer,
+               description="Flags my answer if I gave one; otherwise records a flagged skip.",
+               responses={201: WriteResultSerializer, 200: WriteResultSerializer, 404: NOT_YOURS, 409: REFUSED})
+@api_view(["POST"])
+def flag(request: Request, batch_id: int, item_id: int) -> Response:
+    annotator, batch, item = _target(request, batch_id, item_id)
+    incoming = FlagInSerializer(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    try:
+        result = flag_item(annotator, batch, item, comment=incoming.validated_data["comment"], source="api")
+    except AssignmentRefused as exc:
+        return _refused(exc)
+    return _written(result, annotator, batch)
+
+
+@extend_schema(tags=["annotate"], methods=["GET"], summary="One of my annotations",
+               responses={200: AnnotationSerializer, 404: NOT_YOURS})
+@extend_schema(tags=["annotate"], methods=["PATCH"], summary="Revise one of my annotations",
+               description="The previous value is kept as a revision. Allowed while the batch is open.",
+               request=AnnotationPatchSerializer,
+               responses={200: AnnotationSerializer, 400: INVALID, 404: NOT_YOURS, 409: REFUSED})
+@api_view(["GET", "PATCH"])
+def my_annotation(request: Request, annotation_id: int) -> Response:
+    if request.method == "GET":
+        return Response(AnnotationSerializer(get_annotation_for(request.user, annotation_id)).data)
+    annotation = get_own_annotation(request.user, annotation_id)
+    annotator = annotation.annotator
+    incoming = AnnotationPatchSerializer(data=request.data)
+    incoming.is_valid(raise_exception=True)
+    if annotation.batch is None:
+        return Response({"detail": "This annotation belongs to no batch and cannot be revised here.",
+                         "code": "not_in_batch"}, status=status.HTTP_409_CONFLICT)
+    try:
+        result = submit_answer(annotator, annotation.batch, annotation.item, incoming.validated_data["value"],
+                               source="api")
+    except ValidationProblem as problem:
+        return _invalid(problem)
+    except AssignmentRefused as exc:
+        return _refused(exc)
+    return Response(AnnotationSerializer(result.annotation).data)

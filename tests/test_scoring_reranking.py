@@ -1,0 +1,80 @@
+"""score_task for reranking: per-annotator MAP (sklearn AP of 0/1 judgments), MRR@10, nDCG@10,
+mean over annotators with the annotator range as CI; queries without a relevant gold candidate
+are excluded and counted. Every expected value is worked out by hand below."""
+
+import math
+
+import pytest
+
+from agreement.scoring import score_task
+
+GOLD = {
+    "q1": {"c1": 1, "c2": 0, "c3": 1, "c4": 0},
+    "q2": {"c1": 0, "c2": 1, "c3": 0},
+    "q3": {"c1": 0, "c2": 0},  # no relevant candidate
+}
+ANSWERS = {
+    "q1": {"alice": {"c1": 1, "c2": 1, "c3": 0, "c4": 0}, "bob": {"c1": 1, "c2": 0, "c3": 1, "c4": 0}},
+    "q2": {"alice": {"c1": 0, "c2": 1, "c3": 0}, "bob": {"c1": 0, "c2": 1, "c3": 0}},
+    "q3": {"alice": {"c1": 1, "c2": 0}, "bob": {"c1": 0, "c2": 0}},
+}
+
+
+def test_map_is_the_mean_over_annotators_with_their_range_as_ci() -> None:
+    report = score_task("reranking", ANSWERS, GOLD)
+    by_name = {a["name"]: a["scores"] for a in report["annotators"]}
+    # alice q1: judged {c1, c2}: P = 1/2 at R = 1/2, then all 4: P = 2/4 at R = 1 → AP = 0.25 + 0.25 = 0.5
+    #       q2: judged {c2} = the relevant one → AP = 1            → MAP 0.75
+    # bob   q1: judged {c1, c3} = both relevant → 1; q2 → 1          → MAP 1.0
+    assert by_name["alice"]["map"] == pytest.approx(0.75)
+    assert by_name["bob"]["map"] == pytest.approx(1.0)
+    human = report["human"]
+    assert human["main_metric"] == "map"
+    assert human["main_score"] == pytest.approx(0.875)
+    assert (human["ci_low"], human["ci_high"]) == pytest.approx((0.75, 1.0))
+    assert human["ci_method"] == "annotator_range"
+
+
+def test_mrr_and_ndcg_are_tie_aware() -> None:
+    by_name = {a["name"]: a["scores"] for a in score_task("reranking", ANSWERS, GOLD)["annotators"]}
+    # alice q1: c1, c2 tied on top, one relevant → RR = 1/2·1 + 1/2·1/2 = 0.75; q2 → 1 → MRR 0.875
+    assert by_name["alice"]["mrr_at_10"] == pytest.approx(0.875)
+    # alice q1 nDCG (tie-averaged gains): top group slots 1–2, mean gain 1/2 → 0.5·(1 + 1/log2 3);
+    # next group slots 3–4, mean gain 1/2 → 0.5·(1/2 + 1/log2 5); IDCG = 1 + 1/log2 3
+    dcg = 0.5 * (1 + 1 / math.log2(3)) + 0.5 * (0.5 + 1 / math.log2(5))
+    q1 = dcg / (1 + 1 / math.log2(3))
+    assert by_name["alice"]["ndcg_at_10"] == pytest.approx((q1 + 1.0) / 2)
+    assert by_name["bob"]["ndcg_at_10"] == pytest.approx(1.0)
+
+
+def test_query_without_relevant_candidate_is_excluded_and_counted() -> None:
+    report = score_task("reranking", ANSWERS, GOLD)
+    assert report["excluded"] == [
+        {"item": "q3", "reason": "no relevant gold candidate (excluded from ranking metrics)"}
+    ]
+    assert report["human"]["n_excluded_queries"] == 1
+
+
+def test_agreement_over_candidate_judgments() -> None:
+    agreement = score_task("reranking", ANSWERS, GOLD)["agreement"]
+    # 9 judgments each: alice 1100 010 10, bob 1010 010 00 → n11 = 2, n10 = 2, n01 = 1, n00 = 4.
+    # Spearman on 0/1 data is φ = (2·4 − 2·1)/√(4·5·3·6) = 6/√360
+    assert agreement["spearman_mean"] == pytest.approx(6 / math.sqrt(360))
+    assert agreement["kendall_mean"] == pytest.approx(6 / math.sqrt(360))
+    # Cohen: p_o = 6/9; p_e = 4/9·3/9 + 5/9·6/9 = 42/81 → κ = (54 − 42)/(81 − 42) = 12/39
+    assert agreement["cohen_kappa_mean"] == pytest.approx(12 / 39)
+    assert agreement["percent_agreement"] == pytest.approx(6 / 9)
+
+
+def test_low_spearman_flags_the_task() -> None:
+    flags = score_task("reranking", ANSWERS, GOLD)["flags"]
+    assert flags["low_agreement"] is True
+    assert flags["metrics"] == ["spearman_mean"]
+
+
+def test_an_unmarked_candidate_counts_as_not_relevant() -> None:
+    answers = {"q2": {"alice": {"c2": 1}}}
+    report = score_task("reranking", answers, GOLD)
+    assert report["annotators"][0]["scores"]["map"] == pytest.approx(1.0)
+    assert report["agreement"]["spearman_mean"] is None
+    assert report["agreement_notes"]["spearman_mean"] == "n/a: single annotator"
