@@ -11,12 +11,14 @@ annotator, scored exactly like a human and never part of the human score (HUME Â
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from agreement import metrics as m
 from agreement import scoring
 from agreement.leaderboard import SubsetScore
+from agreement.loading import load_answers
+from agreement.models import Report
+from agreement.reports import build_report
 from agreement.results_compare import (
     PROJECT_HUMANS,
     Comparison,
@@ -25,17 +27,16 @@ from agreement.results_compare import (
     agreement_family,
     kind_of_task,
 )
-from annotation.models import Annotation
-from tasks_app.models import ItemGold, Task
+from tasks_app.models import Task
 
-COMPUTED = "computed on request (no stored report)"
+COMPUTED = "computed on request (no stored report yet)"
 STORED = "stored report"
 
 
 def add_project_entries(comparison: Comparison) -> None:
     """Append this project's human and LLM scores, their CIs and agreement, and the task mappings."""
     humans: dict[tuple[str, str], HumanSubset] = {}
-    for task in Task.objects.exclude(mteb_task_name="").order_by("name"):
+    for task in Task.objects.exclude(mteb_task_name="").select_related("agreement_report").order_by("name"):
         comparison.kinds.setdefault(task.mteb_task_name, kind_of_task(task.mteb_task_name, task.kind))
         reports = task_reports(task)
         if not reports:
@@ -59,37 +60,26 @@ def add_project_entries(comparison: Comparison) -> None:
 
 
 def task_reports(task: Task) -> list[tuple[str, dict[str, Any], str]]:
-    """(language, report, origin) for each language of the task's answers.
+    """(language, report part, origin) for each language of the task's answers.
 
-    The stored report of the agreement engine is used when there is one; without it the report is
-    computed here from the pure ``scoring.score_task`` (one query for answers, one for gold).
+    The agreement engine's stored report (``Report.result``, one part per batch language) is read when
+    there is one. A task whose report was never stored is scored here with the engine's own code
+    (``loading.load_answers`` + ``reports.build_report``: two queries and ``scoring.score_task``), so
+    both paths give the same numbers; the origin says which one the page shows.
     """
-    stored = getattr(task, "agreement_report", None)
-    result = getattr(stored, "result", None)
-    if isinstance(result, dict) and result.get("human"):
-        return [(task.language, result, STORED)]
-    return [(language, report, COMPUTED) for language, report in compute_reports(task).items()]
+    report = getattr(task, "agreement_report", None)
+    if report is not None and report.result:
+        origin = STORED if report.status == Report.Status.DONE else f"{STORED} ({report.status}: being updated)"
+        return _parts(task, report.result, origin)
+    loaded = load_answers(task)
+    if not loaded.rows:
+        return []
+    return _parts(task, build_report(task, loaded), COMPUTED)
 
 
-def compute_reports(task: Task) -> dict[str, dict[str, Any]]:
-    """Score the task's answers per batch language with HUME's protocol (``scoring.score_task``)."""
-    rows = Annotation.objects.filter(item__task=task).order_by().values_list(
-        "item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped", "batch__language")
-    answers: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    kinds: dict[str, str] = {}
-    for item, name, kind, value, skipped, language in rows:
-        answers[language or task.language][item][name] = None if skipped else value
-        kinds[name] = kind
-    if not answers:
-        return {}
-    gold = dict(ItemGold.objects.filter(item__task=task).values_list("item__external_id", "value"))
-    low, high, _ = task.scale
-    options: dict[str, Any] = {"labels": list(task.labels or []) or None, "axes": list(task.axes or []) or None,
-                               "annotator_kinds": kinds}
-    if low is not None and high is not None:
-        options["scale"] = (low, high)
-    return {language: scoring.score_task(task.kind, items, {i: gold[i] for i in items if i in gold}, **options)
-            for language, items in sorted(answers.items())}
+def _parts(task: Task, result: dict[str, Any], origin: str) -> list[tuple[str, dict[str, Any], str]]:
+    parts = result.get("by_language") or [{"language": task.language, **result}]
+    return [(part.get("language") or task.language, part, origin) for part in parts]
 
 
 def _human_subset(task: Task, report: dict[str, Any]) -> HumanSubset:

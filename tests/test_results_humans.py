@@ -154,3 +154,20 @@ def test_two_tasks_on_the_same_subset_keep_the_first_and_say_so(study):
     comparison = build()
     assert comparison.warnings == [
         "twin also maps to HUMEEmotionClassification (eng-Latn); only task 0 counts."]
+
+
+def test_the_agreement_engines_stored_report_is_what_the_comparison_reads(study):
+    from agreement.loading import load_answers
+    from agreement.models import Report
+    from agreement.reports import build_report
+
+    task = study[1]
+    stored = build_report(task, load_answers(task))
+    stored["by_language"][0]["human"]["main_score"] = 0.42  # marks the stored document as the one read
+    Report.objects.create(task=task, status=Report.Status.DONE, result=stored)
+    comparison = build()
+    rows = {row["task"]: row for row in per_task_rows(comparison, PROJECT_HUMANS, ["eng-Latn"])}
+    assert rows["HUMEToxicConversationsClassification"]["human"] == 0.42
+    origins = {row["task"]: row["origin"] for row in comparison.mappings}
+    assert origins == {"task 0": "computed on request (no stored report yet)", "task 1": "stored report",
+                       "task 2": "computed on request (no stored report yet)"}
