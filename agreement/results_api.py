@@ -10,7 +10,8 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.urls import path
-from rest_framework import status
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -19,7 +20,7 @@ from rest_framework.views import APIView
 
 from agreement import leaderboard as lb
 from agreement.mteb_results import ResultsImportError, ResultsImportErrors
-from agreement.results_compare import build, leaderboard_rows
+from agreement.results_compare import build, export_rows, leaderboard_rows
 from agreement.results_import import UploadLimit, import_upload, upload_too_large
 from annotation.roles import is_admin, is_researcher
 
@@ -38,6 +39,32 @@ class IsResearcherRole(BasePermission):
         return is_researcher(request.user)
 
 
+class ImportRequest(serializers.Serializer):
+    file = serializers.FileField(help_text=".zip / .tar.gz of <org__model>/<revision>/<Task>.json, or one .json")
+    model_name = serializers.CharField(required=False, help_text="For a single .json: org/model")
+    revision = serializers.CharField(required=False, help_text="For a single .json")
+
+
+class ImportSummary(serializers.Serializer):
+    source = serializers.CharField()
+    models = serializers.ListField(child=serializers.CharField())
+    revisions_created = serializers.IntegerField()
+    scores_created = serializers.IntegerField()
+    scores_updated = serializers.IntegerField()
+    scores_unchanged = serializers.IntegerField()
+    message = serializers.CharField()
+
+
+class ImportProblems(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = serializers.ListField(child=serializers.CharField(), help_text="Each: file, key and problem")
+
+
+class LeaderboardRows(serializers.Serializer):
+    languages = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField(), help_text="HUME Table 1 rows, scores 0-1")
+
+
 class ImportResults(APIView):
     """Import an archive (.zip / .tar.gz of <org__model>/<revision>/<Task>.json) or one TaskResult .json."""
 
@@ -48,6 +75,8 @@ class ImportResults(APIView):
         request.upload_handlers.insert(0, UploadLimit(request))
         return super().initialize_request(request, *args, **kwargs)
 
+    @extend_schema(request={"multipart/form-data": ImportRequest},
+                   responses={201: ImportSummary, 400: ImportProblems, 413: ImportProblems})
     def post(self, request: Request) -> Response:
         too_large = upload_too_large(request._request)
         if too_large:
@@ -73,12 +102,11 @@ class Leaderboard(APIView):
 
     permission_classes = [IsAuthenticated & IsResearcherRole]
 
+    @extend_schema(responses={200: LeaderboardRows})
     def get(self, request: Request) -> Response:
         languages = request.query_params.getlist("lang") or list(lb.HUME_LANGUAGES)
-        keys = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin",
-                "revision", "columns")
         rows = leaderboard_rows(build(), languages)
-        return Response({"languages": languages, "rows": [{key: row[key] for key in keys} for row in rows]})
+        return Response({"languages": languages, "rows": export_rows(rows)})
 
 
 urlpatterns = [

@@ -261,6 +261,15 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str]) -> list
     return rows
 
 
+EXPORT_KEYS = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin",
+               "revision", "columns")
+
+
+def export_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Leaderboard rows as the JSON exports, the API and the CLI give them (scores 0–1, like MTEB)."""
+    return [{key: row[key] for key in EXPORT_KEYS} for row in rows]
+
+
 def per_task_rows(comparison: Comparison, human: str, languages: Collection[str],
                   against: Collection[str] = ("model",)) -> list[dict[str, Any]]:
     """HUME Table 8 rows for one human entry, each with its N, K, agreement, band, validity flag."""

@@ -249,10 +249,7 @@ def export_leaderboard(request: HttpRequest, fmt: str) -> HttpResponse:
         caption = f"Humans, models and LLM annotators ({', '.join(selection.languages)})"
         return _download(lb.table1_to_latex(rows, caption=caption, label="tab:leaderboard"), "application/x-tex",
                          "leaderboard.tex")
-    keys = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin", "revision",
-            "columns")
-    return _download(lb.to_json([{key: row[key] for key in keys} for row in rows]), "application/json",
-                     "leaderboard.json")
+    return _download(lb.to_json(rc.export_rows(rows)), "application/json", "leaderboard.json")
 
 
 TASK_CSV_HEADER = ("task", "kind", "language", "n_items", "n_annotators", "human", "ci_low", "ci_high",

@@ -7,10 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement import leaderboard as lb
-from agreement.results_compare import build, leaderboard_rows
-
-EXPORT_KEYS = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin",
-               "revision", "columns")
+from agreement.results_compare import build, export_rows, leaderboard_rows
 
 
 class Command(BaseCommand):
@@ -36,4 +33,4 @@ class Command(BaseCommand):
             self.stdout.write(lb.table1_to_latex(rows, caption="Humans, models and LLM annotators "
                                                  f"({', '.join(languages)})", label="tab:leaderboard"), ending="")
         else:
-            self.stdout.write(lb.to_json([{key: row[key] for key in EXPORT_KEYS} for row in rows]))
+            self.stdout.write(lb.to_json(export_rows(rows)))
