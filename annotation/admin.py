@@ -56,3 +56,4 @@ class AnnotationAdmin(admin.ModelAdmin):
     list_filter = ("skipped", "flagged", "source")
     raw_id_fields = ("item", "annotator", "batch")
     inlines = [AnnotationRevisionInline]
+from . import llm_admin  # noqa: E402,F401  (registers the LLM annotator models)

@@ -179,3 +179,6 @@ class AnnotationRevision(models.Model):
 
     def __str__(self) -> str:
         return f"revision of annotation {self.annotation_id} replaced at {self.replaced_at}"
+
+
+from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: E402,F401  (LLM annotators)

@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("agreement.api_urls")),
     path("", include("agreement.results_api")),
+    path("llm/", include("annotation.llm_api")),
 ]

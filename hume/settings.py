@@ -176,3 +176,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# LLM annotator runs (annotation/llm_runs.py): the worker executing a run heart-beats this often; a run whose
+# heartbeat is three intervals old is taken over by another worker, with its in-flight requests. A worker
+# executes a run for at most LLM_SLICE_SECONDS before handing it back to the queue (fair to other runs,
+# quick warm shutdowns).
+LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
+LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))

@@ -9,7 +9,7 @@ SAFE_KEY = "k3J9-vQz8_Lp2Wm5Xr7Tn4Yb6Hc1Fd0Gs8Ja3Ke5Lu7Mi9No2Pq4Rs6Tu8Vw0Xy1Za"
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"}}
+    full_env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     full_env.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=full_env,
                           capture_output=True, text=True, timeout=120)

@@ -1,0 +1,224 @@
+"""A small client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, llama.cpp, ...).
+
+Standard library only (urllib): the project does not ship an SDK. The client owns the HTTP side of a run:
+pacing to the configured requests per minute, bounded retries with exponential backoff on 429, 5xx,
+timeouts and refused connections, and honouring Retry-After. It never logs or returns the API key: the
+key travels only in the Authorization header (not forwarded on redirects, which are refused anyway) and
+any text coming back is scrubbed of it before the caller sees it.
+"""
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+FATAL_STATUS = {401, 403, 404}  # the configuration is wrong: every further request would fail the same way
+MAX_RETRY_AFTER_SECONDS = 300.0
+REDACTED = "[redacted]"
+
+
+class EndpointError(Exception):
+    """The endpoint did not give a usable reply within the retry budget.
+
+    kind: "http" (an error status or a refused connection) or "timeout"; fatal: the run should stop
+    (bad key, unknown model or URL) rather than fail item after item.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 1,
+                 fatal: bool = False, body: str = "", retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.attempts = attempts
+        self.fatal = fatal
+        self.body = body
+        self.retry_after = retry_after
+
+
+class ProtocolError(ValueError):
+    """A 200 reply that is not a chat completion (no choices[0].message.content)."""
+
+    def __init__(self, message: str, raw: str, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int
+    latency_ms: int
+    finish_reason: str | None
+
+
+class RateLimiter:
+    """Spaces request starts evenly at `rpm` per minute, shared by all threads of one run.
+
+    `hold` pushes every thread back after a 429 with Retry-After: the server spoke for the whole key,
+    not just for the request that got the answer.
+    """
+
+    def __init__(self, rpm: int, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.interval = 60.0 / max(1, rpm)
+        self.clock, self.sleep = clock, sleep
+        self._lock = threading.Lock()
+        self._next_at = 0.0
+        self._hold_until = 0.0
+
+    def acquire(self) -> None:
+        with self._lock:
+            now = self.clock()
+            start = max(now, self._next_at, self._hold_until)
+            self._next_at = start + self.interval
+        if start > now:
+            self.sleep(start - now)
+
+    def hold(self, seconds: float) -> None:
+        with self._lock:
+            self._hold_until = max(self._hold_until, self.clock() + seconds)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect would re-send the prompt (and possibly the key) somewhere else: refuse it."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to another URL refused ({code})", headers, fp)
+
+
+_opener = urllib.request.build_opener(_NoRedirect())
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds (RFC 9110: delta-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class ChatClient:
+    """POST <base_url>/chat/completions with retries; one instance per run, shared by its threads."""
+
+    def __init__(self, base_url: str, api_key: str | None, *, timeout: float, max_retries: int,
+                 limiter: RateLimiter, backoff_base: float = 0.5, backoff_cap: float = 30.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._api_key = api_key
+        self.timeout, self.max_retries = timeout, max_retries
+        self.limiter = limiter
+        self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
+        self.sleep = sleep
+
+    def __repr__(self) -> str:
+        return f"ChatClient({self.url!r})"
+
+    def redact(self, text: str) -> str:
+        """Remove the key from any text a server sent back (a misbehaving proxy may echo headers)."""
+        return text.replace(self._api_key, REDACTED) if self._api_key and text else text
+
+    def complete(self, body: dict[str, Any]) -> ChatReply:
+        """Send one chat completion, retrying transient failures; raise EndpointError when out of tries."""
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        attempt = 0
+        while True:
+            attempt += 1
+            self.limiter.acquire()
+            started = time.monotonic()
+            try:
+                status, text = self._post(data)
+            except EndpointError as exc:
+                exc.attempts = attempt
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+                log.warning("LLM endpoint %s: %s; retry %d/%d in %.1fs", self.url, exc, attempt,
+                            self.max_retries, delay)
+                self.sleep(delay)
+                continue
+            latency_ms = int((time.monotonic() - started) * 1000)
+            return self._reply(status, text, attempt, latency_ms)
+
+    def _post(self, data: bytes) -> tuple[int, str]:
+        request = urllib.request.Request(self.url, data=data, method="POST")
+        request.add_header("Content-Type", "application/json")
+        request.add_header("Accept", "application/json")
+        if self._api_key:
+            request.add_unredirected_header("Authorization", f"Bearer {self._api_key}")
+        try:
+            with _opener.open(request, timeout=self.timeout) as response:
+                return response.status, response.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as exc:
+            body = self.redact(exc.read().decode("utf-8", errors="replace")[:2000]) if exc.fp else ""
+            retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+            raise EndpointError(f"HTTP {exc.code} from the endpoint", kind="http", status=exc.code,
+                                fatal=exc.code in FATAL_STATUS, body=body, retry_after=retry_after) from None
+        except TimeoutError:
+            raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
+            raise EndpointError(f"cannot reach the endpoint: {exc.reason}", kind="http") from None
+        except (ConnectionError, OSError) as exc:
+            raise EndpointError(f"connection failed: {type(exc).__name__}", kind="http") from None
+
+    def _retry_delay(self, exc: EndpointError, attempt: int) -> float | None:
+        """Seconds to wait before the next try, or None to give up (fatal, not retryable, out of tries)."""
+        retryable = exc.kind == "timeout" or exc.status is None or exc.status in RETRYABLE_STATUS \
+            or (exc.status or 0) >= 500
+        if exc.fatal or not retryable or attempt > self.max_retries:
+            return None
+        retry_after = exc.retry_after
+        if retry_after is not None:
+            if retry_after > MAX_RETRY_AFTER_SECONDS:
+                return None
+            self.limiter.hold(retry_after)
+            return retry_after
+        backoff = min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))
+        return backoff * (0.5 + random.random() / 2)
+
+    def _reply(self, status: int, text: str, attempts: int, latency_ms: int) -> ChatReply:
+        text = self.redact(text)
+        try:
+            payload = json.loads(text)
+            choice = payload["choices"][0]
+            content = choice["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ProtocolError(f"HTTP {status} reply is not a chat completion", text[:20000], attempts) from None
+        if not isinstance(content, str):
+            raise ProtocolError("the reply has no text content", text[:20000], attempts)
+        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        return ChatReply(
+            content=content,
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
+            attempts=attempts,
+            latency_ms=latency_ms,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

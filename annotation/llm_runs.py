@@ -1,0 +1,406 @@
+"""Running an LLM annotator over a batch or a task: creating, executing and steering runs.
+
+Why it is shaped this way:
+- A run is executed by at most one worker at a time (`executor_token` + `heartbeat_at` on the run), and
+  runs of one LLM annotator one after another, so its max concurrency and requests per minute hold across
+  workers. A worker that dies stops heart-beating; after three intervals another worker takes the run over.
+- Every answer is bought through a row of the request log, claimed *before* the API is called (unique
+  (annotator, request key)). A claim whose executor no longer heart-beats can be reclaimed. So a re-run, a
+  redelivered task or a crashed worker never pays twice for a finished item, and never stores twice
+  (the annotation is written with get_or_create on the unique (item, annotator)).
+- Only the executor's main thread touches the database; its threads only talk HTTP and validate answers.
+- Answers never go through leases or overlap k: they are written directly, with source="llm".
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from tasks_app.models import Item, Task
+
+from .llm_client import ChatClient, EndpointError, ProtocolError, RateLimiter
+from .llm_models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
+from .llm_prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
+from .models import Annotation, Annotator, Batch
+
+log = logging.getLogger(__name__)
+Status = LLMRun.Status
+
+
+def heartbeat_seconds() -> float:
+    return float(getattr(settings, "LLM_HEARTBEAT_SECONDS", 5.0))
+
+
+def stale_before() -> datetime:
+    """Heartbeats older than this mean the executor is gone."""
+    return timezone.now() - timedelta(seconds=3 * heartbeat_seconds())
+
+
+# ------------------------------------------------------------------ annotators and runs
+
+
+def create_llm_annotator(name: str, *, created_by: User | None = None, **config: Any) -> LLMAnnotatorConfig:
+    """An Annotator of kind llm (its user cannot log in) with its endpoint configuration, validated."""
+    with transaction.atomic():
+        user = User.objects.create_user(username=name, password=None)  # None → unusable password
+        annotator = Annotator.objects.create(user=user, kind=Annotator.Kind.LLM)
+        llm = LLMAnnotatorConfig(annotator=annotator, created_by=created_by, **config)
+        llm.full_clean()
+        llm.save()
+    return llm
+
+
+def run_items(task: Task, batch: Batch | None) -> QuerySet[Item]:
+    """The items a run answers, in the order annotators see them; payload only, never gold."""
+    if batch is not None:
+        items = Item.objects.filter(batch_items__batch=batch).order_by("batch_items__position")
+    else:
+        items = Item.objects.filter(task=task).in_pool().order_by("position")
+    return items.only("id", "uid", "payload", "task_id")
+
+
+def create_run(annotator: Annotator, *, batch: Batch | None = None, task: Task | None = None,
+               created_by: User | None = None, retry_failed: bool = False) -> LLMRun:
+    """A queued run of `annotator` over a batch, or over a task's pool when no batch is given."""
+    config = LLMAnnotatorConfig.objects.filter(annotator=annotator).first()
+    if annotator.kind != Annotator.Kind.LLM or config is None:
+        raise ValueError(f"{annotator.name} is not an LLM annotator with an endpoint configuration")
+    if batch is not None:
+        if task is not None and task.pk != batch.task_id:
+            raise ValueError(f"batch {batch.name} belongs to another task")
+        task = batch.task
+    if task is None:
+        raise ValueError("a run needs a batch or a task")
+    return LLMRun.objects.create(
+        annotator=annotator, task=task, batch=batch, model=config.model, prompt_version=PROMPT_VERSIONS[task.kind],
+        retry_failed=retry_failed, total_items=run_items(task, batch).count(), created_by=created_by,
+    )
+
+
+def pause_run(run: LLMRun) -> bool:
+    """Stop taking new items; requests in flight finish and are stored."""
+    return bool(LLMRun.objects.filter(pk=run.pk, status__in=LLMRun.ACTIVE).update(status=Status.PAUSED))
+
+
+def resume_run(run: LLMRun) -> bool:
+    """Queue a paused or failed run again, or a stalled one (its worker died and no worker restarted since);
+    the caller enqueues it. Finished items are never asked again."""
+    if LLMRun.objects.filter(pk=run.pk, status__in=(Status.PAUSED, Status.FAILED)).update(
+            status=Status.QUEUED, error="", finished_at=None):
+        return True
+    return stalled_runs().filter(pk=run.pk).exists()
+
+
+def is_stalled(run: LLMRun) -> bool:
+    """Running, but its executor stopped heart-beating: the worker died (resume re-enqueues it)."""
+    return run.status == Status.RUNNING and (run.heartbeat_at is None or run.heartbeat_at < stale_before())
+
+
+def cancel_run(run: LLMRun) -> bool:
+    return bool(LLMRun.objects.filter(pk=run.pk, status__in=(*LLMRun.ACTIVE, Status.PAUSED))
+                .update(status=Status.CANCELLED, finished_at=timezone.now()))
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    answered: int
+    failed: int
+    in_flight: int
+
+    @property
+    def done(self) -> int:
+        return self.answered + self.failed
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def run_progress(run: LLMRun) -> Progress:
+    """Answered = the annotator has an annotation (from this run or earlier); failed = this prompt's key failed."""
+    items = run_items(run.task, run.batch).values("id")
+    answered = Annotation.objects.filter(annotator_id=run.annotator_id, item_id__in=items).count()
+    requests = LLMRequest.objects.filter(annotator_id=run.annotator_id, item_id__in=items, model=run.model,
+                                         prompt_version=run.prompt_version)
+    failed = requests.filter(status=LLMRequest.Status.FAILED).exclude(
+        item__annotations__annotator_id=run.annotator_id).count()
+    in_flight = requests.filter(status=LLMRequest.Status.CLAIMED).count()
+    return Progress(total=items.count(), answered=answered, failed=failed, in_flight=in_flight)
+
+
+# ------------------------------------------------------------------ one item: HTTP and validation (threads)
+
+
+@dataclass
+class Outcome:
+    """What one item's requests produced; built in a thread, stored by the main thread."""
+
+    value: Any = None
+    ok: bool = False
+    reasoning: str = ""
+    raw_outputs: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    failure_kind: str = ""
+    error: str = ""
+    http_status: int | None = None
+    fatal: bool = False
+
+
+def request_body(config: LLMAnnotatorConfig, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": messages, "temperature": config.temperature}
+    if config.max_tokens:
+        body["max_tokens"] = config.max_tokens
+    if config.json_mode:
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def ask(client: ChatClient, config: LLMAnnotatorConfig, model: str, task: Task, payload: dict[str, Any]) -> Outcome:
+    """Ask until a valid answer, re-asking with the problem stated after a malformed one (bounded)."""
+    messages = build_messages(task, payload)
+    out = Outcome()
+    for _ in range(config.max_answer_retries + 1):
+        try:
+            reply = client.complete(request_body(config, model, messages))
+        except EndpointError as exc:
+            out.attempts += exc.attempts
+            out.failure_kind, out.error, out.http_status, out.fatal = exc.kind, str(exc), exc.status, exc.fatal
+            out.raw_outputs.append({"error": str(exc), "status": exc.status, "body": exc.body})
+            return out
+        except ProtocolError as exc:
+            out.attempts += exc.attempts
+            out.raw_outputs.append({"content": exc.raw, "problem": str(exc)})
+            out.error = str(exc)
+            continue
+        out.attempts += reply.attempts
+        out.prompt_tokens += reply.prompt_tokens
+        out.completion_tokens += reply.completion_tokens
+        out.latency_ms += reply.latency_ms
+        out.raw_outputs.append({"content": reply.content, "finish_reason": reply.finish_reason})
+        try:
+            out.value, out.reasoning = answer_from_reply(task, payload, reply.content)
+        except AnswerProblem as problem:
+            out.raw_outputs[-1]["problem"] = out.error = str(problem)
+            messages = [*messages, {"role": "assistant", "content": reply.content}, correction_message(str(problem))]
+            continue
+        out.ok, out.error = True, ""
+        return out
+    out.failure_kind = "malformed"
+    return out
+
+
+def safe_ask(*args: Any) -> Outcome:
+    """A bug in one item must not take the run down: it becomes that item's recorded failure."""
+    try:
+        return ask(*args)
+    except Exception as exc:  # recorded on the request row, with its type
+        log.exception("LLM request failed unexpectedly")
+        return Outcome(failure_kind="error", error=f"{type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------------------ claims and storage (main thread)
+
+
+def live_tokens() -> QuerySet[LLMRun]:
+    """Tokens of executors that heart-beat recently; a claim by any other token may be taken over."""
+    alive = LLMRun.objects.filter(executor_token__isnull=False, heartbeat_at__gte=stale_before())
+    return alive.values("executor_token")
+
+
+def claim(run: LLMRun, token: uuid.UUID, item: Item) -> LLMRequest | None:
+    """Claim the item's request row for this executor, or None when it is done or claimed by a live executor."""
+    key = request_key(run.model, run.prompt_version, item.uid)
+    row, created = LLMRequest.objects.get_or_create(
+        annotator_id=run.annotator_id, request_key=key,
+        defaults={"item_id": item.pk, "run": run, "model": run.model, "prompt_version": run.prompt_version,
+                  "claimed_by": token, "claimed_at": timezone.now()},
+    )
+    if created:
+        return row
+    if row.status == LLMRequest.Status.SUCCEEDED:
+        restore_annotation(run, row)
+        return None
+    if row.status == LLMRequest.Status.FAILED and not run.retry_failed:
+        return None
+    if row.status == LLMRequest.Status.CLAIMED and live_tokens().filter(executor_token=row.claimed_by).exists():
+        return None
+    taken = LLMRequest.objects.filter(pk=row.pk, status=row.status, claimed_by=row.claimed_by).update(
+        status=LLMRequest.Status.CLAIMED, claimed_by=token, claimed_at=timezone.now(), run=run)
+    return row if taken else None
+
+
+def restore_annotation(run: LLMRun, row: LLMRequest) -> None:
+    """A paid answer whose annotation is missing (deleted by hand) is stored again without a new request."""
+    Annotation.objects.get_or_create(item_id=row.item_id, annotator_id=run.annotator_id,
+                                     defaults={"batch": run.batch, "value": row.answer, "source": "llm"})
+
+
+def store(run: LLMRun, row: LLMRequest, token: uuid.UUID, out: Outcome) -> None:
+    """Record the outcome on the claimed row and, for a valid answer, write the annotation — atomically."""
+    now = timezone.now()
+    with transaction.atomic():
+        LLMRun.objects.filter(pk=run.pk).update(
+            http_requests=F("http_requests") + out.attempts, prompt_tokens=F("prompt_tokens") + out.prompt_tokens,
+            completion_tokens=F("completion_tokens") + out.completion_tokens)
+        mine = LLMRequest.objects.filter(pk=row.pk, claimed_by=token, status=LLMRequest.Status.CLAIMED)
+        if out.fatal:  # a configuration error says nothing about the item: leave it to a later run
+            mine.delete()
+            return
+        updated = mine.update(
+            status=LLMRequest.Status.SUCCEEDED if out.ok else LLMRequest.Status.FAILED, finished_at=now,
+            attempts=F("attempts") + out.attempts, prompt_tokens=F("prompt_tokens") + out.prompt_tokens,
+            completion_tokens=F("completion_tokens") + out.completion_tokens, answer=out.value if out.ok else None,
+            reasoning=out.reasoning, raw_outputs=[*row.raw_outputs, *out.raw_outputs], error=out.error,
+            failure_kind=out.failure_kind, http_status=out.http_status, latency_ms=out.latency_ms)
+        if updated and out.ok:
+            Annotation.objects.get_or_create(
+                item_id=row.item_id, annotator_id=run.annotator_id,
+                defaults={"batch": run.batch, "value": out.value, "source": "llm",
+                          "started_at": row.claimed_at, "time_spent_ms": out.latency_ms})
+
+
+# ------------------------------------------------------------------ executing a run (the Celery task calls this)
+
+
+def acquire(run_id: int, token: uuid.UUID) -> str:
+    """Take the run for this executor: "acquired", "inactive", "busy-run" (live executor) or "busy-annotator"."""
+    with transaction.atomic():
+        run = LLMRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status not in LLMRun.ACTIVE:
+            return "inactive"
+        # Serialise acquisitions per annotator, so two runs of one annotator never pass the check together.
+        LLMAnnotatorConfig.objects.select_for_update().filter(annotator_id=run.annotator_id).first()
+        fresh = stale_before()
+        if run.executor_token and run.heartbeat_at and run.heartbeat_at >= fresh:
+            return "busy-run"
+        others = LLMRun.objects.filter(annotator_id=run.annotator_id, executor_token__isnull=False,
+                                       heartbeat_at__gte=fresh).exclude(pk=run.pk)
+        if others.exists():
+            return "busy-annotator"
+        now = timezone.now()
+        run.status, run.executor_token, run.heartbeat_at = Status.RUNNING, token, now
+        run.started_at = run.started_at or now
+        run.save(update_fields=["status", "executor_token", "heartbeat_at", "started_at"])
+    return "acquired"
+
+
+def beat(run_id: int, token: uuid.UUID) -> str | None:
+    """Heart-beat and read the status; None when another executor has taken the run over."""
+    if not LLMRun.objects.filter(pk=run_id, executor_token=token).update(heartbeat_at=timezone.now()):
+        return None
+    return LLMRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+
+
+def pending_items(run: LLMRun, chunk: int = 100) -> Iterator[Item]:
+    """Items of the run still to ask: not answered by the annotator (an existing answer is never paid for
+    again) and, unless failures are retried, not failed with this model and prompt. Read a chunk at a time
+    so a large task's payloads are never all in memory."""
+    answered = Annotation.objects.filter(annotator_id=run.annotator_id).values("item_id")
+    ids = run_items(run.task, run.batch).exclude(pk__in=answered)
+    if not run.retry_failed:
+        failed = LLMRequest.objects.filter(annotator_id=run.annotator_id, model=run.model,
+                                           prompt_version=run.prompt_version, status=LLMRequest.Status.FAILED)
+        ids = ids.exclude(pk__in=failed.values("item_id"))
+    ids = list(ids.values_list("pk", flat=True))
+    for start in range(0, len(ids), chunk):
+        part = ids[start:start + chunk]
+        found = Item.objects.only("id", "uid", "payload", "task_id").in_bulk(part)
+        yield from (found[pk] for pk in part if pk in found)
+
+
+def execute_run(run_id: int) -> str:
+    """Execute a slice of the run. Returns "done"; "continue" (enqueue again now); "wait" (retry later: another
+    run of the annotator is executing, or items are claimed elsewhere); "busy-run" (a live executor has the
+    run, or a dead one has not been silent long enough yet); or "gone" (nothing to do, or taken over)."""
+    token = uuid.uuid4()
+    verdict = acquire(run_id, token)
+    if verdict == "inactive":
+        return "gone"
+    if verdict != "acquired":
+        return "wait" if verdict == "busy-annotator" else verdict
+    run = LLMRun.objects.select_related("annotator__llm_config", "task", "batch").get(pk=run_id)
+    config = run.annotator.llm_config
+    try:
+        client = ChatClient(config.base_url, config.resolve_api_key(), timeout=config.timeout_seconds,
+                            max_retries=config.max_retries, limiter=RateLimiter(config.requests_per_minute))
+    except MissingAPIKey as exc:
+        return release(run, token, fatal_error=str(exc), exhausted=False)
+    try:
+        fatal_error, exhausted = drive(run, config, client, token)
+    except Exception as exc:  # say why on the run page instead of leaving it to go stale
+        log.exception("LLM run %s stopped on an error", run_id)
+        release(run, token, fatal_error=f"the run stopped on an error: {type(exc).__name__}: {exc}", exhausted=False)
+        raise
+    return release(run, token, fatal_error=fatal_error, exhausted=exhausted)
+
+
+def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uuid.UUID) -> tuple[str | None, bool]:
+    """The executor loop: keep up to max_concurrency requests in flight, store results, heart-beat, obey status.
+
+    Returns (fatal error or None, whether every item was looked at)."""
+    items = pending_items(run)
+    pending: dict[Future[Outcome], LLMRequest] = {}
+    fatal_error: str | None = None
+    exhausted = False
+    deadline = time.monotonic() + float(getattr(settings, "LLM_SLICE_SECONDS", 120.0))
+    with ThreadPoolExecutor(max_workers=config.max_concurrency, thread_name_prefix=f"llm-run-{run.pk}") as pool:
+        while True:
+            status = beat(run.pk, token)
+            accepting = status == Status.RUNNING and fatal_error is None and time.monotonic() < deadline
+            while accepting and not exhausted and len(pending) < config.max_concurrency:
+                item = next(items, None)
+                if item is None:
+                    exhausted = True
+                elif (row := claim(run, token, item)) is not None:
+                    pending[pool.submit(safe_ask, client, config, run.model, run.task, item.payload)] = row
+            if not pending:
+                return fatal_error, exhausted
+            done, _ = wait(pending, timeout=heartbeat_seconds(), return_when=FIRST_COMPLETED)
+            for future in done:
+                out = future.result()
+                store(run, pending.pop(future), token, out)
+                if out.fatal:
+                    fatal_error = f"the endpoint refused the request ({out.error}); fix the configuration and resume"
+
+
+def release(run: LLMRun, token: uuid.UUID, *, fatal_error: str | None, exhausted: bool) -> str:
+    """Give the run back: completed when nothing is left, re-queued when a slice ended early."""
+    with transaction.atomic():
+        current = LLMRun.objects.select_for_update().get(pk=run.pk)
+        if current.executor_token != token:
+            return "gone"
+        current.executor_token = None
+        verdict = "done"
+        if fatal_error:
+            current.status, current.error, current.finished_at = Status.FAILED, fatal_error, timezone.now()
+        elif current.status == Status.RUNNING:
+            progress = run_progress(current)
+            if exhausted and progress.done >= progress.total:
+                current.status, current.finished_at = Status.COMPLETED, timezone.now()
+            else:  # the slice ended ("continue"), or items are still claimed elsewhere ("wait")
+                current.status, verdict = Status.QUEUED, ("wait" if exhausted else "continue")
+        current.save(update_fields=["executor_token", "status", "error", "finished_at"])
+    return verdict
+
+
+def stalled_runs() -> QuerySet[LLMRun]:
+    """Runs that should be executing but have no live executor (their worker died, the message was lost,
+    or a queued run simply waits for a free worker: a second message for it is harmless)."""
+    return LLMRun.objects.filter(status__in=LLMRun.ACTIVE).exclude(
+        executor_token__isnull=False, heartbeat_at__gte=stale_before())

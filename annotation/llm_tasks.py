@@ -1,0 +1,59 @@
+"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see llm_runs)."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from .llm_models import LLMJudgePanel, LLMRun
+from .llm_panels import refresh_panel
+from .llm_runs import execute_run, heartbeat_seconds
+
+log = logging.getLogger(__name__)
+BUSY_ROUNDS = 6  # × heartbeat: longer than the 3 intervals after which a silent executor counts as dead
+
+
+@shared_task(name="annotation.llm_run")
+def run_llm(run_id: int, busy_rounds: int = 0) -> str:
+    """Execute a slice of a run, then hand the rest back to the queue.
+
+    "busy-run" means another executor heart-beat recently: it may be alive (this message is a duplicate)
+    or have just died (a worker restart); looking again a few times tells the two apart."""
+    verdict = execute_run(run_id)
+    if verdict == "continue":
+        run_llm.apply_async((run_id,))
+    elif verdict == "wait":
+        run_llm.apply_async((run_id,), countdown=2 * heartbeat_seconds())
+    elif verdict == "busy-run" and busy_rounds < BUSY_ROUNDS:
+        run_llm.apply_async((run_id, busy_rounds + 1), countdown=heartbeat_seconds())
+    return verdict
+
+
+def enqueue_run(run: LLMRun) -> None:
+    """Enqueue after the transaction that created or resumed the run commits; a broker error is loud."""
+    run_llm.delay_on_commit(run.pk)
+
+
+@shared_task(name="annotation.llm_resume_runs")
+def resume_llm_runs() -> list[int]:
+    """Give every queued or running run a message: a worker that died took its run's message with it."""
+    ids = list(LLMRun.objects.filter(status__in=LLMRun.ACTIVE).values_list("pk", flat=True))
+    for run_id in ids:
+        run_llm.delay(run_id)
+    return ids
+
+
+@worker_ready.connect
+def resume_runs_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
+    try:
+        resume_llm_runs.delay()
+    except Exception:  # a broker hiccup must not stop the worker from starting
+        log.exception("could not enqueue the resumption of LLM runs")
+
+
+@shared_task(name="annotation.llm_refresh_panel")
+def refresh_judge_panel(panel_id: int) -> dict[str, Any]:
+    """Recompute a panel's mean of judges and agreement from the judges' current annotations."""
+    return refresh_panel(LLMJudgePanel.objects.select_related("task").get(pk=panel_id))

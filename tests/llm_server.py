@@ -1,0 +1,171 @@
+"""A real local chat-completions server for the LLM tests: http.server in a thread on 127.0.0.1.
+
+It speaks the OpenAI protocol (POST /v1/chat/completions → a chat.completion object with usage) and
+answers from a script: each item's texts carry a marker such as "[m03]", and the script says, per marker,
+which replies to give in order (valid, malformed JSON, out of range, 429 with Retry-After, 500, slow).
+Every request is recorded, so tests can count what the app really sent.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MARKER = re.compile(r"\[[a-z]+\d+\]")
+USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+
+
+@dataclass
+class Reply:
+    """One scripted reply. `answer` builds a valid JSON answer; `content` sends text as is."""
+
+    status: int = 200
+    answer: Any = None
+    content: str | None = None
+    body: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    echo_authorization: bool = False  # a misbehaving server that quotes the request's key back
+
+
+def valid(answer: Any) -> Reply:
+    return Reply(answer=answer)
+
+
+def malformed() -> Reply:
+    return Reply(content='{"reasoning": "I think it is relevant", "answer": ')
+
+
+def throttled(retry_after: float = 1) -> Reply:
+    return Reply(status=429, body='{"error": {"message": "rate limited"}}', headers={"Retry-After": f"{retry_after:g}"})
+
+
+def server_error() -> Reply:
+    return Reply(status=500, body='{"error": {"message": "internal error"}}')
+
+
+def slow(seconds: float, answer: Any = None) -> Reply:
+    return Reply(answer=answer, delay=seconds)
+
+
+@dataclass
+class Seen:
+    marker: str | None
+    body: dict[str, Any]
+    authorization: str | None
+    at: float
+
+
+class ChatServer:
+    """Answers each request with the next scripted reply for its item's marker (then `answers[marker]`)."""
+
+    def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None,
+                 answer_for: Callable[[Seen], Any] | None = None) -> None:
+        self.answers = dict(answers or {})
+        self.answer_for = answer_for
+        self.script = {k: list(v) for k, v in (script or {}).items()}
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        self.on_request: Callable[[Seen], None] | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
+        handler = type("Handler", (_Handler,), {"chat": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def count(self) -> int:
+        with self.lock:
+            return len(self.seen)
+
+    def counts(self) -> Counter[str | None]:
+        with self.lock:
+            return Counter(s.marker for s in self.seen)
+
+    def reply_for(self, body: dict[str, Any], authorization: str | None) -> tuple[Seen, Reply]:
+        item_text = next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
+        found = MARKER.search(item_text)
+        marker = found.group(0) if found else None
+        seen = Seen(marker, body, authorization, time.monotonic())
+        with self.lock:
+            self.seen.append(seen)
+            queue = self.script.get(marker or "", [])
+            reply = queue.pop(0) if queue else Reply()
+        if self.on_request:
+            self.on_request(seen)
+        if reply.status == 200 and reply.content is None and reply.body is None and reply.answer is None:
+            reply.answer = self.answer_for(seen) if self.answer_for else self.answers.get(marker or "")
+        return seen, reply
+
+
+class _Handler(BaseHTTPRequestHandler):
+    chat: ChatServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, '{"error": {"message": "not found"}}', {})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        seen, reply = self.chat.reply_for(body, self.headers.get("Authorization"))
+        with self.chat.lock:
+            self.chat.in_flight += 1
+            self.chat.max_in_flight = max(self.chat.max_in_flight, self.chat.in_flight)
+        try:
+            self._answer(seen, reply, body)
+        finally:
+            with self.chat.lock:
+                self.chat.in_flight -= 1
+
+    def _answer(self, seen: Seen, reply: Reply, body: dict[str, Any]) -> None:
+        time.sleep(reply.delay or 0.02)  # a little latency, so concurrent requests overlap as they would
+        if reply.echo_authorization:
+            reply.body = json.dumps({"error": f"rejected header {seen.authorization}"})
+        if reply.body is not None or reply.status != 200:
+            self._send(reply.status, reply.body or "", reply.headers)
+            return
+        content = reply.content
+        if content is None:
+            content = json.dumps({"reasoning": f"Judged {seen.marker}.", "answer": reply.answer})
+        completion = {
+            "id": f"chatcmpl-{len(self.chat.seen)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": USAGE,
+        }
+        self._send(200, json.dumps(completion), reply.headers)
+
+    def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
+        data = text.encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            pass
