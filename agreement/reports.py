@@ -209,11 +209,11 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
         Report.objects.filter(task_id=task_id, claim_token=token).update(stage=stage, progress=percent)
 
     try:
-        delay = loading.test_delay_seconds()
-        if delay:
-            time.sleep(delay)
         task = Task.objects.get(pk=task_id)
         loaded = loaded or loading.load_answers(task)
+        delay = loading.test_delay_seconds()
+        if delay:  # tests only: hold the run between reading the answers and storing the result
+            time.sleep(delay)
         if fresh_result_exists(task_id, loaded):
             return finish(task_id, token, None, loaded, computed_in)
         doc = build_report(task, loaded, progress)
