@@ -59,3 +59,6 @@ class Report(models.Model):
     @property
     def in_progress(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+from agreement.models_results import ResultModel, ResultRevision, ResultScore  # noqa: E402, F401
