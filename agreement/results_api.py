@@ -45,7 +45,7 @@ class ImportRequest(serializers.Serializer):
     revision = serializers.CharField(required=False, help_text="For a single .json")
 
 
-class ImportSummary(serializers.Serializer):
+class ResultsImportSummary(serializers.Serializer):
     source = serializers.CharField()
     models = serializers.ListField(child=serializers.CharField())
     revisions_created = serializers.IntegerField()
@@ -76,7 +76,7 @@ class ImportResults(APIView):
         return super().initialize_request(request, *args, **kwargs)
 
     @extend_schema(request={"multipart/form-data": ImportRequest},
-                   responses={201: ImportSummary, 400: ImportProblems, 413: ImportProblems})
+                   responses={201: ResultsImportSummary, 400: ImportProblems, 413: ImportProblems})
     def post(self, request: Request) -> Response:
         too_large = upload_too_large(request._request)
         if too_large:
