@@ -84,6 +84,13 @@ def annotation_changed(sender: type[Annotation], instance: Annotation, **kwargs:
         transaction.on_commit(lambda: schedule_report(task_id))
 
 
+def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) -> None:
+    transaction.on_commit(lambda: schedule_report(task_id))
+
+
 def connect() -> None:
+    from annotation.signals import annotations_imported as imported
+
+    imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
     post_save.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_saved")
     post_delete.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_deleted")

@@ -22,6 +22,7 @@ from tasks_app.models import Item, Task
 from .assignment import recount_answers
 from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch
 from .roles import ANNOTATOR
+from .signals import annotations_imported
 
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
@@ -79,6 +80,8 @@ def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: 
             log.raise_if_any()
             for batch in {b for b in writer.batches.values() if b is not None}:
                 recount_answers(batch)  # answers written outside the engine: keep its overlap cache exact
+            if writer.added or writer.replaced:
+                annotations_imported.send(sender=Annotation, task_id=task.pk)
     except IntegrityError as exc:
         raise ImportFailed([ImportProblem(filename, None, None, "the database refused the import, probably because "
                                           f"the same answers were stored meanwhile; nothing was imported ({exc})")]

@@ -212,3 +212,20 @@ def test_the_api_and_the_button_queue_a_report_for_a_worker(empty_queue, dave, c
     assert fragment.status_code == 200 and 'hx-trigger="every 1s"' in fragment.content.decode()
     assert queued_messages() == 2  # two requests, two messages: the first worker to claim runs, the other returns
     assert Report.objects.get(task=task).status == Report.Status.QUEUED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_annotation_import_schedules_one_report_after_it_commits(empty_queue, settings, tmp_path) -> None:
+    settings.REPORT_DEBOUNCE_SECONDS = 120
+    task = fresh_task("imported", 3)
+    rows = [{"item": ext, "annotator": who, "annotator_kind": "human", "value": "a"}
+            for ext in task.items.values_list("external_id", flat=True) for who in ("ext-1", "ext-2")]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    from django.core.management import call_command
+
+    call_command("import_annotations", str(path), "--task", task.name, stdout=open(os.devnull, "w"))
+
+    assert Annotation.objects.filter(item__task=task).count() == 6
+    assert queued_messages() == 1
+    assert Report.objects.get(task=task).status == Report.Status.QUEUED
