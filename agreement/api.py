@@ -15,7 +15,7 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.roles import is_researcher
+from hume.roles import is_researcher
 from tasks_app.models import Task
 
 from .exports import PART_KEYS, TOP_KEYS, ordered

@@ -22,7 +22,7 @@ from agreement import leaderboard as lb
 from agreement.mteb_results import ResultsImportError, ResultsImportErrors
 from agreement.results_compare import build, export_rows, leaderboard_rows
 from agreement.results_import import UploadLimit, import_upload, upload_too_large
-from annotation.roles import is_admin, is_researcher
+from hume.roles import is_admin, is_researcher
 
 
 class IsAdminRole(BasePermission):

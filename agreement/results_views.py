@@ -38,7 +38,7 @@ from agreement.results_import import (
     unpin_current,
     upload_too_large,
 )
-from annotation.roles import is_admin, is_researcher
+from hume.roles import is_admin, is_researcher
 from tasks_app.models import Task
 
 TEMPLATES = "agreement/results"

@@ -19,7 +19,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Annotation
-from annotation.roles import is_researcher
+from hume.roles import is_researcher
 from tasks_app.models import Item, ItemGold, Task
 
 from .exports import answer_lines, ordered, report_csv, report_json

@@ -22,7 +22,7 @@ from django.core.management import call_command
 from agreement.models import Report
 from agreement.reports import request_report
 from annotation.models import Annotation, Annotator, Batch
-from annotation.roles import ANNOTATOR, ensure_role_groups
+from hume.roles import ANNOTATOR, ensure_role_groups
 from tasks_app.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
 
