@@ -72,7 +72,7 @@ def task_reports(task: Task) -> list[tuple[str, dict[str, Any], str]]:
         origin = STORED if report.status == Report.Status.DONE else f"{STORED} ({report.status}: being updated)"
         return _parts(task, report.result, origin)
     loaded = load_answers(task)
-    if not loaded.rows:
+    if not len(loaded):
         return []
     return _parts(task, build_report(task, loaded), COMPUTED)
 
