@@ -148,7 +148,8 @@ def main() -> None:
         e2e_times.append(seconds)
         assert outcome == "computed", outcome
     load, loaded = best(lambda: loading.load_answers(task), runs)
-    fetch, columns = best(lambda: loading.fetch_answer_columns(task), runs)
+    external_ids, _, _ = loading.fetch_items_and_gold(task)
+    fetch, columns = best(lambda: loading.fetch_answer_columns(task, external_ids), runs)
     names = loaded.annotators
     digest, _ = best(lambda: loading.answers_digest(columns[2], names, columns[3], columns[4]), runs)
     build, _ = best(lambda: build_report(task, loaded), runs)
