@@ -40,6 +40,8 @@ from .serializers import (
     ProblemSerializer,
     SkipInSerializer,
     WriteResultSerializer,
+    next_item_data,
+    write_result_data,
 )
 from .views import item_to_write
 
@@ -70,10 +72,8 @@ def _invalid(problem: ValidationProblem) -> Response:
 
 
 def _written(result: SubmitResult, annotator: Annotator, batch: Batch) -> Response:
-    data = {"annotation": result.annotation, "created": result.created, "revised": result.revised,
-            "progress": annotator_progress(annotator, batch)}
-    return Response(WriteResultSerializer(data).data,
-                    status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+    data = write_result_data(result.annotation, result.created, result.revised, annotator_progress(annotator, batch))
+    return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
 def _urls(batch: Batch, item: Item) -> dict[str, str]:
@@ -105,9 +105,7 @@ def next_for_me(request: Request, batch_id: int) -> Response:
         return _refused(exc)
     if item is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
-    data = {"item": item, "task": batch.task, "batch": batch, "progress": annotator_progress(annotator, batch),
-            **_urls(batch, item)}
-    return Response(NextItemSerializer(data).data)
+    return Response(next_item_data(item, batch, annotator_progress(annotator, batch), _urls(batch, item)))
 
 
 @extend_schema(tags=["annotate"], summary="Answer an item", request=AnswerInSerializer,

@@ -26,6 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item, Task
 
+from . import rawsql
 from .access import annotator_of, get_batch_item_for, get_batch_to_annotate
 from .assignment import (
     AssignmentRefused,
@@ -37,7 +38,7 @@ from .assignment import (
     submit_answer,
 )
 from .forms import AnswerForm, FlagForm, SkipForm, answer_form_for
-from .models import Annotation, Annotator, Batch
+from .models import Annotation, Annotator, Batch, BatchItem
 
 SHOWN_SALT = "annotation.item-shown"
 SHOWN_MAX_AGE = 24 * 3600
@@ -68,13 +69,21 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     return rows
 
 
+_ITEM_SQL = (f"SELECT {rawsql.columns(Item, 'i')} FROM {Item._meta.db_table} i "
+             f"JOIN {BatchItem._meta.db_table} bi ON bi.item_id = i.id WHERE bi.batch_id = %s AND i.id = %s")
+
+
 def item_to_write(batch: Batch, item_id: int) -> Item:
     """An item of the batch, for a submit, skip or flag. Unlike reading (access.get_batch_item_for: leased or
     answered items only), writing leaves the decision to the engine, which accepts an answer whose lease
-    expired while a slot is free, and otherwise says why (not handed to you, overlap full) instead of a 404."""
-    item = Item.objects.filter(batch_items__batch=batch, pk=item_id).select_related("task").first()
-    if item is None:
+    expired while a slot is free, and otherwise says why (not handed to you, overlap full) instead of a 404.
+    A prepared statement (rawsql.py), since every answer takes this path."""
+    row = rawsql.one(_ITEM_SQL, [batch.pk, item_id])
+    if row is None:
         raise Http404("No such item in this batch.")
+    item = rawsql.instance(Item, row)
+    if item.task_id == batch.task_id:
+        item.task = batch.task
     return item
 
 
