@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item
 
-from .access import annotator_of, get_annotation_for, get_batch_to_annotate, get_own_annotation
+from .access import annotator_of, get_annotation_for, get_batch_to_annotate, get_item_to_write, get_own_annotation
 from .assignment import (
     AssignmentRefused,
     SubmitResult,
@@ -43,7 +43,6 @@ from .serializers import (
     next_item_data,
     write_result_data,
 )
-from .views import item_to_write
 
 REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")
 INVALID = OpenApiResponse(ProblemSerializer, description="The value does not fit the kind; `field` names the problem.")
@@ -55,11 +54,6 @@ def _annotator(request: Request) -> Annotator:
     if annotator is None:
         raise Http404("You are not an annotator.")
     return annotator
-
-
-def _target(request: Request, batch_id: int, item_id: int) -> tuple[Annotator, Batch, Item]:
-    annotator, batch = get_batch_to_annotate(request.user, batch_id)
-    return annotator, batch, item_to_write(batch, item_id)
 
 
 def _refused(exc: AssignmentRefused) -> Response:
@@ -114,7 +108,7 @@ def next_for_me(request: Request, batch_id: int) -> Response:
                           409: REFUSED})
 @api_view(["POST"])
 def answer(request: Request, batch_id: int, item_id: int) -> Response:
-    annotator, batch, item = _target(request, batch_id, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     incoming = AnswerInSerializer(data=request.data)
     incoming.is_valid(raise_exception=True)
     comment = incoming.validated_data.get("flag_comment", "")
@@ -133,7 +127,7 @@ def answer(request: Request, batch_id: int, item_id: int) -> Response:
                responses={201: WriteResultSerializer, 200: WriteResultSerializer, 404: NOT_YOURS, 409: REFUSED})
 @api_view(["POST"])
 def skip(request: Request, batch_id: int, item_id: int) -> Response:
-    annotator, batch, item = _target(request, batch_id, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     incoming = SkipInSerializer(data=request.data)
     incoming.is_valid(raise_exception=True)
     try:
@@ -149,7 +143,7 @@ def skip(request: Request, batch_id: int, item_id: int) -> Response:
                responses={201: WriteResultSerializer, 200: WriteResultSerializer, 404: NOT_YOURS, 409: REFUSED})
 @api_view(["POST"])
 def flag(request: Request, batch_id: int, item_id: int) -> Response:
-    annotator, batch, item = _target(request, batch_id, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     incoming = FlagInSerializer(data=request.data)
     incoming.is_valid(raise_exception=True)
     try:
