@@ -191,18 +191,18 @@ def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> d
            "SUM(CASE WHEN live.annotator_id = %s THEN 0 ELSE 1 END) AS others, "
            f"{_MINE} AS answered "
            "FROM live JOIN {batch_item} bi ON bi.id = live.batch_item_id GROUP BY bi.id, bi.human_answers, bi.item_id) "
-           "SELECT "
-           "(SELECT COUNT(*) FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s AND a.skipped = %s), "
-           "(SELECT COUNT(*) FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s AND a.skipped = %s), "
+           "SELECT mine.done, mine.skipped, "
            "(SELECT COUNT(*) FROM {batch_item} bi WHERE bi.batch_id = %s AND bi.human_answers < %s), "
            "(SELECT COUNT(*) FROM {annotation} a JOIN {batch_item} bi ON bi.item_id = a.item_id "
            "AND bi.batch_id = %s WHERE a.annotator_id = %s AND bi.human_answers < %s), "
-           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND others > 0 AND h < %s AND h + others >= %s), "
-           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND held > 0 AND h + others >= %s), "
-           "(SELECT COUNT(*) FROM touched WHERE NOT answered AND held > 0)")
+           "leases.blocked, leases.held_full, leases.leased "
+           "FROM (SELECT COUNT(CASE WHEN NOT a.skipped THEN 1 END) AS done, COUNT(CASE WHEN a.skipped THEN 1 END) "
+           "AS skipped FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s) mine, "
+           "(SELECT COUNT(CASE WHEN others > 0 AND h < %s AND h + others >= %s THEN 1 END) AS blocked, "
+           "COUNT(CASE WHEN held > 0 AND h + others >= %s THEN 1 END) AS held_full, "
+           "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
     me, k = annotator_id, overlap
-    params = [batch_id, _at(now), me, me, me, me, batch_id, False, me, batch_id, True, batch_id, k, batch_id, me, k,
-              k, k, k]
+    params = [batch_id, _at(now), me, me, me, batch_id, k, batch_id, me, k, me, batch_id, k, k, k]
     done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
     available = room - answered - blocked + held_full
     return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,
