@@ -181,10 +181,10 @@ def insert_answer(annotation: Annotation, batch_item_id: int, *, drop_lease: boo
 
 def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:
     """An annotator's figures in one statement that never walks the batch item by item with subqueries:
-    items with room (a plain count on the cached human_answers), minus those they answered (one index probe
-    per answer of theirs: a join let PostgreSQL hash the whole batch), minus those others' live leases fill,
-    plus those only their own lease keeps — the corrections read only their answers and the batch's live
-    leases. Pass a huge `overlap` for LLM annotators (not bound by k)."""
+    items with room (an index-only count on the cached human_answers), minus those they answered (one pass
+    over their answers with an index probe each, which also counts done and skipped), minus those others'
+    live leases fill, plus those only their own lease keeps (the batch's live leases: a range of the
+    expires_at index). Pass a huge `overlap` for LLM annotators (not bound by k)."""
     sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l "
            "JOIN {batch_item} lb ON lb.id = l.batch_item_id WHERE lb.batch_id = %s AND l.expires_at > %s), "
            "touched AS (SELECT bi.human_answers AS h, "
@@ -194,16 +194,17 @@ def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> d
            "FROM live JOIN {batch_item} bi ON bi.id = live.batch_item_id GROUP BY bi.id, bi.human_answers, bi.item_id) "
            "SELECT mine.done, mine.skipped, "
            "(SELECT COUNT(*) FROM {batch_item} bi WHERE bi.batch_id = %s AND bi.human_answers < %s), "
-           "(SELECT COUNT(*) FROM {annotation} a WHERE a.annotator_id = %s AND (SELECT bi.human_answers "
-           "FROM {batch_item} bi WHERE bi.batch_id = %s AND bi.item_id = a.item_id) < %s), "
-           "leases.blocked, leases.held_full, leases.leased "
-           "FROM (SELECT COUNT(CASE WHEN NOT a.skipped THEN 1 END) AS done, COUNT(CASE WHEN a.skipped THEN 1 END) "
-           "AS skipped FROM {annotation} a WHERE a.annotator_id = %s AND a.batch_id = %s) mine, "
+           "mine.answered, leases.blocked, leases.held_full, leases.leased "
+           "FROM (SELECT COUNT(CASE WHEN a.batch_id = %s AND NOT a.skipped THEN 1 END) AS done, "
+           "COUNT(CASE WHEN a.batch_id = %s AND a.skipped THEN 1 END) AS skipped, "
+           "COUNT(CASE WHEN (SELECT bi.human_answers FROM {batch_item} bi WHERE bi.batch_id = %s "
+           "AND bi.item_id = a.item_id) < %s THEN 1 END) AS answered "
+           "FROM {annotation} a WHERE a.annotator_id = %s) mine, "
            "(SELECT COUNT(CASE WHEN others > 0 AND h < %s AND h + others >= %s THEN 1 END) AS blocked, "
            "COUNT(CASE WHEN held > 0 AND h + others >= %s THEN 1 END) AS held_full, "
            "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
     me, k = annotator_id, overlap
-    params = [batch_id, _at(now), me, me, me, batch_id, k, me, batch_id, k, me, batch_id, k, k, k]
+    params = [batch_id, _at(now), me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, k, k, k]
     done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
     available = room - answered - blocked + held_full
     return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,
