@@ -6,10 +6,11 @@ item or annotation is a 404, never a 403 that would confirm it exists.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.http import Http404
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
@@ -71,8 +72,17 @@ def _written(result: SubmitResult, annotator: Annotator, batch: Batch) -> Respon
 
 
 def _urls(batch: Batch, item: Item) -> dict[str, str]:
-    base = "api-annotation-item-"
-    return {f"{action}_url": reverse(base + action, args=[batch.pk, item.pk]) for action in ("answer", "skip", "flag")}
+    return {key: template.format(batch=batch.pk, item=item.pk)
+            for key, template in _url_templates(get_script_prefix()).items()}
+
+
+@lru_cache(maxsize=8)
+def _url_templates(script_prefix: str) -> dict[str, str]:
+    """Where to answer, skip or flag, as templates reversed once per process (three reverse() calls took 0.2 ms
+    of every next-item request). Keyed by the script prefix, which reverse() includes."""
+    batch, item = 9_000_000_001, 9_000_000_002  # stand-ins that cannot occur elsewhere in the routes
+    return {f"{action}_url": reverse(f"api-annotation-item-{action}", args=[batch, item])
+            .replace(str(batch), "{batch}").replace(str(item), "{item}") for action in ("answer", "skip", "flag")}
 
 
 @extend_schema(tags=["annotate"], summary="My open batches with progress", responses=MyBatchSerializer(many=True))

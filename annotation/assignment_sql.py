@@ -10,6 +10,7 @@ through the driver; table names come from the models. The rules these implement 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection
@@ -47,7 +48,13 @@ def _datetime(value: Any) -> datetime | None:
 
 
 def _one(sql: str, params: list[Any]) -> tuple | None:
-    return rawsql.one(sql.format(**T), params)
+    return rawsql.one(_tables(sql), params)
+
+
+@lru_cache(maxsize=64)
+def _tables(sql: str) -> str:
+    """The statement with the models' table names filled in (the same few statements, every request)."""
+    return sql.format(**T)
 
 
 def _item(row: tuple | None) -> Item | None:
@@ -163,17 +170,14 @@ def insert_answer(annotation: Annotation, batch_item_id: int, *, drop_lease: boo
     bump = "UPDATE {batch_item} SET human_answers = human_answers + %s WHERE id = %s"
     steps = [(drop, [batch_item_id, annotation.annotator_id])] if drop_lease else []
     steps += [(bump, [delta, batch_item_id])] if delta else []
-    with rawsql.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            ctes = "".join(f", step{n} AS ({sql})" for n, (sql, _) in enumerate(steps))
-            cursor.execute(f"WITH new AS ({insert}){ctes} SELECT id FROM new".format(**T),
-                           [*values, *(p for _, params in steps for p in params)])
-            annotation.pk = cursor.fetchone()[0]
-        else:
-            cursor.execute(insert.format(**T), values)
-            annotation.pk = cursor.fetchone()[0]
-            for sql, params in steps:
-                cursor.execute(sql.format(**T), params)
+    if connection.vendor == "postgresql":
+        ctes = "".join(f", step{n} AS ({sql})" for n, (sql, _) in enumerate(steps))
+        row = _one(f"WITH new AS ({insert}){ctes} SELECT id FROM new", [*values, *(p for _, ps in steps for p in ps)])
+        annotation.pk = row[0]
+    else:
+        annotation.pk = _one(insert, values)[0]
+        for sql, params in steps:
+            _one(sql, params)
     annotation._state.adding, annotation._state.db = False, connection.alias
     signals.post_save.send(sender=Annotation, instance=annotation, created=True, update_fields=None, raw=False,
                            using=connection.alias)

@@ -9,50 +9,49 @@ Only the loop's statements use this module; everything else stays on the ORM.
 Prepared statements: Django's cursors bind parameters on the client, so the server parses and plans each
 statement anew. `cursor()` hands out a server-binding psycopg cursor instead; psycopg prepares a statement
 after its `prepare_threshold`-th run on a connection (settings: DATABASES OPTIONS) and PostgreSQL reuses the
-plan, re-planning by itself when a table's statistics change. Django's own cursors never prepare.
+plan (one generic plan: settings). Django's own cursors never prepare.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
 
 
-@contextmanager
-def cursor() -> Iterator[CursorWrapper]:
-    """A cursor (with Django's error translation) whose statements can be prepared on PostgreSQL: one per
-    connection, kept open and reused (creating one cost a third of a simple statement). A plain Django cursor
-    elsewhere, and while queries are logged (DEBUG, CaptureQueriesContext), so that the log shows each
-    statement with its values as usual."""
+def one(sql: str, params: Sequence[Any]) -> tuple | None:
+    """The first row of a statement (None if it returns none), prepared on PostgreSQL."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql" or db.queries_logged:
+        # A plain Django cursor: SQLite, and while queries are logged (DEBUG, CaptureQueriesContext), so that
+        # the log shows each statement with its values as usual.
         with db.cursor() as plain:
-            yield plain
-        return
+            plain.execute(sql, params)
+            return plain.fetchone() if plain.description else None
+    kept = _kept_cursor(db)
+    db.validate_no_broken_transaction()
+    with db.wrap_database_errors:  # Django's exception classes, as its own cursors raise them
+        kept.execute(sql, params)
+        return kept.fetchone() if kept.description else None
+
+
+def _kept_cursor(db: Any) -> Any:
+    """The connection's server-binding psycopg cursor, kept open and reused. Creating a cursor cost a third of
+    a simple statement, and Django's cursor wrapper another third; `one` does what the wrapper does that
+    matters here (broken-transaction check, error translation)."""
     db.close_if_health_check_failed()
     db.ensure_connection()
     kept = getattr(db, "_loop_cursor", None)
-    if kept is None or kept.cursor.closed or kept.cursor.connection is not db.connection:
+    if kept is None or kept.closed or kept.connection is not db.connection:
         from django.db.backends.postgresql.base import ServerBindingCursor
 
         db.validate_thread_sharing()
-        with db.wrap_database_errors:
-            kept = db._loop_cursor = db.make_cursor(ServerBindingCursor(db.connection))
-    yield kept
-
-
-def one(sql: str, params: Sequence[Any]) -> tuple | None:
-    """The first row of a statement, or None."""
-    with cursor() as c:
-        c.execute(sql, params)
-        return c.fetchone()
+        kept = db._loop_cursor = ServerBindingCursor(db.connection)
+    return kept
 
 
 def columns(model: type[Model], alias: str) -> str:

@@ -317,6 +317,41 @@ def run(port: int, batch_id: int, tokens: list[str], seconds: float, client=anno
     return tally, time.monotonic() - started
 
 
+class CpuMeter:
+    """CPU seconds spent by the gunicorn workers, the bench database's PostgreSQL backends and this client
+    during a run, read from /proc (Linux). On a shared machine throughput moves with other people's load; CPU
+    per cycle does not, and 2 cores divided by it says what the stack can do on an idle 2-core machine."""
+
+    def __init__(self, server_pid: int, database: str) -> None:
+        self.server_pid, self.database = server_pid, database
+        self.start = self._sample()
+
+    def _sample(self) -> dict[str, dict[int, float]]:
+        groups: dict[str, dict[int, float]] = {"gunicorn": {}, "postgres": {}, "client": {}}
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            group = ("gunicorn" if int(stat[1]) == self.server_pid else
+                     "postgres" if cmdline.startswith("postgres:") and f" {self.database} " in cmdline else
+                     "client" if int(pid) == os.getpid() else None)
+            if group:
+                groups[group][int(pid)] = (int(stat[11]) + int(stat[12])) / tick
+        return groups
+
+    def per_cycle(self, cycles: int) -> str:
+        end = self._sample()
+        ms = {group: 1000 * sum(cpu - self.start[group].get(pid, 0.0) for pid, cpu in pids.items()) / max(cycles, 1)
+              for group, pids in end.items()}
+        total = sum(ms.values())
+        capacity = f" → {2000 / total:.0f} cycles/s if they had 2 cores to themselves" if total else ""
+        return (f"CPU per cycle: gunicorn {ms['gunicorn']:.1f} ms, PostgreSQL {ms['postgres']:.1f} ms, "
+                f"client {ms['client']:.1f} ms{capacity}")
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
@@ -387,10 +422,14 @@ def main() -> None:
               f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs ({load()} before)")
         for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
             if args.reference:
+                meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
                 tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=bare_pair)
                 report(f"{concurrency:3d} clients, bare pair (2 × /healthz/)", tally, elapsed)
+                print(f"     {meter.per_cycle(len(tally.latencies))}")
+            meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
             tally, elapsed = run(args.port, batch_id, tokens, args.seconds)
             report(f"{concurrency:3d} annotators, next + answer", tally, elapsed)
+            print(f"     {meter.per_cycle(len(tally.latencies))}")
             print(f"     {check_database(batch_id, args.overlap, len(tally.latencies))}")
             for error in tally.errors[:5]:
                 print(f"     error: {error}")
