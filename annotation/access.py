@@ -16,9 +16,10 @@ from django.http import Http404
 from django.utils import timezone
 
 from hume.roles import ADMIN, RESEARCHER
-from tasks_app.models import Item
+from tasks_app.models import Item, Task
 
-from .models import Annotation, Annotator, Batch, BatchAssignee, Lease
+from . import rawsql
+from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -99,17 +100,63 @@ def get_batch_to_manage(user: User, batch_id: int | str) -> Batch:
 
 def get_batch_to_annotate(user: User, batch_id: int | str) -> tuple[Annotator, Batch]:
     """The user's annotator profile and a batch they are assigned to. Researchers and admins can read the
-    batch but not annotate as someone else (403); anyone else gets 404. Two queries on the annotator's
+    batch but not annotate as someone else (403); anyone else gets 404. One statement on the annotator's
     path, which every loop request takes."""
-    if user.is_authenticated:
-        seats = BatchAssignee.objects.select_related("batch__task", "annotator").filter(annotator__user_id=user.pk)
-        seat = _first(seats, batch_id, field="batch_id")
-        if seat is not None:  # one query for the annotator, the batch and its task
-            seat.annotator.user = user
-            Annotator._meta.get_field("user").remote_field.set_cached_value(user, seat.annotator)
-            return seat.annotator, seat.batch
+    annotator, batch, _ = _seat_or_refuse(user, batch_id, None)
+    return annotator, batch
+
+
+def get_item_to_write(user: User, batch_id: int | str, item_id: int | str) -> tuple[Annotator, Batch, Item]:
+    """As get_batch_to_annotate, plus an item of the batch to answer, skip or flag (404 if it is not in the
+    batch), in the same statement. Unlike reading (get_batch_item_for: leased or answered items only), writing
+    leaves the decision to the engine, which accepts an answer whose lease expired while a slot is free, and
+    otherwise says why (not handed to you, overlap full) instead of a 404."""
+    annotator, batch, item = _seat_or_refuse(user, batch_id, item_id)
+    if item is None:
+        raise Http404("No such item in this batch.")
+    return annotator, batch, item
+
+
+def _seat_or_refuse(user: User, batch_id: int | str, item_id: int | str | None) -> tuple[Annotator, Batch, Item | None]:
+    seat = _seat(user, batch_id, item_id) if user.is_authenticated else None
+    if seat is not None:
+        return seat
     get_batch_for(user, batch_id)  # 404 unless the user may at least read it
     raise PermissionDenied("You are not an annotator of this batch.")
+
+
+_SEAT_COLUMNS = f"{rawsql.columns(Annotator, 'a')}, {rawsql.columns(Batch, 'b')}, {rawsql.columns(Task, 't')}"
+_SEAT_FROM = (f"FROM {BatchAssignee._meta.db_table} ba JOIN {Annotator._meta.db_table} a ON a.id = ba.annotator_id "
+              f"JOIN {Batch._meta.db_table} b ON b.id = ba.batch_id JOIN {Task._meta.db_table} t ON t.id = b.task_id")
+_SEAT_SQL = f"SELECT {_SEAT_COLUMNS} {_SEAT_FROM} WHERE a.user_id = %s AND ba.batch_id = %s"
+_SEAT_ITEM_SQL = (f"SELECT {_SEAT_COLUMNS}, {rawsql.columns(Item, 'i')} {_SEAT_FROM} "
+                  f"LEFT JOIN {BatchItem._meta.db_table} bi ON bi.batch_id = ba.batch_id AND bi.item_id = %s "
+                  f"LEFT JOIN {Item._meta.db_table} i ON i.id = bi.item_id WHERE a.user_id = %s AND ba.batch_id = %s")
+_WIDTHS = [rawsql.width(model) for model in (Annotator, Batch, Task)]
+
+
+def _seat(user: User, batch_id: int | str, item_id: int | str | None) -> tuple[Annotator, Batch, Item | None] | None:
+    """The annotator, the batch, its task (and the item, if asked and in the batch) in one prepared statement
+    (rawsql.py: the ORM's select_related took longer to build than PostgreSQL to answer), or None when the user
+    is not assigned to the batch."""
+    try:
+        ids = [user.pk, int(batch_id)]
+        row = rawsql.one(_SEAT_SQL, ids) if item_id is None else rawsql.one(_SEAT_ITEM_SQL, [int(item_id), *ids])
+    except (ValueError, TypeError):
+        return None
+    if row is None:
+        return None
+    a, b, t = _WIDTHS
+    annotator, batch = rawsql.instance(Annotator, row[:a]), rawsql.instance(Batch, row[a:a + b])
+    batch.task = rawsql.instance(Task, row[a + b:a + b + t])
+    annotator.user = user
+    Annotator._meta.get_field("user").remote_field.set_cached_value(user, annotator)
+    item = None
+    if item_id is not None and row[a + b + t] is not None:
+        item = rawsql.instance(Item, row[a + b + t:])
+        if item.task_id == batch.task_id:  # as it is for every item of a batch: saves the engine a query
+            item.task = batch.task
+    return annotator, batch, item
 
 
 # --- items in a batch -------------------------------------------------------------------------------------------

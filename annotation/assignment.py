@@ -228,14 +228,15 @@ def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now
             return _revise(existing, answer, seat, state, batch, batch_item_id, now)
         if seat.kind == HUMAN:
             _check_new_answer(answer, seat, state, now)
-        annotation = Annotation.objects.create(
+        annotation = Annotation(
             item=item, annotator=annotator, batch=batch, value=answer.value, skipped=answer.skipped,
             skip_reason=answer.skip_reason, flagged=answer.flagged, flag_comment=answer.flag_comment,
             started_at=answer.started_at or state.lease_from,
             time_spent_ms=_time_spent(answer.time_spent_ms, state.lease_from, now), source=answer.source,
         )
         counted = seat.kind == HUMAN and not answer.skipped
-        sql.settle(batch_item_id, annotator.pk, drop_lease=state.lease_from is not None, delta=+1 if counted else 0)
+        sql.insert_answer(annotation, batch_item_id, drop_lease=state.lease_from is not None,
+                          delta=+1 if counted else 0)
         return SubmitResult(annotation, created=True, revised=False)
 
 

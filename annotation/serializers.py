@@ -1,12 +1,18 @@
 """Serializers of the annotator's loop API. What an annotator receives is built from the item's payload
-and the task's public settings only; no serializer here can reach ItemGold."""
+and the task's public settings only; no serializer here can reach ItemGold.
+
+`next_item_data` and `write_result_data` build the loop's two hot responses directly: DRF's nested
+ModelSerializers spent ~1.5 ms per request building their fields, a tenth of the whole request.
+NextItemSerializer and WriteResultSerializer stay their documented shape (OpenAPI), and a test holds each pair
+equal.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from rest_framework import serializers
 
-from tasks_app.models import Task
+from tasks_app.models import Item, Task
 
 from .models import Annotation, Batch
 
@@ -107,3 +113,46 @@ class ProblemSerializer(serializers.Serializer):
     code = serializers.CharField(required=False)
     field = serializers.CharField(required=False)
 
+
+
+def task_brief(task: Task) -> dict[str, Any]:
+    """TaskBriefSerializer(task).data, built directly."""
+    scale_min, scale_max, scale_step = task.scale
+    return {"id": task.pk, "name": task.name, "kind": task.kind, "language": task.language,
+            "text_direction": task.text_direction, "labels": task.labels, "scale_min": scale_min,
+            "scale_max": scale_max, "scale_step": scale_step, "axes": task.axes, "instructions": task.instructions}
+
+
+def batch_brief(batch: Batch) -> dict[str, Any]:
+    """BatchBriefSerializer(batch).data, built directly."""
+    due = batch.due_date.isoformat() if batch.due_date is not None else None
+    return {"id": batch.pk, "name": batch.name, "language": batch.language, "due_date": due, "is_open": batch.is_open}
+
+
+def next_item_data(item: Item, batch: Batch, progress: dict[str, int], urls: dict[str, str]) -> dict[str, Any]:
+    """NextItemSerializer(...).data for the loop's hottest response: the item's id, kind and payload (never gold),
+    the task and batch briefs, the annotator's progress and where to answer, skip or flag."""
+    return {"item": {"id": item.pk, "kind": item.task.kind, "payload": item.payload},
+            "task": task_brief(batch.task), "batch": batch_brief(batch),
+            "progress": {"done": progress["done"], "skipped": progress["skipped"], "total": progress["total"]},
+            **urls}
+
+
+_DATETIME = serializers.DateTimeField()  # DRF's own formatting (ISO 8601, "Z" for UTC), unbound
+
+
+def annotation_data(annotation: Annotation) -> dict[str, Any]:
+    """AnnotationSerializer(annotation).data, built directly."""
+    a = annotation
+    return {"id": a.pk, "item": a.item_id, "batch": a.batch_id, "value": a.value, "skipped": a.skipped,
+            "skip_reason": a.skip_reason, "flagged": a.flagged, "flag_comment": a.flag_comment,
+            "started_at": _DATETIME.to_representation(a.started_at),
+            "submitted_at": _DATETIME.to_representation(a.submitted_at),
+            "updated_at": _DATETIME.to_representation(a.updated_at), "time_spent_ms": a.time_spent_ms,
+            "source": a.source}
+
+
+def write_result_data(annotation: Annotation, created: bool, revised: bool, progress: dict[str, int]) -> dict:
+    """WriteResultSerializer(...).data for an answer, skip or flag."""
+    return {"annotation": annotation_data(annotation), "created": created, "revised": revised,
+            "progress": {"done": progress["done"], "skipped": progress["skipped"], "total": progress["total"]}}

@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item, Task
 
-from .access import annotator_of, get_batch_item_for, get_batch_to_annotate
+from .access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
 from .assignment import (
     AssignmentRefused,
     annotator_progress,
@@ -66,16 +66,6 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
         rows.append({"batch": batch, "progress": progress, "finished": finished,
                      "complete": finished >= progress["total"]})
     return rows
-
-
-def item_to_write(batch: Batch, item_id: int) -> Item:
-    """An item of the batch, for a submit, skip or flag. Unlike reading (access.get_batch_item_for: leased or
-    answered items only), writing leaves the decision to the engine, which accepts an answer whose lease
-    expired while a slot is free, and otherwise says why (not handed to you, overlap full) instead of a 404."""
-    item = Item.objects.filter(batch_items__batch=batch, pk=item_id).select_related("task").first()
-    if item is None:
-        raise Http404("No such item in this batch.")
-    return item
 
 
 def _shown_token(batch: Batch, item: Item) -> str:
@@ -178,7 +168,7 @@ def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse
     try:
         item = get_batch_item_for(request.user, batch, item_id)
     except Http404:
-        item_to_write(batch, item_id)  # 404 unless the item is in the batch
+        get_item_to_write(request.user, batch_id, item_id)  # 404 unless the item is in the batch
         return redirect("annotation:batch", batch.pk)
     url = reverse("annotation:item", args=[batch.pk, item.pk])
     return _page(request, "annotation/_item.html", _item_context(request, annotator, batch, item), push_url=url)
@@ -216,8 +206,7 @@ def _invalid(request: HttpRequest, annotator: Annotator, batch: Batch, item: Ite
 @login_required
 @require_POST
 def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    annotator, batch = get_batch_to_annotate(request.user, batch_id)
-    item = item_to_write(batch, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     form = answer_form_for(batch.task, item.payload, request.POST)
     flag_form = FlagForm(request.POST)
     if not (form.is_valid() and flag_form.is_valid()):
@@ -238,8 +227,7 @@ def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    annotator, batch = get_batch_to_annotate(request.user, batch_id)
-    item = item_to_write(batch, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     skip_form = SkipForm(request.POST)
     if not skip_form.is_valid():
         return _invalid(request, annotator, batch, item, skip_form=skip_form)
@@ -255,8 +243,7 @@ def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 @require_POST
 def flag(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """Flag without answering: the engine flags an existing answer, or records a flagged skip."""
-    annotator, batch = get_batch_to_annotate(request.user, batch_id)
-    item = item_to_write(batch, item_id)
+    annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
     flag_form = FlagForm(request.POST, required=True)
     if not flag_form.is_valid():
         return _invalid(request, annotator, batch, item, flag_form=flag_form)

@@ -18,11 +18,11 @@ Targets (issue): ≥ 200 cycles/s at 10 and 40 annotators, p95 < 100 ms at 10.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import secrets
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -76,6 +76,7 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     from annotation.models import Annotator, AnnotatorLanguage
     from tasks_app.models import Item, Task
 
+    history(items)
     task = Task.objects.create(name="BenchSentiment", kind="classification", language="eng-Latn",
                                labels=["positive", "negative"])
     Item.objects.bulk_create(Item(task=task, uid=f"bench-{i}", external_id=str(i), position=i,
@@ -92,7 +93,39 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
             tokens.append(Token.objects.create(user=user).key)
         batch, _ = create_batch(BatchSpec(task=task, name=f"bench run {run}", overlap=overlap), annotators=annotators)
         batches.append((batch.pk, tokens))
+    vacuum_analyze()
     return batches
+
+
+def history(items: int, annotators: int = 3) -> None:
+    """An earlier, finished study in the same database (another task, every item answered by `annotators`
+    people), so the tables are not empty when PostgreSQL plans: a study database in use has answers."""
+    from django.contrib.auth.models import User
+
+    from annotation.models import Annotation, Annotator, Batch, BatchItem
+    from tasks_app.models import Item, Task
+
+    task = Task.objects.create(name="BenchHistory", kind="classification", language="eng-Latn",
+                               labels=["positive", "negative"])
+    done = Item.objects.bulk_create(Item(task=task, uid=f"history-{i}", external_id=str(i), position=i,
+                                         payload={"text": f"An earlier sentence {i}."}) for i in range(items))
+    batch = Batch.objects.create(task=task, name="history", overlap=annotators, is_open=False)
+    BatchItem.objects.bulk_create(BatchItem(batch=batch, item=item, position=i, human_answers=annotators)
+                                  for i, item in enumerate(done))
+    people = [Annotator.objects.create(user=User.objects.create_user(username=f"history-{n}"))
+              for n in range(annotators)]
+    Annotation.objects.bulk_create(Annotation(item=item, annotator=person, batch=batch, value="negative",
+                                              time_spent_ms=5000, source="api") for item in done for person in people)
+
+
+def vacuum_analyze() -> None:
+    """Planner statistics and a vacuumed heap, as autovacuum leaves them within a minute of an import in
+    production. Without statistics PostgreSQL plans the next-item query for a 12-row batch and walks all 2000
+    items per request (50 ms)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
 
 
 def start_gunicorn(url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
@@ -124,22 +157,71 @@ def stop(server: subprocess.Popen) -> None:
             os.killpg(server.pid, signal.SIGKILL)
 
 
+class Client:
+    """One annotator's HTTP/1.1 connection, kept open between requests when the server allows it (gthread
+    workers keep connections alive, as browsers and requests.Session use them; sync workers close each one).
+    Deliberately minimal (a socket, no http.client): the client shares the 2 cores with the server it measures,
+    and http.client's header parsing cost more CPU per request than the bare /healthz/ view."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock: socket.socket | None = None
+        self.buffer = b""
+
+    def request(self, method: str, path: str, token: str | None, body: dict | None) -> tuple[int, bytes]:
+        payload = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}\r\nAccept: application/json\r\n"
+        if token:
+            head += f"Authorization: Token {token}\r\n"
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+        if self.sock is None:
+            self.sock = socket.create_connection((HOST, self.port), timeout=60)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            self.sock.sendall(head.encode() + b"\r\n" + payload)
+            status, headers = self._head()
+            data = self._read(int(headers.get(b"content-length", b"0")))
+        except OSError:
+            self.close()
+            raise
+        if headers.get(b"connection", b"").lower() == b"close":
+            self.close()
+        return status, data
+
+    def _head(self) -> tuple[int, dict[bytes, bytes]]:
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = head.split(b"\r\n")
+        headers = dict(line.split(b":", 1) for line in lines[1:])
+        return int(lines[0].split()[1]), {k.strip().lower(): v.strip() for k, v in headers.items()}
+
+    def _read(self, length: int) -> bytes:
+        while len(self.buffer) < length:
+            self._fill()
+        data, self.buffer = self.buffer[:length], self.buffer[length:]
+        return data
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection mid-response")
+        self.buffer += chunk
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock, self.buffer = None, b""
+
+
 def request(port: int, method: str, path: str, token: str | None, body: dict | None) -> tuple[int, bytes]:
-    """One HTTP request on a fresh connection (gunicorn's sync workers close after each response)."""
-    conn = http.client.HTTPConnection(HOST, port, timeout=60)
-    headers = {"Accept": "application/json"}
-    if token:
-        headers["Authorization"] = f"Token {token}"
-    payload = None
-    if body is not None:
-        payload = json.dumps(body)
-        headers["Content-Type"] = "application/json"
+    """One request on a connection of its own."""
+    client = Client(port)
     try:
-        conn.request(method, path, payload, headers)
-        response = conn.getresponse()
-        return response.status, response.read()
+        return client.request(method, path, token, body)
     finally:
-        conn.close()
+        client.close()
 
 
 @dataclass
@@ -152,9 +234,17 @@ class Tally:
 
 def annotate(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
     """A scripted annotator: next, answer, repeat until time is up or nothing is left for them."""
+    client = Client(port)
+    try:
+        _annotate(client, batch_id, token, until, tally)
+    finally:
+        client.close()
+
+
+def _annotate(client: Client, batch_id: int, token: str, until: float, tally: Tally) -> None:
     while time.monotonic() < until:
         started = time.perf_counter()
-        status, body = request(port, "GET", f"/api/v1/batches/{batch_id}/next/", token, None)
+        status, body = client.request("GET", f"/api/v1/batches/{batch_id}/next/", token, None)
         if status == 204:
             return
         if status != 200:
@@ -163,7 +253,7 @@ def annotate(port: int, batch_id: int, token: str, until: float, tally: Tally) -
                 tally.errors.append(body[:200].decode(errors="replace"))
             return
         answer_url = json.loads(body)["answer_url"]
-        status, body = request(port, "POST", answer_url, token, {"value": "positive"})
+        status, body = client.request("POST", answer_url, token, {"value": "positive"})
         elapsed = time.perf_counter() - started
         with tally.lock:
             if status == 201:
@@ -176,15 +266,17 @@ def annotate(port: int, batch_id: int, token: str, until: float, tally: Tally) -
 def bare_pair(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
     """The reference: two requests per cycle to a bare Django view doing one SELECT (/healthz/), measured on
     the same server, machine and moment, so the engine's figure can be read against what the box gives."""
+    client = Client(port)
     while time.monotonic() < until:
         started = time.perf_counter()
-        first, _ = request(port, "GET", "/healthz/", None, None)
-        second, _ = request(port, "GET", "/healthz/", None, None)
+        first, _ = client.request("GET", "/healthz/", None, None)
+        second, _ = client.request("GET", "/healthz/", None, None)
         with tally.lock:
             if first == second == 200:
                 tally.latencies.append(time.perf_counter() - started)
             else:
                 tally.statuses[f"healthz {first}/{second}"] += 1
+    client.close()
 
 
 def annotate_direct(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
@@ -225,6 +317,41 @@ def run(port: int, batch_id: int, tokens: list[str], seconds: float, client=anno
     return tally, time.monotonic() - started
 
 
+class CpuMeter:
+    """CPU seconds spent by the gunicorn workers, the bench database's PostgreSQL backends and this client
+    during a run, read from /proc (Linux). On a shared machine throughput moves with other people's load; CPU
+    per cycle does not, and 2 cores divided by it says what the stack can do on an idle 2-core machine."""
+
+    def __init__(self, server_pid: int, database: str) -> None:
+        self.server_pid, self.database = server_pid, database
+        self.start = self._sample()
+
+    def _sample(self) -> dict[str, dict[int, float]]:
+        groups: dict[str, dict[int, float]] = {"gunicorn": {}, "postgres": {}, "client": {}}
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            group = ("gunicorn" if int(stat[1]) == self.server_pid else
+                     "postgres" if cmdline.startswith("postgres:") and f" {self.database} " in cmdline else
+                     "client" if int(pid) == os.getpid() else None)
+            if group:
+                groups[group][int(pid)] = (int(stat[11]) + int(stat[12])) / tick
+        return groups
+
+    def per_cycle(self, cycles: int) -> str:
+        end = self._sample()
+        ms = {group: 1000 * sum(cpu - self.start[group].get(pid, 0.0) for pid, cpu in pids.items()) / max(cycles, 1)
+              for group, pids in end.items()}
+        total = sum(ms.values())
+        capacity = f" → {2000 / total:.0f} cycles/s if they had 2 cores to themselves" if total else ""
+        return (f"CPU per cycle: gunicorn {ms['gunicorn']:.1f} ms, PostgreSQL {ms['postgres']:.1f} ms, "
+                f"client {ms['client']:.1f} ms{capacity}")
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
@@ -244,13 +371,19 @@ def check_database(batch_id: int, overlap: int, stored: int) -> str:
     return f"items above k: {above_k}, duplicate answers: {duplicates}, 201s not in the database: {lost}"
 
 
+def load() -> str:
+    """The machine is shared: every figure comes with the load averages (1, 5, 15 min) it was taken under."""
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
 def report(label: str, tally: Tally, elapsed: float) -> None:
     ms = [1000 * x for x in tally.latencies]
     if not ms:
         print(f"{label}: no complete cycle; statuses {dict(tally.statuses)}")
         return
+    others = f"; other statuses {dict(tally.statuses)}" if tally.statuses else ""
     print(f"{label}: {len(ms) / elapsed:6.1f} cycles/s  p50 {percentile(ms, 50):6.1f} ms  "
-          f"p95 {percentile(ms, 95):6.1f} ms  ({len(ms)} cycles; other statuses {dict(tally.statuses)})")
+          f"p95 {percentile(ms, 95):6.1f} ms  ({len(ms)} cycles, {load()}{others})")
 
 
 def main() -> None:
@@ -274,7 +407,7 @@ def main() -> None:
     batches = seed(url, args.concurrency, args.items, args.overlap)
     if args.direct:
         print(f"engine called directly from threads (no HTTP), PostgreSQL, k = {args.overlap}, {args.items} items,"
-              f" {args.seconds:.0f} s per run (load before: {os.getloadavg()[0]:.1f})")
+              f" {args.seconds:.0f} s per run ({load()} before)")
         for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
             tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=annotate_direct)
             report(f"{concurrency:3d} threads, next + submit (+ progress ×2)", tally, elapsed)
@@ -286,13 +419,17 @@ def main() -> None:
             request(args.port, "GET", f"/api/v1/batches/{batch_id}/next/", tokens[0], None)
         kind = "sync" if args.threads == 1 else f"gthread ×{args.threads}"
         print(f"gunicorn {args.workers} {kind} workers, PostgreSQL, k = {args.overlap}, {args.items} items per batch,"
-              f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs (load before: {os.getloadavg()[0]:.1f})")
+              f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs ({load()} before)")
         for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
             if args.reference:
+                meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
                 tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=bare_pair)
                 report(f"{concurrency:3d} clients, bare pair (2 × /healthz/)", tally, elapsed)
+                print(f"     {meter.per_cycle(len(tally.latencies))}")
+            meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
             tally, elapsed = run(args.port, batch_id, tokens, args.seconds)
             report(f"{concurrency:3d} annotators, next + answer", tally, elapsed)
+            print(f"     {meter.per_cycle(len(tally.latencies))}")
             print(f"     {check_database(batch_id, args.overlap, len(tally.latencies))}")
             for error in tally.errors[:5]:
                 print(f"     error: {error}")

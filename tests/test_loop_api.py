@@ -6,9 +6,11 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, AnnotationRevision
+from annotation.models import Annotation, AnnotationRevision, Batch
+from annotation.serializers import NextItemSerializer, WriteResultSerializer
+from tasks_app.models import Item
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
-from tests.loop_data import batch_of
+from tests.loop_data import RECORDS, batch_of
 
 pytestmark = pytest.mark.django_db
 
@@ -177,3 +179,42 @@ def test_the_loop_is_documented_in_the_openapi_schema(client):
     assert {"200", "201", "400", "404", "409"} <= set(answer["responses"])
     assert set(paths["/api/v1/annotations/{annotation_id}/"]) >= {"get", "patch"}
     assert "delete" not in paths["/api/v1/annotations/{annotation_id}/"]
+    assert schema["components"]["securitySchemes"]["tokenAuth"]["type"] == "apiKey"
+
+
+@pytest.mark.parametrize("kind", sorted(RECORDS))
+def test_the_fast_responses_equal_their_documented_serializers(alice, kind):
+    """next and answer build their JSON directly (annotation/serializers.py); it must stay what the documented
+    serializers give, field for field, for every kind, a due date, an answer, a skip and a flag."""
+    batch = batch_of(kind, [alice])
+    Batch.objects.filter(pk=batch.pk).update(due_date="2031-05-17")
+    client = api_as(alice)
+    data = next_of(client, batch)
+    item = Item.objects.select_related("task").get(pk=data["item"]["id"])
+    batch = Batch.objects.select_related("task").get(pk=batch.pk)
+    urls = {f"{action}_url": answer_url(batch, item.pk, action) for action in ("answer", "skip", "flag")}
+    expected = NextItemSerializer({"item": item, "task": batch.task, "batch": batch, "progress": data["progress"],
+                                   **urls}).data
+    assert data == expected and data["batch"]["due_date"] == "2031-05-17"
+    for action, body in (("skip", {"reason": "unsure", "time_spent_ms": 1200}), ("flag", {"comment": "odd"})):
+        written = client.post(answer_url(batch, item.pk, action), body, format="json").json()
+        annotation = Annotation.objects.get(pk=written["annotation"]["id"])
+        assert written == WriteResultSerializer({"annotation": annotation, "created": written["created"],
+                                                 "revised": False, "progress": written["progress"]}).data
+    assert written["annotation"]["flagged"] is True and written["annotation"]["submitted_at"].endswith("Z")
+
+
+def test_a_wrong_token_or_a_deactivated_users_token_is_refused(alice):
+    """403 rather than 401: DRF answers with the first authentication class (session), which sends no
+    WWW-Authenticate challenge."""
+    batch = batch_of("sts", [alice])
+    client = api_as(alice)
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 200
+    alice.user.is_active = False
+    alice.user.save(update_fields=["is_active"])
+    refused = client.get(f"/api/v1/batches/{batch.pk}/next/")
+    assert refused.status_code == 403 and refused.json()["detail"] == "User inactive or deleted."
+    for key in ("0" * 40, "bad\x00key"):
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        refused = client.get(f"/api/v1/batches/{batch.pk}/next/")
+        assert refused.status_code == 403 and refused.json()["detail"] == "Invalid token."

@@ -1,0 +1,71 @@
+"""The loop's plain SQL (annotation/rawsql.py): rows become the same model instances as through the ORM,
+errors are Django's, and on PostgreSQL the statements are prepared with one generic plan each."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from annotation import assignment as engine
+from annotation import rawsql
+from annotation.models import Annotation, Annotator, Batch
+from tasks_app.models import Item, Task
+
+from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
+from .conftest import require_postgres
+
+pytestmark = pytest.mark.django_db
+
+
+def row_of(model, pk: int) -> tuple:
+    return rawsql.one(f"SELECT {rawsql.columns(model, 'x')} FROM {model._meta.db_table} x WHERE x.id = %s", [pk])
+
+
+def test_instances_from_rows_equal_the_orms_field_for_field(alice):
+    task = make_task(n=2)
+    Task.objects.filter(pk=task.pk).update(axes=["overall"], scale_min=1.5, instructions="Read **all**.")
+    batch = make_batch(task, [alice])
+    Batch.objects.filter(pk=batch.pk).update(due_date=date(2031, 5, 17), is_open=False)
+    for model, pk in ((Task, task.pk), (Batch, batch.pk), (Annotator, alice.pk), (Item, task.items.first().pk)):
+        built, loaded = rawsql.instance(model, row_of(model, pk)), model.objects.get(pk=pk)
+        for field in model._meta.concrete_fields:
+            assert getattr(built, field.attname) == getattr(loaded, field.attname), (model, field.name)
+        assert built._state.adding is False and built._state.db == "default"
+    assert rawsql.instance(Batch, row_of(Batch, batch.pk)).is_open is False  # a bool on SQLite too
+
+
+def test_a_failing_statement_raises_djangos_error_and_leaves_the_connection_usable(alice):
+    batch = make_batch(make_task(n=1), [alice])
+    item = engine.next_item(alice, batch)
+    engine.submit_answer(alice, batch, item, "positive")
+    duplicate = (f"INSERT INTO {Annotation._meta.db_table} (item_id, annotator_id, batch_id, value, skipped, "
+                 "skip_reason, flagged, flag_comment, submitted_at, updated_at, source) "
+                 "VALUES (%s, %s, %s, '\"negative\"', %s, '', %s, '', %s, %s, 'api')")
+    now = Annotation.objects.get().submitted_at
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rawsql.one(duplicate, [item.pk, alice.pk, batch.pk, False, False, now, now])
+    assert rawsql.one("SELECT COUNT(*) FROM annotation_annotation", []) == (1,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_kept_cursor_follows_a_new_connection():
+    require_postgres()
+    assert rawsql.one("SELECT 1", []) == (1,)
+    connection.close()
+    assert rawsql.one("SELECT 2", []) == (2,)
+
+
+def test_loop_statements_are_prepared_with_a_generic_plan_on_postgresql(alice):
+    require_postgres()
+    batch = make_batch(make_task(n=12), [alice])
+    for _ in range(8):  # past the prepare threshold (5) and PostgreSQL's first custom plans
+        item = engine.next_item(alice, batch)
+        engine.annotator_progress(alice, batch)
+        engine.submit_answer(alice, batch, item, "positive", source="api")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        prepared = cursor.fetchall()
+    progress = [row for row in prepared if row[0].startswith("WITH live AS")]
+    assert progress and progress[0][1] > 0 and progress[0][2] == 0
+    assert any("FOR NO KEY UPDATE OF ba" in statement for statement, _, _ in prepared)
