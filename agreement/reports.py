@@ -251,6 +251,7 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
         if loaded is None:
             with gc_paused():
                 loaded = loading.load_answers(task)
+        progress("answers read", 25)  # an answer committed from now on is left to the next run
         delay = loading.test_delay_seconds()
         if delay:  # tests only: hold the run between reading the answers and storing the result
             time.sleep(delay)

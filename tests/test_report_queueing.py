@@ -95,9 +95,10 @@ def test_an_answer_arriving_during_a_run_leads_to_one_more_run(start_worker, set
     first, second = task.items.all()
     Annotation.objects.create(item=first, annotator=annotator_named("erin"), value="a")
     deadline = time.monotonic() + 60
-    while not Report.objects.filter(task=task, status=Report.Status.RUNNING).exists():
-        assert time.monotonic() < deadline, "the first run never started"
-        time.sleep(0.1)
+    # wait until the first run has read its answers: an answer committed before that is part of it
+    while not Report.objects.filter(task=task, status=Report.Status.RUNNING, progress__gte=25).exists():
+        assert time.monotonic() < deadline, "the first run never read its answers"
+        time.sleep(0.05)
 
     Annotation.objects.create(item=second, annotator=annotator_named("erin"), value="b")
     time.sleep(1)  # past the debounce: the second request lands while the first run is still sleeping
