@@ -1,15 +1,28 @@
 #!/usr/bin/env python
 """Throughput of the assignment engine over real HTTP: next + submit cycles against gunicorn on PostgreSQL.
 
-The script creates (or empties) its own database, migrates it, seeds a classification task, annotators with
-API tokens and one batch (k = 2) per run, starts gunicorn with 3 sync workers (DEBUG off, persistent DB
-connections), and lets N annotator threads loop on the annotator API — GET /api/v1/batches/<id>/next/ then
-POST /api/v1/batches/<id>/items/<item_id>/answer/ — for a fixed time. It prints cycles/s and the p50/p95 of
-one next+submit cycle for 10 and 40 concurrent annotators, then checks the database: no item above k,
-no duplicate answer, every 201 stored.
+The script creates (or empties) its own database, migrates it, seeds an earlier finished study (so tables
+are not empty), a classification task, annotators with API tokens and one batch (k = 2) per run, runs
+VACUUM ANALYZE (the state autovacuum keeps a live database in), starts gunicorn as production runs it
+(3 sync workers, DEBUG off, a real SECRET_KEY, ALLOWED_HOSTS, no TLS redirect on loopback, persistent DB
+connections) and lets N annotator threads loop on the annotator API — GET /api/v1/batches/<id>/next/ then
+POST /api/v1/batches/<id>/items/<item_id>/answer/ — for a fixed time.
+
+For 10 and 40 concurrent annotators it prints: a reference first (the same clients doing two bare
+/healthz/ requests per cycle, same server, same moment), then cycles/s (= items answered per second) with
+the p50/p95 of one next+answer cycle, the CPU each part spent per cycle (gunicorn workers, the bench
+database's PostgreSQL backends, this client; read from /proc) and what that allows on two idle cores, and
+a database check: no item above k, no duplicate answer, every 201 stored. Every line carries the load
+averages: the machine is shared, throughput moves with other people's work, CPU per cycle much less.
+
+Worker class: sync workers (the default, and the README's deployment) gave the best and fairest figures.
+gthread workers (--threads N) keep connections alive, which saves the bare pair some CPU, but not the
+annotator cycle, and with 40 annotators their p95 was 2-3 times worse (a few connections wait while others
+are served); see docs/batches.md, "Performance".
 
     python bench/bench_assignment.py                        # 10 and 40 annotators, 15 s each
     python bench/bench_assignment.py --concurrency 10 --seconds 30
+    python bench/bench_assignment.py --threads 2            # gthread workers, 2 threads each
     python bench/bench_assignment.py --direct               # the engine alone, no web stack
     BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_assign_bench python bench/bench_assignment.py
 
@@ -129,10 +142,11 @@ def vacuum_analyze() -> None:
 
 
 def start_gunicorn(url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
-    """The README's deployment: `gunicorn hume.wsgi --workers 3` (sync workers); --threads N tries gthread."""
+    """The README's deployment: `gunicorn hume.wsgi --workers 3` (sync workers); --threads N (N >= 1) tries
+    gthread workers, which keep connections alive."""
     cmd = [sys.executable, "-m", "gunicorn", "hume.wsgi:application", "--workers", str(workers), "--bind",
            f"{HOST}:{port}", "--backlog", "2048", "--log-level", "warning"]
-    if threads > 1:
+    if threads:
         cmd += ["--worker-class", "gthread", "--threads", str(threads)]
     server = subprocess.Popen(cmd, cwd=REPO, env=server_env(url), start_new_session=True)
     deadline = time.monotonic() + 60
@@ -393,7 +407,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000, help="items per batch (enough not to run out)")
     parser.add_argument("--overlap", type=int, default=2)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="> 1: gthread workers with this many threads")
+    parser.add_argument("--threads", type=int, default=0, help="gthread workers with this many threads (0: sync)")
     parser.add_argument("--port", type=int, default=8731)
     parser.add_argument("--no-reference", dest="reference", action="store_false",
                         help="skip the bare-pair reference runs")
@@ -417,7 +431,7 @@ def main() -> None:
     try:
         for batch_id, tokens in batches:  # warm every worker's DB connection and code paths
             request(args.port, "GET", f"/api/v1/batches/{batch_id}/next/", tokens[0], None)
-        kind = "sync" if args.threads == 1 else f"gthread ×{args.threads}"
+        kind = f"gthread ×{args.threads}" if args.threads else "sync"
         print(f"gunicorn {args.workers} {kind} workers, PostgreSQL, k = {args.overlap}, {args.items} items per batch,"
               f" {args.seconds:.0f} s per run, {os.cpu_count()} CPUs ({load()} before)")
         for (batch_id, tokens), concurrency in zip(batches, args.concurrency, strict=True):
