@@ -1,4 +1,10 @@
 """API routes of agreement (under /api/v1/)."""
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import api
+
+urlpatterns = [
+    path("reports/", api.report_list, name="api-report-list"),
+    path("reports/<int:task_id>/", api.report_detail, name="api-report-detail"),
+    path("reports/<int:task_id>/compute/", api.compute, name="api-report-compute"),
+]

@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class AgreementConfig(AppConfig):
     name = "agreement"
     verbose_name = "Agreement, reports and model comparison"
+
+    def ready(self) -> None:
+        # agreement listens to annotation's signals; annotation never imports agreement (DESIGN §5).
+        from . import signals
+
+        signals.connect()

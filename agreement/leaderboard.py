@@ -126,6 +126,15 @@ def short_task_name(task: str) -> str:
     return task.removeprefix("HUME")
 
 
+def compact_task_name(task: str) -> str:
+    """Narrow display name as in HUME Table 8: also drop a ``Classification`` or ``Reranking`` ending."""
+    name = short_task_name(task)
+    for suffix in ("Classification", "Reranking"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
 def _index(scores: Iterable[SubsetScore], languages: Collection[str] | None) -> _Index:
     """Validate and index scores, keeping only subsets in ``languages`` (None keeps all)."""
     table: dict[str, dict[SubsetKey, float]] = defaultdict(dict)

@@ -462,6 +462,14 @@ def load_results_archive(
         max_total_bytes=max_total_bytes,
         max_members=max_members,
     )
+    return load_archive_members(source, members)
+
+
+def load_archive_members(source: str, members: Mapping[str, bytes]) -> list[ScoreRow]:
+    """Parse the JSON members already read by :func:`read_archive_members`, all or nothing.
+
+    Public so a caller that also wants the archive's ``model_meta.json`` reads the archive once.
+    """
     json_members = [(member, data) for member, data in members.items() if member.endswith(".json")]
     return _load_members(
         source, json_members, read=lambda data: data, describe=lambda member: f"{source}!{member}"

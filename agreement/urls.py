@@ -1,5 +1,15 @@
-"""HTML routes of agreement."""
-from django.urls import path  # noqa: F401
+"""HTML routes of agreement (under /reports/)."""
+from django.urls import path
+
+from . import views
 
 app_name = "agreement"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.report_list, name="list"),
+    path("task/<int:task_id>/", views.report_detail, name="detail"),
+    path("task/<int:task_id>/status/", views.report_status, name="status"),
+    path("task/<int:task_id>/recompute/", views.recompute, name="recompute"),
+    path("task/<int:task_id>/report.csv", views.export_report, {"fmt": "csv"}, name="export_csv"),
+    path("task/<int:task_id>/report.json", views.export_report, {"fmt": "json"}, name="export_json"),
+    path("task/<int:task_id>/answers.jsonl", views.export_answers, name="export_answers"),
+]

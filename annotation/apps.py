@@ -8,9 +8,10 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate, post_save
 
+        from hume.roles import ensure_role_groups
+
         from .assignment import release_leases_of_inactive
         from .models import Annotator
-        from .roles import ensure_role_groups
 
         post_migrate.connect(ensure_role_groups, sender=self)
         post_save.connect(release_leases_of_inactive, sender=Annotator, dispatch_uid="release_leases_of_inactive")

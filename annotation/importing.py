@@ -15,12 +15,14 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from hume.roles import ANNOTATOR
 from tasks_app.importing import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
 from tasks_app.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task
 
+from .assignment import recount_answers
 from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch
-from .roles import ANNOTATOR
+from .signals import annotations_imported
 
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
@@ -76,6 +78,10 @@ def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: 
             if not writer.seen and not log:
                 log.add(None, None, "the file has no annotations")
             log.raise_if_any()
+            for batch in {b for b in writer.batches.values() if b is not None}:
+                recount_answers(batch)  # answers written outside the engine: keep its overlap cache exact
+            if writer.added or writer.replaced:
+                annotations_imported.send(sender=Annotation, task_id=task.pk)
     except IntegrityError as exc:
         raise ImportFailed([ImportProblem(filename, None, None, "the database refused the import, probably because "
                                           f"the same answers were stored meanwhile; nothing was imported ({exc})")]

@@ -19,13 +19,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
 
+from hume.roles import is_admin, is_researcher
 from tasks_app.models import Task
 
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
 from .llm_tasks import enqueue_run, refresh_judge_panel
 from .models import Annotator, Batch
-from .roles import is_admin, is_researcher
 
 
 class ResearchersReadAdminsWrite(permissions.BasePermission):

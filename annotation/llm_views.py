@@ -14,11 +14,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from hume.roles import is_admin, is_researcher
+
 from .llm_forms import LLMAnnotatorForm, PanelForm, RunForm
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
 from .llm_tasks import enqueue_run, refresh_judge_panel
-from .roles import is_admin, is_researcher
 
 
 def require_researcher(request: HttpRequest) -> None:

@@ -22,9 +22,10 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from hume.roles import ANNOTATOR, is_admin
+
 from . import access, assignment, batches, progress
 from .models import Annotator, AnnotatorLanguage
-from .roles import ANNOTATOR, is_admin
 from .serializers_manage import (
     AnnotatorCreateSerializer,
     AnnotatorSerializer,

@@ -23,6 +23,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from hume.roles import ANNOTATOR, is_admin
+
 from . import access, assignment, batches, progress
 from .forms_manage import (
     AnnotatorCreateForm,
@@ -34,7 +36,6 @@ from .forms_manage import (
     LanguageFormSet,
 )
 from .models import AnnotationRevision, Annotator, BatchAssignee
-from .roles import ANNOTATOR, is_admin
 
 View = Callable[..., HttpResponse]
 

@@ -6,5 +6,6 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("annotation.manage_api_urls")),
     path("", include("agreement.api_urls")),
+    path("", include("agreement.results_api")),
     path("llm/", include("annotation.llm_api")),
 ]

@@ -169,6 +169,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import datasets, annotate, and read agreement reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "TaskKindEnum": "tasks_app.kinds.KIND_CHOICES",
+        "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
+        "ResultEntryKindEnum": "agreement.models_results.ResultModel.Kind",
+    },
 }
 
 if not DEBUG:

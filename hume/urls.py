@@ -16,6 +16,7 @@ urlpatterns = [
     path("annotate/", include("annotation.urls")),
     path("manage/", include("annotation.manage_urls")),
     path("reports/", include("agreement.urls")),
+    path("results/", include("agreement.results_urls")),
     path("llm/", include("annotation.llm_urls")),
     path("api/v1/", include("hume.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

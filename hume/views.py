@@ -4,8 +4,8 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from annotation.roles import is_admin, is_researcher
 from annotation.views import batch_rows
+from hume.roles import is_admin, is_researcher
 
 
 @login_required

@@ -2,7 +2,7 @@
 
 Researchers and admins see every task; an annotator sees only the tasks they have a batch in. The batch
 lookup is an ORM join through the reverse relation (tasks_app never imports annotation's models); roles come
-from annotation.roles, which holds no models.
+from hume.roles, which holds no models.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
-from annotation.roles import is_admin, is_researcher
+from hume.roles import is_admin, is_researcher
 
 from .models import Task
 

@@ -26,7 +26,7 @@ from .serializers import (
 
 
 class IsProjectAdmin(BasePermission):
-    """Admins (annotation.roles) only, which implies authenticated; shared by every import endpoint."""
+    """Admins (hume.roles) only, which implies authenticated; shared by every import endpoint."""
 
     message = "Only admins may import."
 

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from annotation.roles import is_researcher
+from hume.roles import is_researcher
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import TaskImportForm

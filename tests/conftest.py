@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 
 from annotation.models import Annotator, AnnotatorLanguage
-from annotation.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"

@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
+from annotation.batches import add_pool_items
+from annotation.models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem
 from tasks_app.models import Task
 from tests.import_samples import SAMPLES, cli_import, jsonl, upload, write
 
@@ -124,8 +125,11 @@ def test_an_annotator_keeps_their_kind(tmp_path: Path, task: Task, alice) -> Non
 
 def test_annotations_can_name_their_batch(tmp_path: Path, task: Task) -> None:
     batch = Batch.objects.create(task=task, name="round-1", language="dan-Latn")
+    add_pool_items(batch)
     run(write(tmp_path / "b.jsonl", jsonl([line(batch="round-1")])))
     assert Annotation.objects.get().batch == batch
+    counted = dict(BatchItem.objects.filter(batch=batch).values_list("item__external_id", "human_answers"))
+    assert counted["q1"] == 1, "imported answers count toward the batch's overlap like browser answers"
 
 
 def test_unknown_tasks_and_broken_files_are_refused(tmp_path: Path, task: Task) -> None:

@@ -25,8 +25,12 @@ def test_the_admin_answers_for_a_superuser(client: Client, django_user_model) ->
     client.login(username="root", password=PASSWORD)
     response = client.get("/admin/")
     assert response.status_code == 200
-    for model in (b"Tasks", b"Items", b"Annotators", b"Batches", b"Annotations"):
-        assert model in response.content
+    for model in (b"Tasks", b"Items", b"Annotators", b"Batches", b"Annotations", b"Reports", b"Result models",
+                  b"Result scores", b"Llm runs"):
+        assert model in response.content, model
+    for path in ("/admin/agreement/report/", "/admin/agreement/resultmodel/", "/admin/agreement/resultscore/",
+                 "/admin/annotation/lease/", "/admin/annotation/llmrun/", "/admin/tasks_app/item/"):
+        assert client.get(path).status_code == 200, path
 
 
 @pytest.mark.django_db

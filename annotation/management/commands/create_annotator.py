@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorLanguage
-from annotation.roles import ANNOTATOR
+from hume.roles import ANNOTATOR
 from tasks_app.models import language_code
 
 PROFICIENCIES = [choice for choice, _ in AnnotatorLanguage.Proficiency.choices]

@@ -17,7 +17,7 @@ from django.db import transaction
 from annotation.batches import BatchSpec, create_batch
 from annotation.importing import import_annotations
 from annotation.models import Annotator, AnnotatorLanguage
-from annotation.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
 from tasks_app.importing.items import import_task
 from tasks_app.importing.options import ImportOptions
 from tasks_app.models import Task

@@ -1,0 +1,38 @@
+"""Django admin for stored reports and imported model results (read-mostly: they are written by jobs/imports)."""
+from django.contrib import admin
+
+from .models import Report
+from .models_results import ResultModel, ResultRevision, ResultScore
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ("task", "status", "progress", "computed_at", "computed_in", "attempts", "computations")
+    list_filter = ("status",)
+    search_fields = ("task__name",)
+    readonly_fields = ("answers_digest", "inputs_digest", "claim_token", "claimed_by", "result")
+    raw_id_fields = ("task",)
+
+
+class ResultRevisionInline(admin.TabularInline):
+    model = ResultRevision
+    extra = 0
+    fields = ("revision", "annotator_id", "is_current", "n_subsets", "mteb_version", "imported_at")
+    readonly_fields = ("n_subsets", "mteb_version", "imported_at")
+
+
+@admin.register(ResultModel)
+class ResultModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "current_pinned", "updated_at")
+    list_filter = ("kind",)
+    search_fields = ("name",)
+    inlines = [ResultRevisionInline]
+
+
+@admin.register(ResultScore)
+class ResultScoreAdmin(admin.ModelAdmin):
+    list_display = ("mteb_task_name", "hf_subset", "split", "main_score", "revision")
+    list_filter = ("mteb_task_name", "split")
+    search_fields = ("mteb_task_name", "hf_subset", "revision__model__name")
+    list_select_related = ("revision__model",)
+    raw_id_fields = ("revision",)

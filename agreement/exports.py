@@ -1,0 +1,117 @@
+"""Exports of a stored report (CSV, JSON) and of a task's raw answers (JSONL in the import format).
+
+The CSV is "tidy": one number per row, so a spreadsheet can pivot it and a script can read it without
+knowing the task kind. Dataset text and names are untrusted, so every cell goes through the project's
+`tasks_app.csv_safety.safe_cell` (formula injection, OWASP "CSV Injection"). The JSONL is exactly what
+``import_annotations`` reads, so a study can be moved to another instance.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.models import Annotation
+from tasks_app.csv_safety import safe_cell
+from tasks_app.models import Task
+
+CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotator", "annotator_kind",
+               "metric", "value", "band", "note")
+
+
+# The documented key order (docs/reports.md); the database keeps JSON keys in its own order.
+TOP_KEYS = ("format_version", "task", "task_id", "kind", "language", "mteb_task_name", "mteb_subset",
+            "computed_at", "computed_in", "answers_digest", "inputs_digest", "n_rows_read")
+PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged",
+             "n_flagged_items", "n_excluded", "excluded_reasons", "score_scale", "agreement_main", "agreement",
+             "agreement_bands", "agreement_notes", "flags", "human", "annotators", "llm", "by_batch", "by_language",
+             "disagreement", "excluded")
+HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
+              "scores")
+ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
+ITEM_KEYS = ("item", "disagreement", "gold_disagreement", "reason")
+
+
+def ordered(value: Any, keys: tuple[str, ...] = ()) -> Any:
+    """A report (part) with its keys in the documented order, the rest alphabetical, recursively."""
+    if isinstance(value, list):
+        return [ordered(entry, keys) for entry in value]
+    if not isinstance(value, dict):
+        return value
+    first = [k for k in keys if k in value]
+    out = {k: value[k] for k in first} | {k: value[k] for k in sorted(value) if k not in keys}
+    nested = {"human": HUMAN_KEYS, "annotators": ANNOTATOR_KEYS, "by_batch": TOP_KEYS + PART_KEYS,
+              "by_language": TOP_KEYS + PART_KEYS, "disagreement": ITEM_KEYS, "excluded": ITEM_KEYS}
+    result = {k: ordered(v, nested.get(k, ())) for k, v in out.items()}
+    main = value.get("agreement_main")
+    if isinstance(result.get("agreement"), dict) and main in result["agreement"]:
+        result["agreement"] = {main: result["agreement"][main]} | result["agreement"]
+    return result
+
+
+def report_json(doc: dict[str, Any]) -> str:
+    return json.dumps(ordered(doc, TOP_KEYS + PART_KEYS), ensure_ascii=False, indent=2) + "\n"
+
+
+def report_rows(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every number of the report, for the whole task and then for each batch and language."""
+    yield from part_rows(doc, "task", "")
+    for part in doc.get("by_batch", []):
+        yield from part_rows({**doc, **part}, "batch", part["batch"])
+    for part in doc.get("by_language", []):
+        yield from part_rows({**doc, **part}, "language", part["language"])
+
+
+def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str, Any]]:
+    base = {"task": part["task"], "kind": part["kind"], "language": part["language"], "scope": scope, "group": group}
+    for metric in ("n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged", "n_excluded"):
+        yield {**base, "section": "counts", "metric": metric, "value": part.get(metric)}
+    notes, bands = part.get("agreement_notes", {}), part.get("agreement_bands", {})
+    for metric, value in part["agreement"].items():
+        yield {**base, "section": "agreement", "metric": metric, "value": value, "band": bands.get(metric, ""),
+               "note": notes.get(metric, "")}
+    yield from human_rows(part["human"], base)
+    for annotator in part["annotators"]:
+        who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_kind": annotator["kind"]}
+        for metric in ("n_answers", "n_skipped", "n_flagged"):
+            yield {**who, "metric": metric, "value": annotator.get(metric)}
+        for metric, value in annotator["scores"].items():
+            yield {**who, "metric": metric, "value": value}
+    flags = part["flags"]
+    yield {**base, "section": "flags", "metric": "low_agreement", "value": flags["low_agreement"],
+           "note": flags.get("message") or ""}
+
+
+def human_rows(human: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    row = {**base, "section": "human"}
+    note = f"main metric {human['main_metric']}; CI {human['ci_method']}"
+    for metric in ("main_score", "ci_low", "ci_high"):
+        yield {**row, "metric": metric, "value": human[metric], "note": note}
+    for metric, value in human["scores"].items():
+        yield {**row, "metric": metric, "value": value}
+
+
+def report_csv(doc: dict[str, Any]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, restval="", lineterminator="\n")
+    writer.writeheader()
+    for row in report_rows(doc):
+        writer.writerow({key: safe_cell("" if value is None else value) for key, value in row.items()})
+    return out.getvalue()
+
+
+def answer_lines(task: Task) -> Iterator[str]:
+    """The task's raw answers, one JSON object per line, in the annotation-import format (streamed)."""
+    rows = (
+        Annotation.objects.filter(item__task=task)
+        .order_by("item__position", "annotator__user__username")
+        .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
+                     "skip_reason", "flag_comment", "time_spent_ms")
+    )
+    for item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms in rows.iterator(chunk_size=5000):
+        line = {"item": item, "annotator": name, "annotator_kind": kind, "value": None if skipped else value,
+                "skipped": skipped, "skip_reason": skip_reason, "flag_comment": flag_comment,
+                "time_spent_ms": time_spent_ms}
+        yield json.dumps(line, ensure_ascii=False) + "\n"

@@ -1,0 +1,48 @@
+"""`python manage.py report TASK [--format json|csv] [--items]`: print a task's agreement report.
+
+Prints the stored report when it was computed from exactly the current answers and gold; otherwise it
+computes the report here, with the very code a worker runs (so it works without a worker), and stores it.
+The JSON keys are documented in docs/reports.md.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from agreement.exports import report_csv, report_json
+from agreement.reports import report_in_process
+from tasks_app.models import Task
+
+ITEM_LISTS = ("disagreement", "excluded")
+
+
+def find_task(name_or_id: str) -> Task:
+    """A task by exact name, or by id when the argument is a number no task is named."""
+    task = Task.objects.filter(name=name_or_id).first()
+    if task is None and name_or_id.isdigit():
+        task = Task.objects.filter(pk=int(name_or_id)).first()
+    if task is None:
+        raise CommandError(f"no task named {name_or_id!r} (give a task name or id)")
+    return task
+
+
+class Command(BaseCommand):
+    help = "Print a task's agreement report (JSON or CSV), computing it in-process when none is fresh."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("task", help="task name (or id)")
+        parser.add_argument("--format", choices=("json", "csv"), default="json")
+        parser.add_argument("--items", action="store_true",
+                            help="include the item-level lists (disagreement, excluded) in the JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        task = find_task(options["task"])
+        doc, how = report_in_process(task)
+        self.stderr.write(f"report of {task.name}: {how} ({doc.get('computed_in', '')}, {doc.get('computed_at', '')})")
+        if options["format"] == "csv":
+            self.stdout.write(report_csv(doc), ending="")
+            return
+        if not options["items"]:
+            doc = {k: v for k, v in doc.items() if k not in ITEM_LISTS}
+        self.stdout.write(report_json(doc), ending="")

@@ -1,0 +1,137 @@
+"""Human results as MTEB TaskResult files, laid out like the MTEB results repository.
+
+Mirrors the published human baseline (``mteb-hume-results/baseline__Human/2025_09_25/``): one
+``<TaskName>.json`` per MTEB task under ``<org__model>/<revision>/`` with a ``model_meta.json`` beside it,
+each subset carrying ``main_score``, the kind's metric keys, ``hf_subset``, ``languages``,
+``scores_per_experiment`` (one entry per human annotator) and an ``agreement`` block. Several project tasks
+that are subsets of one MTEB task (same ``mteb_task_name``, different ``mteb_subset``) become one file
+with several subset entries. Only numbers already in the stored report are written: nothing is recomputed.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from tasks_app.models import Task
+
+SPLIT = "test"
+DATASET_REVISION = "human_evaluation"  # what the published human baseline writes
+MTEB_FORMAT_VERSION = "1.18.0"  # the TaskResult layout of the published baseline files
+DEFAULT_MODEL_NAME = "hume/Human"
+
+# Report score name → MTEB key, per kind (the baseline's names where it has the kind).
+SCORE_KEYS: dict[str, dict[str, str]] = {
+    "classification": {"accuracy": "accuracy", "f1_macro": "f1", "f1_weighted": "f1_weighted"},
+    "pairwise": {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "recall"},
+    "clustering": {"v_measure": "v_measure", "ari": "ari", "ami": "ami"},
+    "reranking": {"map": "map", "mrr_at_10": "mrr@10", "ndcg_at_10": "ndcg@10"},
+    "sts": {"spearman": "spearman", "pearson": "pearson"},
+    "graded_relevance": {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"},
+}
+# The agreement block's headline metric (the report's agreement_main) as the baseline names it.
+HEADLINE_NAMES = {"ari_mean": "mean_pairwise_ari", "spearman_mean": "mean_pairwise_spearman"}
+
+
+class ExportError(ValueError):
+    """The tasks cannot be exported as asked; the message says which task and why."""
+
+
+def mteb_keys(kind: str, scores: dict[str, Any]) -> dict[str, Any]:
+    """A report's score dict under MTEB's key names (likert keeps the report's per-axis names)."""
+    names = SCORE_KEYS.get(kind)
+    if names is None:
+        return {k: v for k, v in scores.items() if v is not None}
+    return {mteb: scores[ours] for ours, mteb in names.items() if scores.get(ours) is not None}
+
+
+def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
+    """The baseline's agreement block: headline metric, band, counts, and the kind's extra values."""
+    agreement, counts = doc["agreement"], {
+        "n_annotators": doc["n_annotators"], "n_items": doc["n_items"], "total_annotations": doc["n_answers"]}
+    if doc["kind"] == "reranking":
+        return {**counts, "mean_spearman": agreement.get("spearman_mean"),
+                "mean_kendall_tau": agreement.get("kendall_mean"),
+                "mean_binary_kappa": agreement.get("cohen_kappa_mean")}
+    ours = doc.get("agreement_main") or ""
+    block: dict[str, Any] = {"metric": HEADLINE_NAMES.get(ours, ours), "value": agreement.get(ours)}
+    band = doc.get("agreement_bands", {}).get(ours)
+    if band and doc["kind"] in ("classification", "pairwise"):
+        block["interpretation"] = band.capitalize()
+    block |= counts
+    if doc["kind"] in ("classification", "pairwise"):
+        block |= {"mean_pairwise_kappa": agreement.get("cohen_kappa_mean"),
+                  "mean_percentage_agreement": agreement.get("percent_agreement")}
+    return block
+
+
+def subset_entry(task: Task, doc: dict[str, Any]) -> dict[str, Any]:
+    """One subset of a TaskResult from one project task's stored report."""
+    human = doc["human"]
+    if human["main_score"] is None:
+        raise ExportError(f"task {task.name!r} has no human main score ({human.get('reason') or 'undefined'})")
+    entry = {**mteb_keys(doc["kind"], human["scores"]), "main_score": human["main_score"]}
+    people = [a for a in doc["annotators"] if a["kind"] == "human"]
+    if people:
+        entry["scores_per_experiment"] = [mteb_keys(doc["kind"], a["scores"]) for a in people]
+    entry["agreement"] = agreement_block(doc)
+    entry["hf_subset"] = task.mteb_subset or "default"
+    entry["languages"] = [task.language]
+    return entry
+
+
+def task_results(reports: list[tuple[Task, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """TaskResult documents keyed by MTEB task name; project tasks sharing a name become its subsets."""
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for task, doc in reports:
+        name = task.mteb_task_name or task.name
+        if "/" in name or "\\" in name or name.startswith("."):
+            raise ExportError(f"task {task.name!r}: {name!r} cannot be a file name; set its MTEB task name")
+        entry = subset_entry(task, doc)
+        if any(e["hf_subset"] == entry["hf_subset"] for e in grouped[name]):
+            raise ExportError(f"tasks of {name!r} share the hf_subset {entry['hf_subset']!r}: set mteb_subset")
+        grouped[name].append(entry)
+    return {name: {"dataset_revision": DATASET_REVISION, "task_name": name, "mteb_version": MTEB_FORMAT_VERSION,
+                   "scores": {SPLIT: entries}, "evaluation_time": 0, "kg_co2_emissions": None}
+            for name, entries in grouped.items()}
+
+
+def model_meta(model_name: str, revision: str, languages: list[str]) -> dict[str, Any]:
+    """model_meta.json with the keys of the published baseline's, filled for human annotators."""
+    return {
+        "name": model_name, "revision": revision, "release_date": None, "languages": languages,
+        "n_parameters": None, "memory_usage_mb": None, "max_tokens": None, "embed_dim": None, "license": None,
+        "open_weights": True, "public_training_code": None, "public_training_data": None, "framework": [],
+        "reference": None, "similarity_fn_name": None, "use_instructions": None, "training_datasets": None,
+        "adapted_from": None, "superseded_by": None, "is_cross_encoder": None, "modalities": ["text"], "loader": None,
+    }
+
+
+def default_revision() -> str:
+    return date.today().strftime("%Y_%m_%d")
+
+
+def write_results(
+    reports: list[tuple[Task, dict[str, Any]]], out: Path, *, model_name: str = DEFAULT_MODEL_NAME,
+    revision: str | None = None,
+) -> list[Path]:
+    """Write ``out/<org__model>/<revision>/<TaskName>.json`` and model_meta.json; return the paths written."""
+    if "/" not in model_name:
+        raise ExportError(f"model name {model_name!r} must look like org/model (it becomes the folder org__model)")
+    revision = revision or default_revision()
+    if not revision or "/" in revision or revision in (".", ".."):
+        raise ExportError(f"revision {revision!r} cannot be a folder name")
+    results = task_results(reports)
+    folder = out / model_name.replace("/", "__", 1) / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, result in sorted(results.items()):
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    languages = sorted({task.language for task, _ in reports})
+    meta = folder / "model_meta.json"
+    meta.write_text(json.dumps(model_meta(model_name, revision, languages), indent=4) + "\n", encoding="utf-8")
+    return [*written, meta]

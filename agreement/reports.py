@@ -1,0 +1,318 @@
+"""Build, claim, run and store agreement reports: the code a Celery worker and the `report` CLI share.
+
+A report run is: claim the task's Report row with a conditional UPDATE (only one runner wins), load the
+answers in one query (``agreement/loading.py``), stop early if the digests match the stored report, score
+with ``agreement/scoring.score_task`` (the whole task, then each batch and each language), and store the
+document while the claim is still ours. Metric arithmetic lives in ``agreement/metrics.py`` and
+``agreement/scoring.py`` only; this module shapes data and keeps state.
+
+Queueing never falls back to computing inline: when the broker is unreachable, ``request_report`` marks the
+report failed with the reason and raises ``ReportQueueError``, so pages and the API can say so.
+"""
+from __future__ import annotations
+
+import gc
+import logging
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from itertools import compress
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
+
+from tasks_app.models import Task
+
+from . import loading
+from .loading import LoadedAnswers
+from .models import Report
+from .scoring import score_task
+
+log = logging.getLogger(__name__)
+
+Status = Report.Status
+# Items kept in a stored report's item-level view: the most disagreed ones by each of the two orders.
+DISAGREEMENT_KEEP = 1000
+EXCLUDED_KEEP = 1000  # the first exclusions are listed; all are counted in n_excluded and excluded_reasons
+Progress = Callable[[str, int], None]
+MAIN_AGREEMENT = {"classification": "fleiss_kappa", "pairwise": "fleiss_kappa", "clustering": "ari_mean",
+                  "reranking": "spearman_mean", "graded_relevance": "spearman_mean", "sts": "spearman_mean"}
+
+
+class ReportQueueError(RuntimeError):
+    """The report could not be queued (the broker is unreachable); the Report row says so too."""
+
+
+def lease_seconds() -> int:
+    """How long a running claim is trusted; after that another runner may take it over."""
+    return int(getattr(settings, "REPORT_LEASE_SECONDS", 600))
+
+
+# ---------------------------------------------------------------- building the document
+
+
+def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = None) -> dict[str, Any]:
+    """The report document of a task from what was loaded: the whole task, then per batch and language."""
+    step = progress or (lambda stage, percent: None)
+    step("scoring the task", 30)
+    whole = score_rows(task, loaded)
+    doc: dict[str, Any] = {
+        "format_version": loading.REPORT_FORMAT_VERSION,
+        "task": task.name,
+        "task_id": task.pk,
+        "language": task.language,
+        "mteb_task_name": task.mteb_task_name,
+        "mteb_subset": task.mteb_subset,
+        **whole,
+        "disagreement": keep_most_disagreed(whole["disagreement"]),
+        "excluded": whole["excluded"][:EXCLUDED_KEEP],
+        "excluded_reasons": dict(Counter(entry["reason"] for entry in whole["excluded"])),
+        "n_rows_read": len(loaded),
+        "answers_digest": loaded.answers_digest,
+        "inputs_digest": loaded.inputs_digest,
+    }
+    step("scoring batches and languages", 70)
+    batches, batch_ids = loaded.batches, set(loaded.batch_ids)
+    doc["by_batch"] = [{"batch_id": pk, "batch": batches[pk][0], "language": batches[pk][1], **part}
+                       for pk, part in score_groups(task, loaded, whole, loaded.batch_ids, batch_ids) if pk is not None]
+    language_of = {pk: task.language if pk is None else batches[pk][1] for pk in batch_ids}
+    if len(set(language_of.values())) <= 1:  # one language: no need to label 300,000 rows with it
+        doc["by_language"] = [{"language": code, **summary(whole)} for code in set(language_of.values())]
+    else:
+        languages = [language_of[pk] for pk in loaded.batch_ids]
+        doc["by_language"] = [{"language": code, **part}
+                              for code, part in score_groups(task, loaded, whole, languages, set(languages))]
+    return doc
+
+
+def score_rows(task: Task, loaded: LoadedAnswers, rows: list[int] | None = None) -> dict[str, Any]:
+    """Shape the rows (all, or the given row numbers) as score_task wants them; add the flag counts."""
+    items, names, values = loaded.items, loaded.annotators, loaded.values
+    answers: dict[str, dict[str, Any]] = defaultdict(dict)
+    if rows is None:
+        for item, name, value in zip(items, names, values, strict=True):
+            answers[item][name] = value
+        flags = list(compress(range(len(loaded)), loaded.flagged))
+    else:
+        for row in rows:
+            answers[items[row]][names[row]] = values[row]
+        flags = [row for row in rows if loaded.flagged[row]]
+    answers = dict(answers)
+    gold = loaded.gold
+    if not gold.keys() <= answers.keys():  # items nobody answered are progress, not part of the report
+        gold = {key: gold[key] for key in answers if key in gold}
+    lo, hi, _ = task.scale
+    result = score_task(task.kind, answers, gold, labels=task.labels or None, scale=(lo, hi) if hi > lo else None,
+                        axes=task.axes or None, annotator_kinds=loaded.annotator_kinds)
+    per_annotator = Counter(names[row] for row in flags)
+    for annotator in result["annotators"]:
+        annotator["n_flagged"] = per_annotator.get(annotator["name"], 0)
+    result["n_flagged"] = len(flags)
+    result["n_flagged_items"] = len({items[row] for row in flags})
+    result["agreement_main"] = main_agreement(task, result["agreement"])
+    return result
+
+
+def main_agreement(task: Task, agreement: dict[str, Any]) -> str | None:
+    """The agreement value a task is judged by (HUME: κ for labels, ARI, Spearman's ρ, α per likert axis)."""
+    name = MAIN_AGREEMENT.get(task.kind) or next(iter(agreement), None)
+    if task.kind == "likert" and task.axes:
+        name = f"krippendorff_alpha_{task.axes[0]}"
+    return name if name in agreement else next(iter(agreement), None)
+
+
+def score_groups(
+    task: Task, loaded: LoadedAnswers, whole: dict[str, Any], keys: list[Any], distinct: set[Any]
+) -> Iterable[tuple[Any, dict[str, Any]]]:
+    """Score each group of rows sharing a key (`distinct`: the keys' set); one group reuses the whole task's."""
+    if len(distinct) == 1:  # the usual case (one batch, one language): the whole task's numbers
+        yield next(iter(distinct)), summary(whole)
+        return
+    groups: dict[Any, list[int]] = defaultdict(list)
+    for row, key in enumerate(keys):
+        groups[key].append(row)
+    for key, rows in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        yield key, summary(score_rows(task, loaded, rows))
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """A part's numbers without its item-level lists (those are for the whole task only)."""
+    return {k: v for k, v in result.items() if k not in ("disagreement", "excluded")}
+
+
+def keep_most_disagreed(rows: list[dict[str, Any]], keep: int = DISAGREEMENT_KEEP) -> list[dict[str, Any]]:
+    """The items most disagreed on among annotators, plus those most off gold, in score_task's order."""
+    if len(rows) <= keep:
+        return rows
+    off_gold = np.array([-1.0 if r["gold_disagreement"] is None else r["gold_disagreement"] for r in rows])
+    by_gold = np.argsort(-off_gold, kind="stable")[:keep]
+    chosen = set(range(keep)) | set(by_gold.tolist())
+    return [rows[i] for i in sorted(chosen)]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a run builds its hundreds of thousands of objects.
+
+    They hold no reference cycles, yet every few hundred allocations the collector would traverse the
+    growing heap again (about 20% of a large report's time); one collection after the run is enough.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# ---------------------------------------------------------------- asking for a run
+
+
+def request_report(task_id: int, *, countdown: float = 0) -> Report:
+    """Mark the task's report queued (or due for a re-run if one is running) and send the job after commit.
+
+    Raises ReportQueueError when the broker is down; inside an atomic block the message (and so the
+    error) comes after the commit.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        report, _ = Report.objects.get_or_create(task_id=task_id, defaults={"requested_at": now})
+        Report.objects.filter(pk=report.pk).update(requested_at=now)
+        Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
+            status=Status.QUEUED, stage="queued", progress=0, error="")
+    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown))
+    report.refresh_from_db()
+    return report
+
+
+def enqueue(task_id: int, *, countdown: float = 0) -> None:
+    """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
+    from .tasks import compute_report
+
+    try:
+        compute_report.apply_async(args=[task_id], countdown=countdown, retry=True,
+                                   retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
+    except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
+        message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
+        log.error("report of task %s: %s", task_id, message)
+        Report.objects.filter(task_id=task_id, status=Status.QUEUED).update(
+            status=Status.FAILED, stage="", error=message, finished_at=timezone.now())
+        raise ReportQueueError(message) from exc
+
+
+# ---------------------------------------------------------------- running a claimed report
+
+
+def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> uuid.UUID | None:
+    """Take the report row for one run; the UPDATE's row count decides who runs.
+
+    A worker may claim a queued report, one whose running claim has expired, or one still held by the
+    same Celery message (a redelivery after its worker died: acks_late). The CLI (any_state) may also
+    claim a done or failed report, but never one another runner holds.
+    """
+    now = timezone.now()
+    token = uuid.uuid4()
+    may = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+    if claimed_by and claimed_by != "cli":  # a Celery message id: its redelivery may resume its own claim
+        may |= Q(status=Status.RUNNING, claimed_by=claimed_by)
+    if any_state:
+        may |= Q(status__in=[Status.DONE, Status.FAILED])
+    won = Report.objects.filter(may, task_id=task_id).update(
+        status=Status.RUNNING, claim_token=token, claimed_by=claimed_by, started_at=now, finished_at=None,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()), attempts=F("attempts") + 1,
+        stage="loading answers", progress=5, error="")
+    return token if won else None
+
+
+def run_report(task_id: int, *, claimed_by: str, computed_in: str) -> str:
+    """Claim and run one report; returns what happened ("computed", "unchanged", "not claimed: ...")."""
+    token = claim(task_id, claimed_by)
+    if token is None:
+        status = Report.objects.filter(task_id=task_id).values_list("status", flat=True).first()
+        return f"not claimed: report is {status or 'missing'}"
+    return run_claimed(task_id, token, computed_in=computed_in)
+
+
+def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: LoadedAnswers | None = None) -> str:
+    """Compute and store a report whose claim we hold; a failure is stored on the row, then re-raised."""
+    def progress(stage: str, percent: int) -> None:
+        Report.objects.filter(task_id=task_id, claim_token=token).update(stage=stage, progress=percent)
+
+    try:
+        task = Task.objects.get(pk=task_id)
+        if loaded is None:
+            with gc_paused():
+                loaded = loading.load_answers(task)
+        delay = loading.test_delay_seconds()
+        if delay:  # tests only: hold the run between reading the answers and storing the result
+            time.sleep(delay)
+        if fresh_result_exists(task_id, loaded):
+            return finish(task_id, token, None, loaded, computed_in)
+        with gc_paused():
+            doc = build_report(task, loaded, progress)
+        progress("storing", 90)
+        return finish(task_id, token, doc, loaded, computed_in)
+    except Exception as exc:
+        Report.objects.filter(task_id=task_id, claim_token=token).update(
+            status=Status.FAILED, stage="", error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
+        raise
+
+
+def finish(task_id: int, token: uuid.UUID, doc: dict[str, Any] | None, loaded: LoadedAnswers, computed_in: str) -> str:
+    """Store the result if the claim is still ours; go back to queued if answers changed meanwhile."""
+    now = timezone.now()
+    fields: dict[str, Any] = {
+        "status": Case(When(requested_at__gt=F("started_at"), then=Value(Status.QUEUED)), default=Value(Status.DONE)),
+        "stage": "", "progress": 100, "finished_at": now, "claim_token": None, "lease_expires_at": None, "error": "",
+    }
+    if doc is not None:
+        doc = {**doc, "computed_at": now.isoformat(), "computed_in": computed_in}
+        fields |= {"result": doc, "answers_digest": loaded.answers_digest, "inputs_digest": loaded.inputs_digest,
+                   "computed_at": now, "computed_in": computed_in, "computations": F("computations") + 1}
+    if not Report.objects.filter(task_id=task_id, claim_token=token).update(**fields):
+        return "discarded: the claim was taken over"
+    if Report.objects.filter(task_id=task_id, status=Status.QUEUED).exists():
+        try:
+            enqueue(task_id)  # answers changed while we ran: the next run starts now
+        except ReportQueueError:
+            pass  # enqueue marked the report failed with the reason; the result we stored stands
+    return "computed" if doc is not None else "unchanged"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def fresh_result_exists(task_id: int, loaded: LoadedAnswers) -> bool:
+    return Report.objects.filter(task_id=task_id, inputs_digest=loaded.inputs_digest, result__isnull=False).exists()
+
+
+def fresh_result(task: Task, loaded: LoadedAnswers) -> dict[str, Any] | None:
+    """The stored document if it was computed from exactly these inputs, else None."""
+    row = Report.objects.filter(task=task, inputs_digest=loaded.inputs_digest, result__isnull=False).first()
+    return row.result if row else None
+
+
+def report_in_process(task: Task) -> tuple[dict[str, Any], str]:
+    """For the CLI: the stored report when fresh, else compute it here with the worker's code.
+
+    Returns (document, how): "stored", "computed" (and stored), or "computed, not stored" when a worker
+    holds the claim right now.
+    """
+    loaded = loading.load_answers(task)
+    stored = fresh_result(task, loaded)
+    if stored is not None:
+        return stored, "stored"
+    Report.objects.get_or_create(task=task)
+    token = claim(task.pk, "cli", any_state=True)
+    if token is None:
+        return build_report(task, loaded), "computed, not stored (a worker is computing it now)"
+    run_claimed(task.pk, token, computed_in="cli", loaded=loaded)
+    return Report.objects.get(task=task).result, "computed"

@@ -1,0 +1,129 @@
+"""This project's humans and LLM annotators as comparison entries (one subset per mapped task and language).
+
+A project Task joins the comparison when an admin sets ``Task.mteb_task_name`` (and ``mteb_subset``, shown
+beside it): its human score then sits in the same (MTEB task, language) cell as the imported model scores.
+Batches may be in other languages than the task's own; each language is its own subset, as in HUME where
+MultilingualSentiment has an Arabic, a Norwegian and a Russian part.
+
+Scores come from the agreement report (``scoring.score_task``, HUME's protocol): the human block gives
+the score, its CI and the agreement; the ``annotators`` entries of kind ``llm`` give one row per LLM
+annotator, scored exactly like a human and never part of the human score (HUME §3.6).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from agreement import metrics as m
+from agreement import scoring
+from agreement.leaderboard import SubsetScore
+from agreement.loading import load_answers
+from agreement.models import Report
+from agreement.reports import build_report
+from agreement.results_compare import (
+    PROJECT_HUMANS,
+    Comparison,
+    Entry,
+    HumanSubset,
+    agreement_family,
+    kind_of_task,
+)
+from tasks_app.models import Task
+
+COMPUTED = "computed on request (no stored report yet)"
+STORED = "stored report"
+
+
+def add_project_entries(comparison: Comparison) -> None:
+    """Append this project's human and LLM scores, their CIs and agreement, and the task mappings."""
+    humans: dict[tuple[str, str], HumanSubset] = {}
+    for task in Task.objects.exclude(mteb_task_name="").select_related("agreement_report").order_by("name"):
+        comparison.kinds.setdefault(task.mteb_task_name, kind_of_task(task.mteb_task_name, task.kind))
+        reports = task_reports(task)
+        if not reports:
+            comparison.mappings.append(_mapping_row(task, task.language, {}, "no answers yet"))
+        for language, report, origin in reports:
+            human = report.get("human") or {}
+            key = (task.mteb_task_name, language)
+            comparison.mappings.append(_mapping_row(task, language, report, origin))
+            if human.get("main_score") is None:
+                continue
+            if key in humans:
+                comparison.warnings.append(
+                    f"{task.name} also maps to {task.mteb_task_name} ({language}); only {humans[key].source} counts.")
+                continue
+            humans[key] = _human_subset(task, report)
+            comparison.scores.append(SubsetScore(PROJECT_HUMANS, "human", key[0], language, human["main_score"]))
+            _add_llms(comparison, task, language, report)
+    if humans:
+        comparison.entries[PROJECT_HUMANS] = Entry(PROJECT_HUMANS, "human", "this project")
+        comparison.humans[PROJECT_HUMANS] = humans
+
+
+def task_reports(task: Task) -> list[tuple[str, dict[str, Any], str]]:
+    """(language, report part, origin) for each language of the task's answers.
+
+    The agreement engine's stored report (``Report.result``, one part per batch language) is read when
+    there is one. A task whose report was never stored is scored here with the engine's own code
+    (``loading.load_answers`` + ``reports.build_report``: two queries and ``scoring.score_task``), so
+    both paths give the same numbers; the origin says which one the page shows.
+    """
+    report = getattr(task, "agreement_report", None)
+    if report is not None and report.result:
+        origin = STORED if report.status == Report.Status.DONE else f"{STORED} ({report.status}: being updated)"
+        return _parts(task, report.result, origin)
+    loaded = load_answers(task)
+    if not len(loaded):
+        return []
+    return _parts(task, build_report(task, loaded), COMPUTED)
+
+
+def _parts(task: Task, result: dict[str, Any], origin: str) -> list[tuple[str, dict[str, Any], str]]:
+    parts = result.get("by_language") or [{"language": task.language, **result}]
+    return [(part.get("language") or task.language, part, origin) for part in parts]
+
+
+def _human_subset(task: Task, report: dict[str, Any]) -> HumanSubset:
+    human = report["human"]
+    metric, value = primary_agreement(task.kind, report.get("agreement") or {})
+    family = agreement_family(metric)
+    low, high = human.get("ci_low"), human.get("ci_high")
+    return HumanSubset(
+        ci=(low, high) if low is not None and high is not None else None,
+        ci_method=human.get("ci_method"), n_items=report.get("n_items"), n_annotators=report.get("n_annotators"),
+        agreement_metric=metric, agreement=value, band=m.agreement_band(value, family),
+        low_agreement=bool((report.get("flags") or {}).get("low_agreement")), source=task.name)
+
+
+def primary_agreement(kind: str, agreement: dict[str, Any]) -> tuple[str | None, float | None]:
+    """The kind's first agreement metric (κ, ARI, ρ…) — stored JSON keeps no key order, so ask the scorer."""
+    names = [*getattr(scoring.KINDS.get(kind), "agreement_metrics", ()), *sorted(agreement)]
+    for name in names:
+        if agreement.get(name) is not None:
+            return name, float(agreement[name])
+    return (names[0] if names else None), None
+
+
+def _add_llms(comparison: Comparison, task: Task, language: str, report: dict[str, Any]) -> None:
+    main = (report.get("human") or {}).get("main_metric")
+    for annotator in report.get("annotators") or []:
+        score = (annotator.get("scores") or {}).get(main)
+        if annotator.get("kind") != "llm" or score is None:
+            continue
+        name = _llm_entry_name(comparison, annotator["name"])
+        comparison.entries.setdefault(name, Entry(name, "llm", "this project"))
+        comparison.scores.append(SubsetScore(name, "llm", task.mteb_task_name, language, float(score)))
+
+
+def _llm_entry_name(comparison: Comparison, name: str) -> str:
+    """An LLM annotator keeps its name unless a model or human already uses it."""
+    entry = comparison.entries.get(name)
+    return name if entry is None or entry.kind == "llm" else f"{name} (LLM annotator)"
+
+
+def _mapping_row(task: Task, language: str, report: dict[str, Any], origin: str) -> dict[str, Any]:
+    human = report.get("human") or {}
+    return {"task_id": task.pk, "task": task.name, "kind": task.kind, "language": language,
+            "mteb_task_name": task.mteb_task_name, "mteb_subset": task.mteb_subset,
+            "main_metric": human.get("main_metric"), "human": human.get("main_score"),
+            "reason": human.get("reason"), "n_items": report.get("n_items"),
+            "n_annotators": report.get("n_annotators"), "origin": origin}

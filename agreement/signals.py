@@ -1,0 +1,96 @@
+"""Recompute a task's report after its answers change: debounced, after commit.
+
+Registered by the agreement app (agreement may import annotation, never the reverse). Every saved or
+deleted Annotation schedules, once its transaction commits, a report run a few seconds later; a Redis key
+set with NX makes the first change in a window send the one message, so a thousand submits enqueue one
+job. An annotator's submit never fails because of this: if Redis is down the error is logged and stored
+on the report, which the report page shows.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+from annotation.models import Annotation
+from tasks_app.models import Item, Task
+
+from .reports import ReportQueueError, request_report
+
+log = logging.getLogger(__name__)
+_client: redis.Redis | None = None
+
+
+def debounce_seconds() -> float:
+    """Seconds between an answer and the report run it triggers (HUME_REPORT_DEBOUNCE_SECONDS, default 10)."""
+    default = os.environ.get("HUME_REPORT_DEBOUNCE_SECONDS", "10")
+    return float(getattr(settings, "REPORT_DEBOUNCE_SECONDS", default))
+
+
+def redis_client() -> redis.Redis:
+    global _client
+    if _client is None:
+        _client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    return _client
+
+
+def debounce_key(task_id: int) -> str:
+    return f"hume:report-debounce:{task_id}"
+
+
+def first_in_window(task_id: int, seconds: float) -> bool:
+    """True for the first change of a debounce window.
+
+    The key lives a little less than the countdown, so a change that finds it set committed before the
+    pending run starts reading: no change is left out of every run.
+    """
+    ttl_ms = max(1, int(seconds * 1000) - 500)
+    return bool(redis_client().set(debounce_key(task_id), "1", nx=True, px=ttl_ms))
+
+
+def schedule_report(task_id: int) -> None:
+    """Queue a debounced report run; failures are logged and recorded on the report, never raised."""
+    seconds = debounce_seconds()
+    if not Task.objects.filter(pk=task_id).exists():
+        return  # the task itself was deleted (its annotations cascade): nothing to report
+    try:
+        if first_in_window(task_id, seconds):
+            request_report(task_id, countdown=seconds)
+    except ReportQueueError:
+        pass  # request_report logged it and marked the report failed
+    except redis.RedisError as exc:
+        log.error("report of task %s not scheduled: Redis is unreachable (%s)", task_id, exc)
+        from .models import Report
+
+        Report.objects.update_or_create(task_id=task_id, defaults={
+            "status": Report.Status.FAILED, "error": f"The report could not be queued: Redis is unreachable ({exc})."})
+
+
+def task_id_of(annotation: Annotation) -> int | None:
+    """The annotation's task without a query when its item is already loaded."""
+    if Annotation.item.is_cached(annotation):
+        return annotation.item.task_id
+    return Item.objects.filter(pk=annotation.item_id).values_list("task_id", flat=True).first()
+
+
+def annotation_changed(sender: type[Annotation], instance: Annotation, **kwargs: Any) -> None:
+    task_id = task_id_of(instance)
+    if task_id is not None:
+        transaction.on_commit(lambda: schedule_report(task_id))
+
+
+def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) -> None:
+    transaction.on_commit(lambda: schedule_report(task_id))
+
+
+def connect() -> None:
+    from annotation.signals import annotations_imported as imported
+
+    imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
+    post_save.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_saved")
+    post_delete.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_deleted")

@@ -1,0 +1,240 @@
+"""Report pages for researchers: the list of tasks, one task's report, its item-level disagreement view,
+the recompute button with htmx progress, and the downloads.
+
+Views only read stored reports (metrics are computed by the worker or the CLI, never here). Every view goes
+through `report_task`, the one access helper: researchers and admins only, annotators get 403.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.models import Annotation
+from hume.roles import is_researcher
+from tasks_app.models import Item, ItemGold, Task
+
+from .exports import answer_lines, ordered, report_csv, report_json
+from .models import Report
+from .reports import ReportQueueError, request_report
+
+ITEMS_PER_PAGE = 20
+SORTS = ("among", "gold")
+# Reading order of an item's fields (the database returns JSON keys in its own order).
+PAYLOAD_ORDER = ("context", "query", "instruction", "text", "sentence1", "sentence2", "a", "b", "sentences",
+                 "candidates", "documents")
+
+
+def require_researcher(request: HttpRequest) -> None:
+    if not is_researcher(request.user):
+        raise PermissionDenied("Reports are for researchers and admins.")
+
+
+def report_task(request: HttpRequest, task_id: int) -> tuple[Task, Report | None]:
+    """The task and its report row for a researcher; 403 for anyone else, 404 for an unknown task."""
+    require_researcher(request)
+    task = get_object_or_404(Task, pk=task_id)
+    return task, Report.objects.filter(task=task).first()
+
+
+def htmx_aware(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@login_required
+@require_GET
+def report_list(request: HttpRequest) -> HttpResponse:
+    """Every task with its report status and headline numbers, read from JSON keys (not whole reports)."""
+    require_researcher(request)
+    headline = {row["task_id"]: row for row in Report.objects.values(
+        "task_id", "status", "error", "computed_at", "result__human__main_metric", "result__human__main_score",
+        "result__human__ci_low", "result__human__ci_high", "result__agreement", "result__agreement_bands",
+        "result__flags__low_agreement", "result__agreement_main", "result__n_items", "result__n_annotators",
+        "result__n_skipped", "result__n_flagged")}
+    rows = [{"task": task, **summary_numbers(headline.get(task.pk))} for task in Task.objects.all()]
+    return render(request, "agreement/report_list.html", {"rows": rows})
+
+
+def summary_numbers(row: dict[str, Any] | None) -> dict[str, Any]:
+    """Status and headline of one report row: human score with CI, the first defined agreement value."""
+    if row is None:
+        return {"status": "not computed"}
+    agreement = row["result__agreement"] or {}
+    name = row["result__agreement_main"]
+    first = (name, agreement.get(name)) if name else (None, None)
+    return {
+        "status": row["status"], "error": row["error"], "computed_at": row["computed_at"],
+        "main_metric": row["result__human__main_metric"], "main_score": row["result__human__main_score"],
+        "ci_low": row["result__human__ci_low"], "ci_high": row["result__human__ci_high"],
+        "agreement_name": first[0], "agreement_value": first[1],
+        "agreement_band": (row["result__agreement_bands"] or {}).get(first[0]),
+        "low_agreement": row["result__flags__low_agreement"], "n_items": row["result__n_items"],
+        "n_annotators": row["result__n_annotators"], "n_skipped": row["result__n_skipped"],
+        "n_flagged": row["result__n_flagged"],
+    }
+
+
+@login_required
+@require_GET
+def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+    """One task's report; htmx requests for another page or order of items get only that fragment."""
+    task, report = report_task(request, task_id)
+    doc = report.result if report and report.result else None
+    context = {"task": task, "report": report, "doc": doc, **disagreement_context(request, task, doc)}
+    if doc and report.status == Report.Status.DONE:
+        # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
+        context["answers_now"] = Annotation.objects.filter(item__task=task).count()
+    if doc:
+        context |= annotator_tables(doc)
+    if request.htmx and request.GET.get("fragment") == "items":
+        return htmx_aware(request, render(request, "agreement/_disagreement_partial.html", context))
+    return htmx_aware(request, render(request, "agreement/report_detail.html", context))
+
+
+def annotator_tables(doc: dict[str, Any]) -> dict[str, Any]:
+    """Humans and LLM annotators apart, each row with one cell per score name; parts per batch/language."""
+    def table(people: list[dict[str, Any]]) -> dict[str, Any]:
+        columns = list(dict.fromkeys(name for person in people for name in person["scores"]))
+        return {"columns": columns,
+                "rows": [{**person, "cells": [person["scores"].get(c) for c in columns]} for person in people]}
+
+    return {
+        "humans": table([a for a in doc["annotators"] if a["kind"] != "llm"]),
+        "llms": table([a for a in doc["annotators"] if a["kind"] == "llm"]),
+        "agreement_rows": [{"name": name, "value": value, "band": doc["agreement_bands"].get(name),
+                            "note": doc["agreement_notes"].get(name), "main": name == doc.get("agreement_main")}
+                           for name, value in ordered(doc, ("agreement_main",))["agreement"].items()],
+        "human_scores": list(doc["human"]["scores"].items()),
+        "parts": [{"scope": "batch", "name": p["batch"], **part_summary(p)} for p in doc.get("by_batch", [])]
+        + [{"scope": "language", "name": p["language"], **part_summary(p)} for p in doc.get("by_language", [])],
+    }
+
+
+def part_summary(part: dict[str, Any]) -> dict[str, Any]:
+    main = part.get("agreement_main")
+    agreement = (main, part["agreement"].get(main)) if main else (None, None)
+    return {"n_items": part["n_items"], "n_annotators": part["n_annotators"], "n_skipped": part["n_skipped"],
+            "agreement_name": agreement[0], "agreement_value": agreement[1],
+            "agreement_band": part["agreement_bands"].get(agreement[0]), "human": part["human"],
+            "low_agreement": part["flags"]["low_agreement"]}
+
+
+def disagreement_context(request: HttpRequest, task: Task, doc: dict[str, Any] | None) -> dict[str, Any]:
+    """One page of the most disagreed items, with their text, gold and every annotator's answer."""
+    sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "among"
+    rows = list(doc["disagreement"]) if doc else []
+    if sort == "gold":
+        rows.sort(key=lambda r: -1.0 if r["gold_disagreement"] is None else r["gold_disagreement"], reverse=True)
+    page = Paginator(rows, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    keys = [row["item"] for row in page.object_list]
+    payloads = dict(Item.objects.filter(task=task, external_id__in=keys).values_list("external_id", "payload"))
+    gold = dict(ItemGold.objects.filter(item__task=task, item__external_id__in=keys)
+                .values_list("item__external_id", "value"))
+    answers: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
+    for key, name, kind, value, skipped, reason, flagged, comment in (
+            Annotation.objects.filter(item__task=task, item__external_id__in=keys)
+            .order_by("annotator__user__username")
+            .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
+                         "skip_reason", "flagged", "flag_comment")):
+        answers[key].append({"name": name, "kind": kind, "value": "skipped" if skipped else compact(value),
+                             "skip_reason": reason, "flagged": flagged, "comment": comment})
+    items = [{**row, "parts": payload_parts(payloads.get(row["item"], {})), "answers": answers[row["item"]],
+              "gold": compact(gold[row["item"]]) if row["item"] in gold else None} for row in page.object_list]
+    return {"items": items, "page": page, "sort": sort}
+
+
+def compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def payload_parts(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """An item's texts as (field, text) pairs, whatever the kind: strings, lists of texts, candidates."""
+    parts: list[tuple[str, str]] = []
+    fields = sorted(payload, key=lambda f: (PAYLOAD_ORDER.index(f) if f in PAYLOAD_ORDER else len(PAYLOAD_ORDER), f))
+    for field, value in ((f, payload[f]) for f in fields):
+        if isinstance(value, str):
+            parts.append((field, value))
+        elif isinstance(value, list):
+            for index, entry in enumerate(value, start=1):
+                if isinstance(entry, dict):
+                    parts.append((f"{field} {entry.get('id', index)}", str(entry.get("text", ""))))
+                else:
+                    parts.append((f"{field} {index}", str(entry)))
+    return parts
+
+
+@login_required
+@require_GET
+def report_status(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The status fragment the page polls while a report is queued or running."""
+    task, report = report_task(request, task_id)
+    if not request.htmx:
+        return redirect("agreement:detail", task_id=task.pk)
+    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report})
+    if report and report.status == Report.Status.DONE and request.GET.get("was") in ("queued", "running"):
+        response["HX-Refresh"] = "true"  # the new numbers are in: reload the whole page once
+    return htmx_aware(request, response)
+
+
+@login_required
+@require_POST
+def recompute(request: HttpRequest, task_id: int) -> HttpResponse:
+    """Queue the report; if the broker is down, say so (it is never computed inline instead)."""
+    task, _ = report_task(request, task_id)
+    error = None
+    try:
+        report = request_report(task.pk)
+    except ReportQueueError as exc:
+        error = str(exc)
+        report = Report.objects.filter(task=task).first()
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect("agreement:detail", task_id=task.pk)
+    # htmx swaps only 2xx responses, so the fragment carrying the error is sent with 200
+    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report, "error": error})
+    return htmx_aware(request, response)
+
+
+def download(content: str, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def export_filename(task: Task, extension: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in task.name)
+    return f"report-{safe}.{extension}"
+
+
+@login_required
+@require_GET
+def export_report(request: HttpRequest, task_id: int, fmt: str) -> HttpResponse:
+    """The stored report as CSV or JSON."""
+    task, report = report_task(request, task_id)
+    if not report or not report.result:
+        return render(request, "agreement/report_detail.html", {"task": task, "report": report, "doc": None},
+                      status=404)
+    if fmt == "csv":
+        return download(report_csv(report.result), export_filename(task, "csv"), "text/csv; charset=utf-8")
+    return download(report_json(report.result), export_filename(task, "json"), "application/json")
+
+
+@login_required
+@require_GET
+def export_answers(request: HttpRequest, task_id: int) -> StreamingHttpResponse:
+    """Every raw answer of the task as JSONL in the annotation-import format, streamed."""
+    task, _ = report_task(request, task_id)
+    safe = export_filename(task, "jsonl").replace("report-", "answers-", 1)
+    response = StreamingHttpResponse(answer_lines(task), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{safe}"'
+    return response

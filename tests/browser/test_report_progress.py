@@ -1,0 +1,34 @@
+"""In a real browser: the report page shows the run's progress (htmx polling), then the new numbers; Arabic
+item text reads right to left."""
+from __future__ import annotations
+
+import pytest
+
+from tests.report_builders import answers_from_columns, build_task, import_answers
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+ARABIC = "الخدمة في هذا المطعم ممتازة"
+
+
+def test_recompute_shows_progress_then_the_new_report(start_worker, logged_in_page, live_server, dave,
+                                                       monkeypatch, screenshot) -> None:
+    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "3")  # the worker holds the run long enough to be seen
+    start_worker()
+    records = [{"text": ARABIC, "label": "pos"}, {"text": "x", "label": "neg"}]
+    task = build_task("classification", "Sentiment-ar", records, labels=["neg", "pos"], language="ara-Arab")
+    import_answers(task, answers_from_columns({"layla": ["pos", "neg"], "omar": ["pos", "pos"]}))
+    page = logged_in_page("dave")
+    page.goto(f"{live_server.url}/reports/task/{task.pk}/")
+    assert "No report has been computed" in page.inner_text("#report-status")
+
+    page.click("#report-status button")
+    page.wait_for_selector("#report-status progress", timeout=20_000)
+    screenshot(page, "report-progress")
+    page.wait_for_selector("#agreement", timeout=60_000)  # HX-Refresh reloads the page with the numbers
+
+    assert "fleiss_kappa" in page.inner_text("#agreement")
+    assert "Computed" in page.inner_text("#report-status")
+    box = page.locator(".text-box", has_text=ARABIC)
+    assert box.evaluate("el => getComputedStyle(el).direction") == "rtl"
+    assert page.locator(".text-box", has_text="x").first.evaluate("el => getComputedStyle(el).direction") == "ltr"

@@ -1,0 +1,105 @@
+"""No report is lost or stored twice: workers killed mid-run, and the same job delivered twice at once.
+
+Real workers on the test database; HUME_REPORT_TEST_DELAY makes a claimed run sleep so it can be caught
+mid-run.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from agreement.models import Report
+from agreement.reports import request_report
+from agreement.tasks import compute_report
+from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def small_task(name: str):
+    """Two annotators on six items: Cohen's κ = percent agreement corrected: p_o = 5/6, p_e = 0.5 → κ = 2/3."""
+    task = build_task("classification", name, [{"text": f"t{i}", "label": "a"} for i in range(6)], labels=["a", "b"])
+    import_answers(task, answers_from_columns({"ann1": ["a", "a", "a", "b", "b", "b"],
+                                               "ann2": ["a", "a", "a", "b", "b", "a"]}))
+    return task
+
+
+def wait_until_running(task, timeout: float = 60) -> Report:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        report = Report.objects.filter(task=task, status=Report.Status.RUNNING).first()
+        if report:
+            return report
+        time.sleep(0.1)
+    raise AssertionError("the report never started running")
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker, monkeypatch) -> None:
+    task = small_task("killed-worker")
+    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "120")
+    doomed = start_worker()
+    request_report(task.pk)
+    running = wait_until_running(task)
+
+    os.killpg(doomed.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
+    doomed.wait(timeout=30)
+    assert Report.objects.get(task=task).status == Report.Status.RUNNING
+    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "0")
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.report_worker_settings")
+    start_worker()
+    report = wait_for_report(task, timeout=120)
+
+    assert report.status == Report.Status.DONE
+    assert report.claimed_by == running.claimed_by  # the same message, redelivered, took its claim back
+    assert (report.attempts, report.computations) == (2, 1)
+    assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
+    assert cli_report(task)["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
+
+
+def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker, monkeypatch) -> None:
+    """acks_late + reject_on_worker_lost: the worker requeues the message of a pool process that died."""
+    task = small_task("killed-pool-process")
+    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "4")
+    worker = start_worker()
+    request_report(task.pk)
+    wait_until_running(task)
+
+    (child,) = children_of(worker.pid)
+    os.kill(child, signal.SIGKILL)
+    report = wait_for_report(task, timeout=120)
+
+    assert report.status == Report.Status.DONE
+    assert (report.attempts, report.computations) == (2, 1)
+    assert report.result["agreement"]["percent_agreement"] == pytest.approx(5 / 6)
+
+
+def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_worker, monkeypatch) -> None:
+    task = small_task("duplicated")
+    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "3")
+    start_worker(concurrency=2)
+    Report.objects.create(task=task, status=Report.Status.QUEUED)
+
+    first, second = compute_report.delay(task.pk), compute_report.delay(task.pk)
+    outcomes = sorted([first.get(timeout=120), second.get(timeout=120)])
+
+    assert outcomes == ["computed", "not claimed: report is running"]
+    report = Report.objects.get(task=task)
+    assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 1, 1)
+    assert report.result["n_answers"] == 12

@@ -1,0 +1,196 @@
+"""The report pages, downloads and API: researchers read everything (gold included), annotators nothing."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from agreement.models import Report
+from agreement.reports import report_in_process
+from annotation.models import Batch
+from tests.report_builders import answers_from_columns, build_task, import_answers
+
+pytestmark = pytest.mark.django_db
+
+ARABIC = "هذا النص باللغة العربية"
+HOSTILE = '<script>alert("x")</script>'
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def task():
+    """A classification task with a hostile text, an Arabic text, a comment, a skip and an LLM annotator."""
+    records = [{"id": "t1", "text": HOSTILE, "label": "pos"}, {"id": "t2", "text": ARABIC, "label": "neg"},
+               {"id": "t3", "text": "plain", "label": "pos"}, {"id": "t4", "text": "more", "label": "neg"}]
+    task = build_task("classification", "Sentiment-ar", records, labels=["neg", "pos"], language="ara-Arab")
+    batch = Batch.objects.create(task=task, name='=HYPERLINK("http://evil")', language="ara-Arab", overlap=2)
+    humans = {"reader1": ["pos", "pos", "pos", "neg"], "reader2": ["neg", "pos", "pos", "neg"]}
+    import_answers(task, answers_from_columns(humans, ["t1", "t2", "t3", "t4"]), batch=batch)
+    import_answers(task, [{"item": "t1", "annotator": "reader3", "skipped": True, "skip_reason": "unclear",
+                           "flag_comment": "the text is code, not a review"}], batch=batch)
+    import_answers(task, answers_from_columns({"llm-judge": ["neg", "neg", "neg", "neg"]}, ["t1", "t2", "t3", "t4"],
+                                              kind="llm"))
+    report_in_process(task)
+    return task
+
+
+def test_a_researcher_sees_every_task_with_status_and_headline_numbers(dave, task) -> None:
+    page = client_for(dave).get(reverse("agreement:list"))
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Sentiment-ar" in text and "done" in text
+    assert "accuracy 0.500" in text  # majority vote (t1 ties → "neg"): t3 and t4 right, t1 and t2 wrong
+    assert "fleiss_kappa" in text
+
+
+@pytest.mark.parametrize("name", ["list", "detail", "status", "export_csv", "export_json", "export_answers"])
+def test_an_annotator_is_refused_every_report_page(alice, task, name) -> None:
+    url = reverse(f"agreement:{name}", kwargs={} if name == "list" else {"task_id": task.pk})
+
+    response = client_for(alice.user).get(url, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 403
+    assert b"pos" not in response.content  # nothing of the gold leaks into the refusal
+
+
+def test_an_annotator_cannot_queue_a_report(alice, task) -> None:
+    response = client_for(alice.user).post(reverse("agreement:recompute", kwargs={"task_id": task.pk}))
+
+    assert response.status_code == 403
+    assert Report.objects.get(task=task).status == Report.Status.DONE
+
+
+def test_an_anonymous_visitor_is_sent_to_log_in(client, task) -> None:
+    response = client.get(reverse("agreement:detail", kwargs={"task_id": task.pk}))
+
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_report_page_shows_agreement_bands_human_ci_and_llm_annotators_apart(dave, task) -> None:
+    text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    doc = Report.objects.get(task=task).result
+
+    assert doc["agreement"]["fleiss_kappa"] == pytest.approx(0.4666666, abs=1e-6)
+    assert 'band band-moderate">moderate' in text
+    low, high = doc["human"]["ci_low"], doc["human"]["ci_high"]
+    assert f"95% CI {low:.3f}–{high:.3f}, wilson" in text
+    humans, llms = text.split('id="llm-annotators"')
+    assert "reader1" in humans and "llm-judge" not in humans.split('id="annotators"')[1]
+    assert "llm-judge" in llms and "never counted in the human agreement" in llms
+    assert "1 skipped" in text and "1 flags on 1 items" in text
+
+
+def test_the_item_view_escapes_text_sets_its_direction_and_shows_gold_and_comments(dave, task) -> None:
+    text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+
+    assert HOSTILE not in text
+    assert '<div class="text-box" dir="auto">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</div>' in text
+    assert f'<div class="text-box" dir="auto">{ARABIC}</div>' in text
+    assert "the text is code, not a review" in text and "(unclear)" in text
+    assert "Gold: <code" in text
+
+
+def test_items_sort_by_disagreement_with_gold_in_an_htmx_fragment(dave, task) -> None:
+    url = reverse("agreement:detail", kwargs={"task_id": task.pk})
+
+    response = client_for(dave).get(url, {"sort": "gold", "fragment": "items"}, HTTP_HX_REQUEST="true")
+
+    text = response.content.decode()
+    assert response.status_code == 200 and "HX-Request" in response["Vary"]
+    assert text.lstrip().startswith('<div id="disagreement">') and "<html" not in text
+    assert "<strong>with gold</strong>" in text
+    # t2: both humans answered "pos" against gold "neg" (1.0 off gold); t1: one of two (0.5)
+    order = [chunk.split("</span>")[0] for chunk in text.split('Item <span dir="auto">')[1:]]
+    assert order == ["t2", "t1", "t3", "t4"]
+
+
+def test_items_sort_by_disagreement_among_annotators_by_default(dave, task) -> None:
+    text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+
+    order = [chunk.split("</span>")[0] for chunk in text.split('Item <span dir="auto">')[1:]]
+    assert order[0] == "t1"  # the only item the two humans split on
+
+
+def test_the_status_fragment_polls_while_queued_and_asks_for_a_reload_when_done(dave, task) -> None:
+    client = client_for(dave)
+    url = reverse("agreement:status", kwargs={"task_id": task.pk})
+    Report.objects.filter(task=task).update(status=Report.Status.QUEUED)
+
+    queued = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    Report.objects.filter(task=task).update(status=Report.Status.DONE)
+    done = client.get(url, {"was": "queued"}, HTTP_HX_REQUEST="true")
+
+    assert 'hx-trigger="every 1s"' in queued and "Queued" in queued
+    assert 'hx-trigger="every 1s"' not in done.content.decode()
+    assert done["HX-Refresh"] == "true"
+
+
+def test_a_failed_report_shows_its_error_on_the_page(dave, task) -> None:
+    Report.objects.filter(task=task).update(status=Report.Status.FAILED, error="ValueError: broken gold")
+
+    text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+
+    assert 'role="alert">The last run failed: ValueError: broken gold' in text
+
+
+def test_the_csv_export_defuses_formulas_and_keeps_numbers(dave, task) -> None:
+    response = client_for(dave).get(reverse("agreement:export_csv", kwargs={"task_id": task.pk}))
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+
+    assert response["Content-Disposition"] == 'attachment; filename="report-Sentiment-ar.csv"'
+    groups = {row["group"] for row in rows if row["scope"] == "batch"}
+    assert groups == {"'=HYPERLINK(\"http://evil\")"}
+    kappa = next(r for r in rows if r["scope"] == "task" and r["metric"] == "fleiss_kappa")
+    assert float(kappa["value"]) == pytest.approx(0.4666666, abs=1e-6) and kappa["band"] == "moderate"
+    assert not any(cell.startswith(("=", "+", "@")) for row in rows for cell in row.values())
+
+
+def test_the_json_export_is_the_stored_report(dave, task) -> None:
+    response = client_for(dave).get(reverse("agreement:export_json", kwargs={"task_id": task.pk}))
+
+    assert json.loads(response.content) == Report.objects.get(task=task).result
+
+
+def test_raw_answers_export_in_the_annotation_import_format(dave, task) -> None:
+    response = client_for(dave).get(reverse("agreement:export_answers", kwargs={"task_id": task.pk}))
+    lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+    assert len(lines) == 4 + 4 + 1 + 4
+    assert lines[0] == {"item": "t1", "annotator": "llm-judge", "annotator_kind": "llm", "value": "neg",
+                        "skipped": False, "skip_reason": "", "flag_comment": "", "time_spent_ms": None}
+    skip = next(line for line in lines if line["skipped"])
+    assert skip == {"item": "t1", "annotator": "reader3", "annotator_kind": "human", "value": None, "skipped": True,
+                    "skip_reason": "unclear", "flag_comment": "the text is code, not a review", "time_spent_ms": None}
+
+
+def test_the_api_gives_researchers_the_report_and_refuses_annotators(dave, alice, task) -> None:
+    url = reverse("api-report-detail", kwargs={"task_id": task.pk})
+
+    mine = client_for(dave).get(url).json()
+    theirs = client_for(alice.user).get(url)
+
+    assert mine["state"]["status"] == "done" and mine["report"]["task"] == "Sentiment-ar"
+    assert mine["report"]["human"]["main_metric"] == "accuracy"
+    assert theirs.status_code == 403 and "report" not in theirs.json()
+    assert client_for(alice.user).get(reverse("api-report-list")).status_code == 403
+    assert [row["task"] for row in client_for(dave).get(reverse("api-report-list")).json()] == ["Sentiment-ar"]
+
+
+def test_answers_imported_after_the_report_are_announced_on_the_page(dave, task) -> None:
+    url = reverse("agreement:detail", kwargs={"task_id": task.pk})
+    assert 'id="stale"' not in client_for(dave).get(url).content.decode()
+
+    import_answers(task, [{"item": "t2", "annotator": "reader4", "value": "neg"}])  # bulk: no signal fires
+
+    text = client_for(dave).get(url).content.decode()
+    assert "The task now has 14 answers; this report read 13." in text
