@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import signals
 from django.utils.dateparse import parse_datetime
 
@@ -160,17 +160,15 @@ def insert_answer(annotation: Annotation, batch_item_id: int, *, drop_lease: boo
     """Store a first answer, drop the annotator's lease and move the item's cached count: one round trip on
     PostgreSQL (data-modifying CTEs) instead of three. The row is written as save() writes it (the fields' own
     preparation, auto_now stamps, pre/post_save signals); the ORM's INSERT alone cost ~0.5 ms to build."""
-    fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
-    signals.pre_save.send(sender=Annotation, instance=annotation, raw=False, using=connection.alias,
-                          update_fields=None)
-    values = [f.get_db_prep_save(f.pre_save(annotation, True), connection) for f in fields]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    insert = f"INSERT INTO {{annotation}} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) RETURNING id"
+    db = connections[DEFAULT_DB_ALIAS]
+    signals.pre_save.send(sender=Annotation, instance=annotation, raw=False, using=db.alias, update_fields=None)
+    values = [f.get_db_prep_save(f.pre_save(annotation, True), db) for f in _ANSWER_FIELDS]
+    insert = f"INSERT INTO {{annotation}} ({_ANSWER_COLUMNS}) VALUES ({', '.join(['%s'] * len(values))}) RETURNING id"
     drop = "DELETE FROM {lease} WHERE batch_item_id = %s AND annotator_id = %s"
     bump = "UPDATE {batch_item} SET human_answers = human_answers + %s WHERE id = %s"
     steps = [(drop, [batch_item_id, annotation.annotator_id])] if drop_lease else []
     steps += [(bump, [delta, batch_item_id])] if delta else []
-    if connection.vendor == "postgresql":
+    if db.vendor == "postgresql":
         ctes = "".join(f", step{n} AS ({sql})" for n, (sql, _) in enumerate(steps))
         row = _one(f"WITH new AS ({insert}){ctes} SELECT id FROM new", [*values, *(p for _, ps in steps for p in ps)])
         annotation.pk = row[0]
@@ -178,9 +176,13 @@ def insert_answer(annotation: Annotation, batch_item_id: int, *, drop_lease: boo
         annotation.pk = _one(insert, values)[0]
         for sql, params in steps:
             _one(sql, params)
-    annotation._state.adding, annotation._state.db = False, connection.alias
+    annotation._state.adding, annotation._state.db = False, db.alias
     signals.post_save.send(sender=Annotation, instance=annotation, created=True, update_fields=None, raw=False,
-                           using=connection.alias)
+                           using=db.alias)
+
+
+_ANSWER_FIELDS = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+_ANSWER_COLUMNS = ", ".join(connection.ops.quote_name(f.column) for f in _ANSWER_FIELDS)
 
 
 def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:

@@ -62,13 +62,14 @@ def columns(model: type[Model], alias: str) -> str:
 def instance(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from the values of `columns(model, ...)`, converted as the ORM converts them (JSON text
     to Python on both backends; dates and booleans on SQLite)."""
+    db = connections[DEFAULT_DB_ALIAS]
     converted = list(values)
-    for index, expression, converters in _converters(model, connection.vendor):
+    for index, expression, converters in _converters(model, db.vendor):
         value = converted[index]
         for convert in converters:
-            value = convert(value, expression, connection)
+            value = convert(value, expression, db)
         converted[index] = value
-    return model.from_db(connection.alias, None, converted)
+    return model.from_db(db.alias, None, converted)
 
 
 @cache
