@@ -19,7 +19,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -79,32 +78,35 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         "inputs_digest": loaded.inputs_digest,
     }
     step("scoring batches and languages", 70)
-    batches, batch_ids = loaded.batches, set(loaded.batch_ids)
+    batches = loaded.batches
+    batch_keys, batch_rows = np.unique(loaded.batch_ids, return_inverse=True)
     doc["by_batch"] = [{"batch_id": pk, "batch": batches[pk][0], "language": batches[pk][1], **part}
-                       for pk, part in score_groups(task, loaded, whole, loaded.batch_ids, batch_ids) if pk is not None]
-    language_of = {pk: task.language if pk is None else batches[pk][1] for pk in batch_ids}
-    if len(set(language_of.values())) <= 1:  # one language: no need to label 300,000 rows with it
-        doc["by_language"] = [{"language": code, **summary(whole)} for code in set(language_of.values())]
+                       for pk, part in score_groups(task, loaded, whole, batch_keys.tolist(), batch_rows) if pk]
+    language_of = [task.language if not pk else batches[pk][1] for pk in batch_keys.tolist()]
+    languages = sorted(set(language_of))
+    if len(languages) <= 1:  # one language: the whole task's numbers
+        doc["by_language"] = [{"language": code, **summary(whole)} for code in languages]
     else:
-        languages = [language_of[pk] for pk in loaded.batch_ids]
+        language_rows = np.array([languages.index(code) for code in language_of])[batch_rows]
         doc["by_language"] = [{"language": code, **part}
-                              for code, part in score_groups(task, loaded, whole, languages, set(languages))]
+                              for code, part in score_groups(task, loaded, whole, languages, language_rows)]
     return doc
 
 
-def score_rows(task: Task, loaded: LoadedAnswers, rows: list[int] | None = None) -> dict[str, Any]:
+def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None) -> dict[str, Any]:
     """Shape the rows (all, or the given row numbers) as score_task wants them; add the flag counts."""
     items, names, values = loaded.items, loaded.annotators, loaded.values
-    answers: dict[str, dict[str, Any]] = defaultdict(dict)
-    if rows is None:
-        for item, name, value in zip(items, names, values, strict=True):
-            answers[item][name] = value
-        flags = list(compress(range(len(loaded)), loaded.flagged))
+    if rows is None:  # each item's answers are one run of rows: one dict per run
+        ends = [*loaded.item_starts[1:], len(items)]
+        answers = {items[start]: dict(zip(names[start:end], values[start:end], strict=True))
+                   for start, end in zip(loaded.item_starts, ends, strict=True)}
+        flags = np.flatnonzero(loaded.flagged).tolist()
     else:
-        for row in rows:
-            answers[items[row]][names[row]] = values[row]
-        flags = [row for row in rows if loaded.flagged[row]]
-    answers = dict(answers)
+        grouped: dict[str, dict[str, Any]] = defaultdict(dict)
+        for row in rows.tolist():
+            grouped[items[row]][names[row]] = values[row]
+        answers = dict(grouped)
+        flags = rows[loaded.flagged[rows]].tolist()
     gold = loaded.gold
     if not gold.keys() <= answers.keys():  # items nobody answered are progress, not part of the report
         gold = {key: gold[key] for key in answers if key in gold}
@@ -129,17 +131,18 @@ def main_agreement(task: Task, agreement: dict[str, Any]) -> str | None:
 
 
 def score_groups(
-    task: Task, loaded: LoadedAnswers, whole: dict[str, Any], keys: list[Any], distinct: set[Any]
+    task: Task, loaded: LoadedAnswers, whole: dict[str, Any], keys: list[Any], group_of_row: np.ndarray
 ) -> Iterable[tuple[Any, dict[str, Any]]]:
-    """Score each group of rows sharing a key (`distinct`: the keys' set); one group reuses the whole task's."""
-    if len(distinct) == 1:  # the usual case (one batch, one language): the whole task's numbers
-        yield next(iter(distinct)), summary(whole)
+    """Score each group of rows (`group_of_row[i]`: row i's index into `keys`); one group reuses the whole task's."""
+    if len(keys) == 1:  # the usual case (one batch, one language): the whole task's numbers
+        yield keys[0], summary(whole)
         return
-    groups: dict[Any, list[int]] = defaultdict(list)
-    for row, key in enumerate(keys):
-        groups[key].append(row)
-    for key, rows in sorted(groups.items(), key=lambda kv: str(kv[0])):
-        yield key, summary(score_rows(task, loaded, rows))
+    order = np.argsort(group_of_row, kind="stable")
+    bounds = np.searchsorted(group_of_row[order], np.arange(len(keys) + 1))
+    for index in sorted(range(len(keys)), key=lambda i: str(keys[i])):
+        rows = order[bounds[index]:bounds[index + 1]]
+        if len(rows):
+            yield keys[index], summary(score_rows(task, loaded, rows))
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
