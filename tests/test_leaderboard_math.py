@@ -18,7 +18,6 @@ import pytest
 from agreement.leaderboard import (
     HUME_TASK_KINDS,
     SubsetScore,
-    csv_cell,
     entry_scores,
     figure2,
     latex_escape,
@@ -31,11 +30,11 @@ from agreement.leaderboard import (
     table1_to_csv,
     table1_to_latex,
     task_kind,
-    to_csv,
     to_json,
     win_rates,
 )
 from agreement.mteb_results import leaderboard_rows, load_results_dir
+from tasks_app.csv_safety import csv_cell, to_csv
 
 RESULTS = Path(
     os.environ.get(
