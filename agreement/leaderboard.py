@@ -21,11 +21,8 @@ Definitions (HUME, El Assadi et al.), and why:
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -35,6 +32,7 @@ from typing import Any
 from scipy import stats
 
 from agreement.mteb_results import ScoreRow
+from tasks_app.csv_safety import to_csv
 
 ENTRY_KINDS = ("model", "human", "llm")
 TASK_KINDS = ("Classification", "Clustering", "Reranking", "STS")
@@ -446,36 +444,9 @@ def spearman(a: Mapping[Any, float], b: Mapping[Any, float]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # Output: JSON, formula-safe CSV, LaTeX
 
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
 def to_json(rows: Any) -> str:
     """Serialize result rows; NaN is refused rather than written as invalid JSON."""
     return json.dumps(rows, ensure_ascii=False, allow_nan=False, indent=2)
-
-
-def csv_cell(value: object) -> str:
-    """Render one CSV cell so a spreadsheet cannot run it as a formula (OWASP CSV injection).
-
-    Text starting with = + - @ tab or CR gets a leading single quote, except plain numbers such
-    as ``-0.5``, which stay numbers.
-    """
-    if value is None:
-        return ""
-    text = str(value)
-    if text.startswith(_FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(text):
-        return "'" + text
-    return text
-
-
-def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """Write a CSV document with every cell passed through :func:`csv_cell`."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow([csv_cell(name) for name in header])
-    writer.writerows([csv_cell(value) for value in row] for row in rows)
-    return buffer.getvalue()
 
 
 def _fmt(value: float | None, scale: float, digits: int) -> str:

@@ -39,6 +39,7 @@ from agreement.results_import import (
     upload_too_large,
 )
 from hume.roles import is_admin, is_researcher
+from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task
 
 TEMPLATES = "agreement/results"
@@ -267,7 +268,7 @@ def export_tasks(request: HttpRequest, fmt: str) -> HttpResponse:
         raise Http404("No human scores to export.")
     rows = rc.per_task_rows(comparison, selection.human, selection.languages)
     if fmt == "csv":
-        return _download(lb.to_csv(TASK_CSV_HEADER, [_task_csv_row(row) for row in rows]), "text/csv",
+        return _download(to_csv(TASK_CSV_HEADER, [_task_csv_row(row) for row in rows]), "text/csv",
                          "per-task.csv")
     document = {"human": selection.human, "languages": selection.languages, "tasks": rows,
                 "win_rates": rc.win_rate_table(comparison, selection.human, selection.languages),

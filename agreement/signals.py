@@ -5,6 +5,8 @@ deleted Annotation schedules, once its transaction commits, a report run a few s
 set with NX makes the first change in a window send the one message, so a thousand submits enqueue one
 job. An annotator's submit never fails because of this: if Redis is down the error is logged and stored
 on the report, which the report page shows.
+
+It also enqueues a judge panel's refresh (agreement/judge_panels.py) when annotation asks for one.
 """
 from __future__ import annotations
 
@@ -88,9 +90,18 @@ def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) 
     transaction.on_commit(lambda: schedule_report(task_id))
 
 
+def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) -> None:
+    """Enqueue the panel refresh after commit; a broker error is raised to the admin, not swallowed."""
+    from .tasks import refresh_judge_panel
+
+    refresh_judge_panel.delay_on_commit(panel_id)
+
+
 def connect() -> None:
     from annotation.signals import annotations_imported as imported
+    from annotation.signals import judge_panel_refresh_requested as panel_refresh
 
     imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
+    panel_refresh.connect(judge_panel_refresh_requested, dispatch_uid="agreement.judge_panel_refresh_requested")
     post_save.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_saved")
     post_delete.connect(annotation_changed, sender=Annotation, dispatch_uid="agreement.annotation_deleted")

@@ -1,9 +1,13 @@
 """Celery tasks of the agreement app."""
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 
-from . import reports
+from annotation.llm_models import LLMJudgePanel
+
+from . import judge_panels, reports
 
 
 @shared_task(name="agreement.ping")
@@ -21,3 +25,9 @@ def compute_report(self, task_id: int) -> str:
     message finds the report not queued and returns at once.
     """
     return reports.run_report(task_id, claimed_by=self.request.id or "", computed_in=f"worker {self.request.hostname}")
+
+
+@shared_task(name="agreement.refresh_judge_panel")
+def refresh_judge_panel(panel_id: int) -> dict[str, Any]:
+    """Recompute a panel's mean of judges and agreement from the judges' current annotations."""
+    return judge_panels.refresh_panel(LLMJudgePanel.objects.select_related("task").get(pk=panel_id))

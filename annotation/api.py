@@ -16,6 +16,7 @@ from rest_framework import status
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item
@@ -163,28 +164,47 @@ def flag(request: Request, batch_id: int, item_id: int) -> Response:
     return _written(result, annotator, batch)
 
 
-@extend_schema(tags=["annotate"], methods=["GET"], summary="One of my annotations",
-               responses={200: AnnotationSerializer, 404: NOT_YOURS})
-@extend_schema(tags=["annotate"], methods=["PATCH"], summary="Revise one of my annotations",
-               description="The previous value is kept as a revision. Allowed while the batch is open.",
-               request=AnnotationPatchSerializer,
-               responses={200: AnnotationSerializer, 400: INVALID, 404: NOT_YOURS, 409: REFUSED})
-@api_view(["GET", "PATCH"])
-def my_annotation(request: Request, annotation_id: int) -> Response:
-    if request.method == "GET":
+ANSWERS_ARE_KEPT = ("Answers are never deleted: everything an annotator submitted is kept. Revise the answer "
+                    "with PATCH instead (its previous value is kept as a revision).")
+
+
+# One annotation: readable by whoever may see it, revisable by its annotator while the batch is open, never
+# deleted. (A comment, not a docstring: drf-spectacular would publish a class docstring as the GET description.)
+class MyAnnotation(APIView):
+    http_method_names = ["get", "patch", "options"]  # as @api_view(["GET", "PATCH"]) had it: no HEAD
+
+    @extend_schema(tags=["annotate"], summary="One of my annotations",
+                   responses={200: AnnotationSerializer, 404: NOT_YOURS})
+    def get(self, request: Request, annotation_id: int) -> Response:
         return Response(AnnotationSerializer(get_annotation_for(request.user, annotation_id)).data)
-    annotation = get_own_annotation(request.user, annotation_id)
-    annotator = annotation.annotator
-    incoming = AnnotationPatchSerializer(data=request.data)
-    incoming.is_valid(raise_exception=True)
-    if annotation.batch is None:
-        return Response({"detail": "This annotation belongs to no batch and cannot be revised here.",
-                         "code": "not_in_batch"}, status=status.HTTP_409_CONFLICT)
-    try:
-        result = submit_answer(annotator, annotation.batch, annotation.item, incoming.validated_data["value"],
-                               source="api")
-    except ValidationProblem as problem:
-        return _invalid(problem)
-    except AssignmentRefused as exc:
-        return _refused(exc)
-    return Response(AnnotationSerializer(result.annotation).data)
+
+    @extend_schema(tags=["annotate"], summary="Revise one of my annotations",
+                   description="The previous value is kept as a revision. Allowed while the batch is open.",
+                   request=AnnotationPatchSerializer,
+                   responses={200: AnnotationSerializer, 400: INVALID, 404: NOT_YOURS, 409: REFUSED})
+    def patch(self, request: Request, annotation_id: int) -> Response:
+        annotation = get_own_annotation(request.user, annotation_id)
+        annotator = annotation.annotator
+        incoming = AnnotationPatchSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        if annotation.batch is None:
+            return Response({"detail": "This annotation belongs to no batch and cannot be revised here.",
+                             "code": "not_in_batch"}, status=status.HTTP_409_CONFLICT)
+        try:
+            result = submit_answer(annotator, annotation.batch, annotation.item, incoming.validated_data["value"],
+                                   source="api")
+        except ValidationProblem as problem:
+            return _invalid(problem)
+        except AssignmentRefused as exc:
+            return _refused(exc)
+        return Response(AnnotationSerializer(result.annotation).data)
+
+    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """DELETE gets a 405 that says why, before any lookup: an existing id and a missing one look the same."""
+        if request.method == "DELETE":
+            return Response({"detail": ANSWERS_ARE_KEPT, "code": "answers_are_kept"},
+                            status=status.HTTP_405_METHOD_NOT_ALLOWED)
+        return super().http_method_not_allowed(request, *args, **kwargs)
+
+
+my_annotation = MyAnnotation.as_view()

@@ -24,8 +24,9 @@ from tasks_app.models import Task
 
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
-from .llm_tasks import enqueue_run, refresh_judge_panel
+from .llm_tasks import enqueue_run
 from .models import Annotator, Batch
+from .signals import judge_panel_refresh_requested
 
 
 class ResearchersReadAdminsWrite(permissions.BasePermission):
@@ -229,7 +230,7 @@ class LLMPanelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
     def refresh(self, request: Request, pk: str | None = None) -> Response:
         """Recompute the mean of judges and the agreement in the worker; read the panel again for the result."""
         panel = self.get_object()
-        refresh_judge_panel.delay_on_commit(panel.pk)
+        judge_panel_refresh_requested.send(sender=LLMJudgePanel, panel_id=panel.pk)
         return Response({"detail": "recomputing"}, status=status.HTTP_202_ACCEPTED)
 
     @action(detail=True, methods=["post"], serializer_class=RunScopeSerializer)

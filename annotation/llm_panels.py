@@ -1,4 +1,4 @@
-"""Judge panels: several LLM annotators on one task, their agreement, and the "mean of judges".
+"""Judge panels: several LLM annotators on one task and their "mean of judges".
 
 The mean of judges is the graded-relevance practice of averaging independent judges (three judges scoring
 7, 0 and 0 give 2.33): a computed, virtual llm Annotator whose annotation on an item is the per-document
@@ -7,13 +7,12 @@ annotations, over the items every judge answered, and stored like any annotator'
 "llm-mean") so reports and leaderboards score it like one more judge. Means are not snapped to the scale's
 step: they are computed values, not submissions, and never go through `validate_answer`.
 
-Agreement between judges calls the pure functions of `agreement/metrics.py` (numbers in, numbers out);
-that module has no Django or app state, so this is the only place annotation reads from agreement.
+Agreement between the judges is a metric, so it lives in `agreement/judge_panels.py`, which also runs the
+refresh (mean, then agreement) in the worker; annotation asks for it with the `judge_panel_refresh_requested`
+signal and never imports agreement (DESIGN §5).
 """
 from __future__ import annotations
 
-import itertools
-import math
 from collections import defaultdict
 from typing import Any
 
@@ -27,7 +26,6 @@ from .models import Annotation, Annotator
 
 MEAN_KINDS = ("graded_relevance", "sts", "likert")
 MEAN_SOURCE = "llm-mean"
-LABEL_KINDS = ("classification", "pairwise")
 
 
 def ensure_mean_annotator(panel: LLMJudgePanel) -> Annotator:
@@ -80,108 +78,3 @@ def recompute_mean(panel: LLMJudgePanel) -> dict[str, int]:
         panel.mean_computed_at = timezone.now()
         panel.save(update_fields=["mean_computed_at"])
     return {"items": len(complete), "items_missing_a_judge": len(answers) - len(complete)}
-
-
-def refresh_panel(panel: LLMJudgePanel) -> dict[str, Any]:
-    """Recompute the mean of judges (numeric kinds) and the judges' agreement, and store both."""
-    summary: dict[str, Any] = {}
-    if panel.task.kind in MEAN_KINDS and panel.judges.exists():
-        summary["mean"] = recompute_mean(panel)
-    panel.agreement = judge_agreement(panel)
-    panel.agreement_computed_at = timezone.now()
-    panel.save(update_fields=["agreement", "agreement_computed_at"])
-    summary["units"] = panel.agreement.get("units", 0)
-    return summary
-
-
-# ------------------------------------------------------------------ agreement between judges
-
-
-def unit_matrix(panel: LLMJudgePanel, judge_ids: list[int]) -> tuple[list[list[float]], list[str]]:
-    """Units × judges matrix of numbers (NaN when a judge has no answer) for the numeric kinds.
-
-    A unit is an item (sts), an (item, document/candidate) pair (graded relevance, reranking) or an
-    (item, axis) pair (likert): correlating per document is how graded-relevance judges are compared."""
-    rows: dict[str, dict[int, float]] = defaultdict(dict)
-    for item_id, by_judge in judge_answers(panel).items():
-        for judge_id, value in by_judge.items():
-            if isinstance(value, dict):
-                for key, number in value.items():
-                    rows[f"{item_id}:{key}"][judge_id] = float(number)
-            else:
-                rows[str(item_id)][judge_id] = float(value)
-    units = sorted(rows)
-    return [[rows[u].get(j, math.nan) for j in judge_ids] for u in units], units
-
-
-def judge_agreement(panel: LLMJudgePanel) -> dict[str, Any]:
-    """Agreement between the panel's judges, with a reason wherever a value is undefined."""
-    judges = list(panel.judges.order_by("user__username"))
-    kind = panel.task.kind
-    result: dict[str, Any] = {"judges": [j.name for j in judges], "kind": kind, "overall": {}, "pairs": []}
-    if kind in LABEL_KINDS:
-        result.update(_label_agreement(panel, [j.pk for j in judges]))
-    elif kind == "clustering":
-        result.update(_clustering_agreement(panel, [j.pk for j in judges]))
-    else:
-        result.update(_numeric_agreement(panel, judges))
-    return result
-
-
-def _label_agreement(panel: LLMJudgePanel, ids: list[int]) -> dict[str, Any]:
-    from agreement import metrics  # pure functions (no ORM); see the module docstring
-
-    answers = judge_answers(panel)
-    if not answers:
-        return {"units": 0, "overall": {"fleiss_kappa": _value((None, "n/a: no answers yet"))}}
-    rows = [[answers[i].get(j) for j in ids] for i in sorted(answers)]
-    flat, categories = metrics.encode_labels([label for row in rows for label in row])
-    codes = flat.reshape(len(rows), len(ids))
-    return {"units": len(rows), "overall": {
-        "fleiss_kappa": _value(metrics.fleiss_kappa.explain(metrics.count_table(codes, len(categories)))),
-        "alpha_nominal": _value(metrics.krippendorff_alpha.explain(_nan_codes(codes))),
-    }}
-
-
-def _clustering_agreement(panel: LLMJudgePanel, ids: list[int]) -> dict[str, Any]:
-    """Mean over items of the mean pairwise ARI between the judges' partitions of that item."""
-    from agreement import metrics
-
-    answers = judge_answers(panel)
-    aris = [metrics.ari_mean.explain([by[j] for j in ids if j in by]) for by in answers.values()]
-    values = [v for v, _ in aris if v is not None]
-    mean = (sum(values) / len(values), None) if values else (None, "n/a: no item answered by two judges")
-    return {"units": len(answers), "overall": {"mean_pairwise_ari": _value(mean)}}
-
-
-def _numeric_agreement(panel: LLMJudgePanel, judges: list[Annotator]) -> dict[str, Any]:
-    """Correlations and α over units (documents, candidates, axes), overall and for every pair of judges."""
-    from agreement import metrics
-
-    matrix, units = unit_matrix(panel, [j.pk for j in judges])
-    if not units:
-        return {"units": 0, "overall": {"pearson_mean": _value((None, "n/a: no answers yet"))}}
-    level = {"reranking": "nominal", "likert": "ordinal"}.get(panel.task.kind, "interval")
-    overall = {
-        "pearson_mean": _value(metrics.pearson_mean.explain(matrix)),
-        "spearman_mean": _value(metrics.spearman_mean.explain(matrix)),
-        f"alpha_{level}": _value(metrics.krippendorff_alpha.explain(matrix, level=level)),
-    }
-    pairs = []
-    for (a, ja), (b, jb) in itertools.combinations(enumerate(judges), 2):
-        both = [(row[a], row[b]) for row in matrix if not (math.isnan(row[a]) or math.isnan(row[b]))]
-        xs, ys = [p[0] for p in both], [p[1] for p in both]
-        pairs.append({"a": ja.name, "b": jb.name, "units": len(both),
-                      "pearson": _value(metrics.pearson.explain(xs, ys)),
-                      "spearman": _value(metrics.spearman.explain(xs, ys))})
-    return {"units": len(units), "overall": overall, "pairs": pairs}
-
-
-def _value(explained: tuple[Any, str | None]) -> dict[str, Any]:
-    value, reason = explained
-    return {"value": value, "reason": reason}
-
-
-def _nan_codes(codes: Any) -> list[list[float]]:
-    """Integer codes with -1 for missing → floats with NaN, the layout krippendorff_alpha expects."""
-    return [[math.nan if c < 0 else float(c) for c in row] for row in codes.tolist()]

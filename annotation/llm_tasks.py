@@ -1,4 +1,6 @@
-"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see llm_runs)."""
+"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see llm_runs).
+
+A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/judge_panels.py)."""
 from __future__ import annotations
 
 import logging
@@ -7,8 +9,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from .llm_models import LLMJudgePanel, LLMRun
-from .llm_panels import refresh_panel
+from .llm_models import LLMRun
 from .llm_runs import execute_run, heartbeat_seconds
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,3 @@ def resume_runs_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
         resume_llm_runs.delay()
     except Exception:  # a broker hiccup must not stop the worker from starting
         log.exception("could not enqueue the resumption of LLM runs")
-
-
-@shared_task(name="annotation.llm_refresh_panel")
-def refresh_judge_panel(panel_id: int) -> dict[str, Any]:
-    """Recompute a panel's mean of judges and agreement from the judges' current annotations."""
-    return refresh_panel(LLMJudgePanel.objects.select_related("task").get(pk=panel_id))

@@ -19,7 +19,8 @@ from hume.roles import is_admin, is_researcher
 from .llm_forms import LLMAnnotatorForm, PanelForm, RunForm
 from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
-from .llm_tasks import enqueue_run, refresh_judge_panel
+from .llm_tasks import enqueue_run
+from .signals import judge_panel_refresh_requested
 
 
 def require_researcher(request: HttpRequest) -> None:
@@ -177,7 +178,7 @@ def panel_refresh(request: HttpRequest, panel_id: int) -> HttpResponse:
     """Recompute the mean of judges and the agreement in the worker (metric work never runs in a view)."""
     panel = get_panel(request, panel_id)
     require_admin(request)
-    refresh_judge_panel.delay_on_commit(panel.pk)
+    judge_panel_refresh_requested.send(sender=LLMJudgePanel, panel_id=panel.pk)
     messages.success(request, "Recomputing the mean of judges and their agreement; reload in a moment.")
     return redirect("llm:panel", panel.pk)
 

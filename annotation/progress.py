@@ -5,17 +5,16 @@ with a handful of grouped queries per batch (never one per item), so the dashboa
 """
 from __future__ import annotations
 
-import csv
-import io
-import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Count, Q
 from django.utils import timezone
+
+from tasks_app.csv_safety import to_csv
 
 from .assignment import annotator_progress
 from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
@@ -139,29 +138,6 @@ def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[d
 
 
 # --- CSV ------------------------------------------------------------------------------------------------------
-
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: object) -> str:
-    """One CSV cell a spreadsheet cannot run as a formula: text starting with = + - @ tab or CR gets a leading
-    quote unless it is a plain number such as -0.5. Comments and skip reasons are annotator-typed text."""
-    if value is None:
-        return ""
-    text = value.isoformat() if isinstance(value, datetime) else str(value)
-    if text.startswith(_FORMULA_PREFIXES) and not _PLAIN_NUMBER.match(text):
-        return "'" + text
-    return text
-
-
-def to_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow([csv_cell(name) for name in header])
-    writer.writerows([csv_cell(value) for value in row] for row in rows)
-    return buffer.getvalue()
-
 
 ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "kind", "status", "done", "skipped", "flagged",
                     "leased", "remaining", "median_seconds", "last_submit", "override_reason")

@@ -3,3 +3,7 @@ from django.dispatch import Signal
 
 # Sent inside the transaction of a bulk annotation write, with `task_id`; listeners defer work to on_commit.
 annotations_imported = Signal()
+
+# Sent when an admin asks to recompute a judge panel's mean and agreement, with `panel_id`. Agreement owns
+# that work (agreement/judge_panels.py) and enqueues it after commit; with no listener nothing would run.
+judge_panel_refresh_requested = Signal()

@@ -17,9 +17,9 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
+from agreement.tasks import refresh_judge_panel
 from annotation.llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from annotation.llm_runs import run_progress
-from annotation.llm_tasks import refresh_judge_panel
 from tests.conftest import PASSWORD, require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_task
 from tests.llm_server import ChatServer, Reply, malformed, throttled

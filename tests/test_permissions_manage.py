@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from annotation import assignment as engine
+from annotation.api import ANSWERS_ARE_KEPT
 from annotation.models import Annotation, AnnotationRevision, BatchAssignee
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
@@ -102,7 +103,10 @@ def test_a_closed_batch_refuses_revisions_through_the_api(answered, alice, carol
 def test_answers_are_never_deleted_even_by_their_annotator(answered, alice):
     response = client_for(alice.user).delete(f"/api/v1/annotations/{answered['answer'].pk}/")
     assert response.status_code == 405
-    assert Annotation.objects.count() == 1
+    assert response.json() == {"detail": ANSWERS_ARE_KEPT, "code": "answers_are_kept"}
+    assert "never deleted" in response.json()["detail"] and "PATCH" in response.json()["detail"]
+    assert response["Allow"] == "GET, PATCH, OPTIONS"
+    assert list(Annotation.objects.values_list("pk", "value")) == [(answered["answer"].pk, "positive")]
 
 
 def test_a_researcher_reads_every_answer_but_cannot_answer_as_someone_else(answered, dave):
