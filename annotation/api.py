@@ -200,8 +200,10 @@ class MyAnnotation(APIView):
         return Response(AnnotationSerializer(result.annotation).data)
 
     def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """DELETE gets a 405 that says why, before any lookup: an existing id and a missing one look the same."""
+        """DELETE of an answer the caller may see gets a 405 that says why; anyone else's, or a missing one, 404
+        (as GET and PATCH: another annotator's ids reveal nothing)."""
         if request.method == "DELETE":
+            get_annotation_for(request.user, kwargs["annotation_id"])
             return Response({"detail": ANSWERS_ARE_KEPT, "code": "answers_are_kept"},
                             status=status.HTTP_405_METHOD_NOT_ALLOWED)
         return super().http_method_not_allowed(request, *args, **kwargs)
