@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
+from psycopg.pq import ExecStatus
 
 M = TypeVar("M", bound=Model)
+TUPLES_OK = ExecStatus.TUPLES_OK
 
 
 def one(sql: str, params: Sequence[Any]) -> tuple | None:
@@ -36,7 +38,8 @@ def one(sql: str, params: Sequence[Any]) -> tuple | None:
     db.validate_no_broken_transaction()
     with db.wrap_database_errors:  # Django's exception classes, as its own cursors raise them
         kept.execute(sql, params)
-        return kept.fetchone() if kept.description else None
+        # The result's status, not `description`: that builds a Column object per column on every call.
+        return kept.fetchone() if kept.pgresult.status == TUPLES_OK else None
 
 
 def _kept_cursor(db: Any) -> Any:

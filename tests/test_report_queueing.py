@@ -39,6 +39,7 @@ def empty_queue():
     app.control.purge()
     for key in signals.redis_client().scan_iter("hume:report-debounce:*"):
         signals.redis_client().delete(key)
+    signals.forget_windows()
     yield
     app.control.purge()
 
