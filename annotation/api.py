@@ -67,8 +67,8 @@ def _invalid(problem: ValidationProblem) -> Response:
                     status=status.HTTP_400_BAD_REQUEST)
 
 
-def _written(result: SubmitResult, annotator: Annotator, batch: Batch) -> Response:
-    data = write_result_data(result.annotation, result.created, result.revised, annotator_progress(annotator, batch))
+def _written(result: SubmitResult) -> Response:
+    data = write_result_data(result.annotation, result.created, result.revised)
     return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
@@ -131,7 +131,7 @@ def answer(request: Request, batch_id: int, item_id: int) -> Response:
         return _invalid(problem)
     except AssignmentRefused as exc:
         return _refused(exc)
-    return _written(result, annotator, batch)
+    return _written(result)
 
 
 @extend_schema(tags=["annotate"], summary="Skip an item with a reason", request=SkipInSerializer,
@@ -146,7 +146,7 @@ def skip(request: Request, batch_id: int, item_id: int) -> Response:
                            time_spent_ms=incoming.validated_data.get("time_spent_ms"), source="api")
     except AssignmentRefused as exc:
         return _refused(exc)
-    return _written(result, annotator, batch)
+    return _written(result)
 
 
 @extend_schema(tags=["annotate"], summary="Flag an item as problematic", request=FlagInSerializer,
@@ -161,7 +161,7 @@ def flag(request: Request, batch_id: int, item_id: int) -> Response:
         result = flag_item(annotator, batch, item, comment=incoming.validated_data["comment"], source="api")
     except AssignmentRefused as exc:
         return _refused(exc)
-    return _written(result, annotator, batch)
+    return _written(result)
 
 
 ANSWERS_ARE_KEPT = ("Answers are never deleted: everything an annotator submitted is kept. Revise the answer "

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from . import views
 
 urlpatterns = [
+    path("api/v1/", include("hume.api_urls")),  # first: the annotator loop's API is the busiest route
     path("", views.home, name="home"),
     path("healthz/", views.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -18,7 +19,6 @@ urlpatterns = [
     path("reports/", include("agreement.urls")),
     path("results/", include("agreement.results_urls")),
     path("llm/", include("annotation.llm_urls")),
-    path("api/v1/", include("hume.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
