@@ -93,15 +93,35 @@ def candidate(batch_id: int, annotator_id: int, overlap: int, now: datetime, tri
     Returns the Item with `batch_item_id` and `cached_answers` attached."""
     excluded = f"AND bi.id NOT IN ({', '.join(['%s'] * len(tried))})" if tried else ""
     leases = _OTHERS_LEASES.replace(" AND o.annotator_id <> %s", "")
+    start, start_params = _first_position_with_room(batch_id, overlap)
     sql = (f"SELECT {ITEM}, bi.id, bi.human_answers "
            "FROM {batch_item} bi JOIN {item} i ON i.id = bi.item_id "
-           f"WHERE bi.batch_id = %s AND bi.human_answers < %s {excluded} AND NOT {_MINE} "
+           f"WHERE bi.batch_id = %s {start} AND bi.human_answers < %s {excluded} AND NOT {_MINE} "
            f"AND bi.human_answers + {leases} < %s ORDER BY bi.position LIMIT 1 {_lock('bi', skip_locked=True)}")
-    row = _one(sql, [batch_id, overlap, *tried, annotator_id, _at(now), overlap])
+    row = _one(sql, [batch_id, *start_params, overlap, *tried, annotator_id, _at(now), overlap])
     item = _item(row)
     if item is not None:
         item.batch_item_id, item.cached_answers = row[ITEM_WIDTH:]
     return item
+
+
+MAX_PROBED_OVERLAP = 50  # beyond this many index probes the plain scan is as good
+
+
+def _first_position_with_room(batch_id: int, overlap: int) -> tuple[str, list[Any]]:
+    """A condition starting the candidate scan at the batch's first item with room (PostgreSQL).
+
+    Every item before it is full, so the condition changes no answer; without it the scan along (batch,
+    position) walked past every full item at the head of the batch on every request, a cost that grew with
+    the batch's progress. The first position with room is the least of k index probes, one per answer count
+    below k, on (batch, human_answers, position). SQLite (the embedded default) keeps the plain scan.
+    """
+    if connection.vendor != "postgresql" or overlap > MAX_PROBED_OVERLAP:
+        return "", []
+    # No item with room: NULL, and `position >= NULL` keeps no row, as `human_answers < k` would not either.
+    return ("AND bi.position >= (SELECT MIN((SELECT MIN(r.position) FROM {batch_item} r "
+            "WHERE r.batch_id = %s AND r.human_answers = h.n)) FROM generate_series(0, %s - 1) AS h(n))",
+            [batch_id, overlap])
 
 
 def first_unanswered(batch_id: int, annotator_id: int) -> Item | None:

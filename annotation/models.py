@@ -114,9 +114,11 @@ class BatchItem(models.Model):
     class Meta:
         ordering = ["batch", "position"]
         constraints = [models.UniqueConstraint(fields=["batch", "item"], name="item_once_per_batch")]
-        # (batch, human_answers): progress counts a batch's items with room on every loop request; this makes it
-        # an index-only scan instead of a visit to every row of the batch.
-        indexes = [models.Index(fields=["batch", "position"]), models.Index(fields=["batch", "human_answers"])]
+        # (batch, human_answers, position): progress counts a batch's items with room on every loop request (an
+        # index-only scan instead of a visit to every row of the batch), and next_item finds the first position
+        # with room in a few index probes instead of walking past every full item before it.
+        indexes = [models.Index(fields=["batch", "position"]),
+                   models.Index(fields=["batch", "human_answers", "position"], name="batchitem_room_idx")]
 
     def __str__(self) -> str:
         return f"item {self.item_id} in batch {self.batch_id}"
