@@ -148,6 +148,25 @@ def test_a_changed_answer_changes_the_digest_and_is_scored_again() -> None:
 
 
 @pytest.mark.django_db
+def test_a_flag_alone_makes_the_stored_report_stale() -> None:
+    """The report counts flags, so a flag on an answer whose value did not change is scored again."""
+    task = fresh_task("flag-change", 2)
+    import_answers(task, [{"item": "1", "annotator": "ivy", "value": "a"},
+                          {"item": "2", "annotator": "ivy", "value": "b"}])
+    report_in_process(task)
+    before = Report.objects.get(task=task)
+    assert before.result["n_flagged"] == 0
+
+    Annotation.objects.filter(item__task=task, item__external_id="2").update(flagged=True, flag_comment="odd")
+    Report.objects.filter(task=task).update(status=Report.Status.QUEUED)
+    outcome = run_report(task.pk, claimed_by="message-3", computed_in="test")
+
+    after = Report.objects.get(task=task)
+    assert outcome == "computed" and after.computations == 2 and after.result["n_flagged"] == 1
+    assert after.answers_digest == before.answers_digest and after.inputs_digest != before.inputs_digest
+
+
+@pytest.mark.django_db
 def test_a_message_for_a_report_nobody_queued_does_nothing() -> None:
     task = fresh_task("not-queued", 1)
     import_answers(task, [{"item": "1", "annotator": "hal", "value": "a"}])
