@@ -1,0 +1,298 @@
+"""One scorer class per task kind: the base class, the shapes the kinds share, the categorical kinds
+(classification, pairwise) and clustering.
+
+Why one class per kind: each kind has exactly one definition of its agreement metrics, its
+per-annotator scores, its aggregation into "the human" and its confidence interval (DESIGN §3);
+everything they share (counts, exclusions, bands, validity flag, sorting) lives in
+`scoring.score_task`. The kinds with one number per unit (STS, Likert, reranking, graded relevance)
+are in `rating_scorers`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from agreement import metrics as m
+
+Item = Hashable
+Answers = Mapping[Item, Mapping[str, Any]]
+Explained = tuple[float | None, str | None]
+Scores = dict[str, float | None]
+SpearmanVariance = Literal["bonett_wright", "fisher", "fieller"]
+
+
+@dataclass
+class Context:
+    """Everything a kind needs, normalised once: item order, annotator pool, task options."""
+
+    kind: str
+    answers: Answers
+    gold: Mapping[Item, Any]
+    items: list[Item]
+    names: list[str]
+    pool: list[str]
+    kinds: dict[str, str]
+    labels: Sequence[Hashable]
+    scale: tuple[float, float]
+    axes: list[str]
+    k: int
+    threshold: float
+    include_llm: bool
+    spearman_variance: SpearmanVariance = "bonett_wright"
+
+    def value(self, item: Item, name: str) -> Any:
+        """The annotator's answer, None when skipped or not assigned."""
+        return self.answers.get(item, {}).get(name)
+
+    def has_gold(self, item: Item) -> bool:
+        """Whether the item can be scored against gold."""
+        return self.gold.get(item) is not None
+
+
+@dataclass
+class Human:
+    """The aggregated human: main score, its CI, and every vs-gold metric."""
+
+    main_score: float | None
+    ci: tuple[m.Interval | None, str | None]
+    scores: Scores
+    n_items_scored: int
+    reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Disagreement:
+    """Per-item disagreement among annotators and with gold (NaN = not defined → None in JSON)."""
+
+    items: list[Item]
+    among: np.ndarray
+    with_gold: np.ndarray
+
+
+class KindScorer(ABC):
+    """One task kind's metrics. Subclasses declare names and implement the four computations."""
+
+    main_metric: ClassVar[str]
+    ci_method: ClassVar[str]
+    agreement_metrics: ClassVar[tuple[str, ...]]
+    flag_metrics: ClassVar[tuple[tuple[str, m.Family], ...]]
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def main(self) -> str:
+        """Name of the main metric (a method because some names carry the cut-off k)."""
+        return self.main_metric
+
+    def ci_name(self) -> str:
+        """How the human CI was computed, as reported in `human.ci_method`."""
+        return self.ci_method
+
+    def agreement_names(self) -> tuple[str, ...]:
+        """Agreement keys of this kind, also when they are all "n/a" (fewer than 2 annotators)."""
+        return self.agreement_metrics
+
+    def flags(self) -> tuple[tuple[str, m.Family], ...]:
+        """Agreement values the HUME validity flag looks at, with their threshold family."""
+        return self.flag_metrics
+
+    @abstractmethod
+    def agreement(self) -> dict[str, Explained]:
+        """Agreement among the pool annotators (at least two): name → (value, reason or note)."""
+
+    @abstractmethod
+    def annotator_scores(self, name: str) -> Scores:
+        """One annotator's answers against gold, every vs-gold metric of the kind."""
+
+    @abstractmethod
+    def human(self, per_annotator: dict[str, Scores]) -> Human:
+        """The HUME aggregation of the pool (given the pool's own scores) and its CI."""
+
+    @abstractmethod
+    def disagreement(self) -> Disagreement:
+        """Per answered item: disagreement among the pool, and of the pool with gold (0..1)."""
+
+    def excluded(self) -> list[dict[str, Any]]:
+        """Kind-specific exclusions on top of the common ones (no gold, no answers)."""
+        return []
+
+
+# ---------------------------------------------------------------- categorical kinds
+
+
+class CategoricalScorer(KindScorer):
+    """classification and pairwise: labels encoded once as an items × annotators code matrix, so
+    the 100k-item path is numpy throughout (majority vote, counts, disagreement)."""
+
+    ci_method = "wilson"
+    main_metric = "accuracy"
+    agreement_metrics = ("fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement")
+    flag_metrics = (("fleiss_kappa", "chance"),)
+    gold_metrics: ClassVar[dict[str, str]]  # report name -> key of metrics.label_scores
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        names = ctx.names
+        flat = [votes.get(n) for votes in ctx.answers.values() for n in names]
+        gold_values = [ctx.gold.get(item) for item in ctx.items]
+        codes, self.categories = m.encode_labels(flat, [*ctx.labels, *gold_values])
+        self.codes = codes.reshape(len(ctx.items), len(names))
+        index = {c: i for i, c in enumerate(self.categories)}
+        self.gold_codes = np.array([-1 if g is None else index[g] for g in gold_values], dtype=np.int64)
+        self.pool_codes = self.codes[:, [ctx.names.index(n) for n in ctx.pool]]
+        self.table = m.count_table(self.pool_codes, len(self.categories))
+
+    def agreement(self) -> dict[str, Explained]:
+        nominal = np.where(self.pool_codes >= 0, self.pool_codes, np.nan)
+        fleiss, reason = m.fleiss_kappa.explain(self.table)
+        return {
+            "fleiss_kappa": (fleiss, reason if fleiss is None else self.fleiss_note()),
+            "krippendorff_alpha": m.krippendorff_alpha.explain(nominal, "nominal"),
+            "cohen_kappa_mean": m.cohen_kappa_mean.explain(self.pool_codes),
+            "percent_agreement": m.percent_agreement.explain(self.table),
+        }
+
+    def fleiss_note(self) -> str | None:
+        """Say so when Fleiss' κ used only the equal-rater-count subset (see metrics.fleiss_rows)."""
+        used = m.fleiss_rows(self.table)
+        pairable = int((self.table.sum(axis=1) >= 2).sum())
+        if not used.any() or used.sum() == pairable:
+            return None
+        raters = int(self.table[used][0].sum())
+        return f"computed on {int(used.sum())} of {pairable} items with {raters} ratings each"
+
+    def _scores(self, predicted: np.ndarray) -> Scores:
+        scored = (self.gold_codes >= 0) & (predicted >= 0)
+        y_true, y_pred = self.gold_codes[scored], predicted[scored]
+        scores = m.label_scores(y_true, y_pred, len(self.categories))
+        return {name: scores[key] for name, key in self.gold_metrics.items()}
+
+    def annotator_scores(self, name: str) -> Scores:
+        return self._scores(self.codes[:, self.ctx.names.index(name)])
+
+    def human(self, per_annotator: dict[str, Scores]) -> Human:
+        """Majority vote per item (tie → lexicographically first label), accuracy, Wilson CI."""
+        vote = m.majority_vote(self.table)
+        scored = (self.gold_codes >= 0) & (vote >= 0)
+        correct = int((vote[scored] == self.gold_codes[scored]).sum())
+        n = int(scored.sum())
+        scores = self._scores(vote)
+        return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n)
+
+    def disagreement(self) -> Disagreement:
+        """1 − share of the majority label; with gold: 1 − share of the gold label."""
+        counts = self.table.sum(axis=1)
+        answered = np.flatnonzero(counts > 0)
+        if answered.size == 0:
+            return Disagreement([], np.zeros(0), np.zeros(0))
+        t, c, g = self.table[answered], counts[answered], self.gold_codes[answered]
+        among = 1.0 - t.max(axis=1) / c
+        gold_share = t[np.arange(len(answered)), np.maximum(g, 0)] / c
+        with_gold = np.where(g >= 0, 1.0 - gold_share, np.nan)
+        return Disagreement([self.ctx.items[i] for i in answered], among, with_gold)
+
+
+class ClassificationScorer(CategoricalScorer):
+    """One label per text; HUME reports accuracy (main), macro F1 and weighted F1."""
+
+    gold_metrics = {"accuracy": "accuracy", "f1_macro": "f1_macro", "f1_weighted": "f1_weighted"}
+
+
+class PairwiseScorer(CategoricalScorer):
+    """"a", "b" or "tie" per pair of candidates; accuracy (main) and macro precision/recall/F1."""
+
+    gold_metrics = {
+        "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
+    }
+
+
+# ---------------------------------------------------------------- clustering
+
+
+class ClusteringScorer(KindScorer):
+    """Free clustering of one set of texts per item: only the partition counts (HUME §3)."""
+
+    main_metric = "v_measure"
+    ci_method = "annotator_range"
+    agreement_metrics = ("ari_mean",)
+    flag_metrics = (("ari_mean", "chance"),)
+    gold_metrics = {"v_measure": m.v_measure, "ari": m.adjusted_rand, "ami": m.adjusted_mutual_info}
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.bad: list[dict[str, Any]] = []
+        self.valid: dict[Item, dict[str, list[Hashable]]] = {i: self._valid_answers(i) for i in ctx.items}
+
+    def _valid_answers(self, item: Item) -> dict[str, list[Hashable]]:
+        """Answers whose length matches the set (gold length, else the first answer's length)."""
+        given = {n: list(v) for n in self.ctx.names if (v := self.ctx.value(item, n)) is not None}
+        size = len(self.ctx.gold[item]) if self.ctx.has_gold(item) else len(next(iter(given.values()), []))
+        for name in [n for n, v in given.items() if len(v) != size]:
+            self.bad.append({"item": item, "reason": f"{name}: {len(given.pop(name))} cluster ids for {size} texts"})
+        return given
+
+    def _pool_answers(self, item: Item) -> list[list[Hashable]]:
+        return [v for n, v in self.valid[item].items() if n in self.ctx.pool]
+
+    def agreement(self) -> dict[str, Explained]:
+        pairs = [a for item in self.ctx.items for a in m.ari_pairs(self._pool_answers(item))]
+        if not pairs:
+            return {"ari_mean": (None, "n/a: no set was clustered by two annotators")}
+        return {"ari_mean": (float(np.mean(pairs)), None)}
+
+    def annotator_scores(self, name: str) -> Scores:
+        """Mean over the sets this annotator clustered of V-measure, ARI and AMI vs gold."""
+        sets = [i for i in self.ctx.items if name in self.valid[i] and self.ctx.has_gold(i)]
+        return {key: _mean([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
+                for key, fn in self.gold_metrics.items()}
+
+    def human(self, per_annotator: dict[str, Scores]) -> Human:
+        return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics))
+
+    def disagreement(self) -> Disagreement:
+        """Share of text pairs on which two annotators disagree about "same cluster", averaged over
+        annotator pairs; with gold: the same share between each annotator and gold, averaged."""
+        items, among, with_gold = [], [], []
+        for item in self.ctx.items:
+            parts = self._pool_answers(item)
+            if not parts:
+                continue
+            pairs = [_pair_disagreement(a, b) for a, b in itertools.combinations(parts, 2)]
+            gold = self.ctx.gold[item] if self.ctx.has_gold(item) else None
+            items.append(item)
+            among.append(float(np.mean(pairs)) if pairs else 0.0)
+            with_gold.append(np.nan if gold is None else float(np.mean([_pair_disagreement(p, gold) for p in parts])))
+        return Disagreement(items, np.array(among), np.array(with_gold))
+
+    def excluded(self) -> list[dict[str, Any]]:
+        return self.bad
+
+
+def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Fraction of text pairs that one partition puts together and the other apart."""
+    ca, cb = m.partition_codes(a), m.partition_codes(b)
+    upper = np.triu_indices(len(ca), k=1)
+    if upper[0].size == 0:
+        return 0.0
+    same_a = (ca[:, None] == ca[None, :])[upper]
+    same_b = (cb[:, None] == cb[None, :])[upper]
+    return float((same_a != same_b).mean())
+
+
+def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...]) -> Human:
+    """HUME's clustering/reranking protocol: mean over annotators, annotator range as CI."""
+    scores = {key: _mean([s[key] for s in per_annotator.values()]) for key in keys}
+    mains = [s[main] for s in per_annotator.values()]
+    return Human(scores[main], m.annotator_range.explain(mains), scores, sum(v is not None for v in mains))
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None
