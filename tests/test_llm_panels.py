@@ -145,3 +145,28 @@ def test_three_judges_answer_through_the_server_and_the_panel_page_shows_their_a
     panel.refresh_from_db()
     mean = dict(Annotation.objects.filter(annotator=panel.mean_annotator).values_list("item__external_id", "value"))
     assert mean["[m01]"] == {"d1": 6.0, "d2": 1.0}
+
+
+@pytest.mark.django_db
+def test_the_api_queues_a_panel_refresh_for_admins_only(carol, dave, alice, django_capture_on_commit_callbacks) -> None:
+    """POST /api/v1/llm/panels/<id>/refresh/ sends one refresh to the worker after commit (admins); researchers
+    read panels but may not refresh them; annotators are refused the whole endpoint, whatever the id."""
+    panel, _ = graded_panel()
+    url = f"/api/v1/llm/panels/{panel.pk}/refresh/"
+    admin, researcher, annotator = Client(), Client(), Client()
+    admin.force_login(carol)
+    researcher.force_login(dave)
+    annotator.force_login(alice.user)
+
+    with django_capture_on_commit_callbacks() as refused:
+        assert researcher.post(url).status_code == 403
+        missing = "/api/v1/llm/panels/999999/refresh/"
+        assert annotator.post(url).status_code == annotator.post(missing).status_code == 403
+    with django_capture_on_commit_callbacks() as enqueued:
+        response = admin.post(url)
+
+    assert response.status_code == 202 and response.json() == {"detail": "recomputing"}
+    assert (len(refused), len(enqueued)) == (0, 1)
+    refresh_judge_panel(panel.pk)  # what the worker runs for that message
+    shown = admin.get(f"/api/v1/llm/panels/{panel.pk}/").json()
+    assert shown["agreement"]["units"] == 6 and shown["mean_annotator"]
