@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
-from tests.conftest import PASSWORD, REPO
+from tests.conftest import PASSWORD, REPO, skip_unless_ci
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls tests make between browser steps
 # are still plain synchronous calls, so Django's async-safety guard would be a false alarm here.
@@ -34,7 +34,7 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (scripts/services.sh installs Debian's)")
+        skip_unless_ci(f"no Chromium at {CHROMIUM} (scripts/services.sh installs Debian's)")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield chromium
