@@ -211,8 +211,10 @@ def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> d
     over their answers with an index probe each, which also counts done and skipped), minus those others'
     live leases fill, plus those only their own lease keeps (the batch's live leases: a range of the
     expires_at index). Pass a huge `overlap` for LLM annotators (not bound by k)."""
-    sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l "
-           "JOIN {batch_item} lb ON lb.id = l.batch_item_id WHERE lb.batch_id = %s AND l.expires_at > %s), "
+    # live: the live leases (a short range of the expires_at index) kept when their item, probed by primary
+    # key, is in this batch. As a join, the generic plan hashed every item of the batch on each request.
+    sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l WHERE l.expires_at > %s "
+           "AND (SELECT lb.batch_id FROM {batch_item} lb WHERE lb.id = l.batch_item_id) = %s), "
            "touched AS (SELECT bi.human_answers AS h, "
            "SUM(CASE WHEN live.annotator_id = %s THEN 1 ELSE 0 END) AS held, "
            "SUM(CASE WHEN live.annotator_id = %s THEN 0 ELSE 1 END) AS others, "
@@ -230,7 +232,7 @@ def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> d
            "COUNT(CASE WHEN held > 0 AND h + others >= %s THEN 1 END) AS held_full, "
            "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
     me, k = annotator_id, overlap
-    params = [batch_id, _at(now), me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, k, k, k]
+    params = [_at(now), batch_id, me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, k, k, k]
     done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
     available = room - answered - blocked + held_full
     return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,

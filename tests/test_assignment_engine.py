@@ -278,6 +278,20 @@ def test_annotator_progress_counts_done_skipped_and_what_is_left(alice, erin):
     assert progress == {"done": 1, "skipped": 1, "total": 4, "leased": 1, "available": 2}
 
 
+def test_annotator_progress_counts_only_the_leases_of_its_own_batch(alice, erin):
+    here = make_batch(make_task(n=3), [alice, erin], overlap=1)
+    elsewhere = make_batch(make_task("SentimentOther", n=3), [alice, erin], overlap=1)
+    engine.next_item(erin, elsewhere)
+    engine.next_item(alice, elsewhere)
+    assert engine.annotator_progress(alice, here) == {"done": 0, "skipped": 0, "total": 3, "leased": 0,
+                                                      "available": 3}
+    engine.next_item(erin, here)
+    assert engine.annotator_progress(alice, here)["available"] == 2
+    assert engine.annotator_progress(erin, here)["leased"] == 1
+    assert engine.annotator_progress(erin, elsewhere) == {"done": 0, "skipped": 0, "total": 2, "leased": 1,
+                                                          "available": 2}
+
+
 def test_time_spent_is_measured_from_the_lease_and_bounds_the_clients_figure(alice):
     batch = make_batch(make_task(n=3), [alice])
     t0 = timezone.now()
