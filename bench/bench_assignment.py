@@ -8,12 +8,14 @@ VACUUM ANALYZE (the state autovacuum keeps a live database in), starts gunicorn 
 connections) and lets N annotator threads loop on the annotator API — GET /api/v1/batches/<id>/next/ then
 POST /api/v1/batches/<id>/items/<item_id>/answer/ — for a fixed time.
 
-For 10 and 40 concurrent annotators it prints: a reference first (the same clients doing two bare
-/healthz/ requests per cycle, same server, same moment), then cycles/s (= items answered per second) with
-the p50/p95 of one next+answer cycle, the CPU each part spent per cycle (gunicorn workers, the bench
-database's PostgreSQL backends, this client; read from /proc) and what that allows on two idle cores, and
-a database check: no item above k, no duplicate answer, every 201 stored. Every line carries the load
-averages: the machine is shared, throughput moves with other people's work, CPU per cycle much less.
+For 10 and 40 concurrent annotators it prints: a reference first (the issue's yardstick, "a bare Django
+view pair doing one SELECT and one INSERT": the same clients, same server, same moment, each cycle a GET of a
+plain view reading one row and a POST of one inserting one; bench/reference_urls.py), then cycles/s
+(= items answered per second) with the p50/p95 of one next+answer cycle, the CPU each part spent per
+cycle (gunicorn workers, the bench database's PostgreSQL backends, this client; read from /proc) and what
+that allows on two idle cores, and a database check: no item above k, no duplicate answer, every 201 stored.
+Every line carries the load averages: the machine is shared, throughput moves with other people's work, CPU
+per cycle much less.
 
 Worker class: sync workers (the default, and the README's deployment) gave the best and fairest figures.
 gthread workers (--threads N) keep connections alive, which saves the bare pair some CPU, but not the
@@ -64,7 +66,9 @@ def recreate_database(url: str) -> None:
 
 
 def server_env(url: str) -> dict[str, str]:
-    return {**os.environ, "DATABASE_URL": url, "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(64),
+    # The app's own settings plus the yardstick views (bench/reference_settings.py).
+    return {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "bench.reference_settings",
+            "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(64),
             "ALLOWED_HOSTS": HOST, "SECURE_SSL_REDIRECT": "false", "CONN_MAX_AGE": "600", "LOG_LEVEL": "ERROR"}
 
 
@@ -90,6 +94,7 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     from tasks_app.models import Item, Task
 
     history(items)
+    reference_table()
     task = Task.objects.create(name="BenchSentiment", kind="classification", language="eng-Latn",
                                labels=["positive", "negative"])
     Item.objects.bulk_create(Item(task=task, uid=f"bench-{i}", external_id=str(i), position=i,
@@ -129,6 +134,17 @@ def history(items: int, annotators: int = 3) -> None:
               for n in range(annotators)]
     Annotation.objects.bulk_create(Annotation(item=item, annotator=person, batch=batch, value="negative",
                                               time_spent_ms=5000, source="api") for item in done for person in people)
+
+
+def reference_table() -> None:
+    """The table the yardstick's INSERT view writes to (bench/reference_urls.py)."""
+    from django.db import connection
+
+    from bench.reference_urls import WRITES_TABLE
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TABLE {WRITES_TABLE} (id bigserial PRIMARY KEY, at timestamptz NOT NULL, "
+                       "body text NOT NULL)")
 
 
 def vacuum_analyze() -> None:
@@ -278,18 +294,18 @@ def _annotate(client: Client, batch_id: int, token: str, until: float, tally: Ta
 
 
 def bare_pair(port: int, batch_id: int, token: str, until: float, tally: Tally) -> None:
-    """The reference: two requests per cycle to a bare Django view doing one SELECT (/healthz/), measured on
+    """The reference: a bare Django view pair, one SELECT (GET) and one INSERT (POST) per cycle, measured on
     the same server, machine and moment, so the engine's figure can be read against what the box gives."""
     client = Client(port)
     while time.monotonic() < until:
         started = time.perf_counter()
-        first, _ = client.request("GET", "/healthz/", None, None)
-        second, _ = client.request("GET", "/healthz/", None, None)
+        first, _ = client.request("GET", "/bench/read/1/", None, None)
+        second, _ = client.request("POST", "/bench/write/", None, {"value": "positive"})
         with tally.lock:
-            if first == second == 200:
+            if (first, second) == (200, 201):
                 tally.latencies.append(time.perf_counter() - started)
             else:
-                tally.statuses[f"healthz {first}/{second}"] += 1
+                tally.statuses[f"reference {first}/{second}"] += 1
     client.close()
 
 
@@ -404,7 +420,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 40])
     parser.add_argument("--seconds", type=float, default=15.0)
-    parser.add_argument("--items", type=int, default=2000, help="items per batch (enough not to run out)")
+    parser.add_argument("--items", type=int, default=4000,
+                        help="items per batch (enough that no run ends early: 8,000 answers at k = 2)")
     parser.add_argument("--overlap", type=int, default=2)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="gthread workers with this many threads (0: sync)")
@@ -438,7 +455,7 @@ def main() -> None:
             if args.reference:
                 meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
                 tally, elapsed = run(args.port, batch_id, tokens, args.seconds, client=bare_pair)
-                report(f"{concurrency:3d} clients, bare pair (2 × /healthz/)", tally, elapsed)
+                report(f"{concurrency:3d} clients, bare pair (SELECT view + INSERT view)", tally, elapsed)
                 print(f"     {meter.per_cycle(len(tally.latencies))}")
             meter = CpuMeter(server.pid, urlparse(url).path.lstrip("/"))
             tally, elapsed = run(args.port, batch_id, tokens, args.seconds)
