@@ -205,12 +205,25 @@ _ANSWER_FIELDS = [f for f in Annotation._meta.concrete_fields if not f.primary_k
 _ANSWER_COLUMNS = ", ".join(connection.ops.quote_name(f.column) for f in _ANSWER_FIELDS)
 
 
+# The annotator's answers that can be on the batch's items: those in batches of the batch's task (items belong
+# to one task, and a batch holds its task's items) and those in no batch (imported). Two ranges of the
+# Annotation (batch, annotator) index: never the annotator's answers in other studies, which made progress
+# cost ~1 µs per answer they ever gave (9 ms per request for someone with 9,000 earlier answers).
+def _answers_that_can_meet() -> str:
+    """Driven by the task's few batches, each a probe of the (batch, annotator) index: with the annotator's
+    answers as the driving side, the generic plan scanned all of them and filtered by batch."""
+    return ("SELECT a.item_id, a.batch_id, a.skipped FROM {batch} tb JOIN {batch} sb ON sb.task_id = tb.task_id "
+            "JOIN {annotation} a ON a.batch_id = sb.id AND a.annotator_id = %s WHERE tb.id = %s "
+            "UNION ALL SELECT a.item_id, a.batch_id, a.skipped FROM {annotation} a "
+            "WHERE a.batch_id IS NULL AND a.annotator_id = %s")
+
+
 def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:
     """An annotator's figures in one statement that never walks the batch item by item with subqueries:
     items with room (an index-only count on the cached human_answers), minus those they answered (one pass
-    over their answers with an index probe each, which also counts done and skipped), minus those others'
-    live leases fill, plus those only their own lease keeps (the batch's live leases: a range of the
-    expires_at index). Pass a huge `overlap` for LLM annotators (not bound by k)."""
+    over their answers in the task's batches with an index probe each, which also counts done and skipped),
+    minus those others' live leases fill, plus those only their own lease keeps (the batch's live leases: a
+    range of the expires_at index). Pass a huge `overlap` for LLM annotators (not bound by k)."""
     # live: the live leases (a short range of the expires_at index) kept when their item, probed by primary
     # key, is in this batch. As a join, the generic plan hashed every item of the batch on each request.
     sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l WHERE l.expires_at > %s "
@@ -226,13 +239,13 @@ def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> d
            "FROM (SELECT COUNT(CASE WHEN a.batch_id = %s AND NOT a.skipped THEN 1 END) AS done, "
            "COUNT(CASE WHEN a.batch_id = %s AND a.skipped THEN 1 END) AS skipped, "
            "COUNT(CASE WHEN (SELECT bi.human_answers FROM {batch_item} bi WHERE bi.batch_id = %s "
-           "AND bi.item_id = a.item_id) < %s THEN 1 END) AS answered "
-           "FROM {annotation} a WHERE a.annotator_id = %s) mine, "
+           f"AND bi.item_id = a.item_id) < %s THEN 1 END) AS answered FROM ({_answers_that_can_meet()}) a) mine, "
            "(SELECT COUNT(CASE WHEN others > 0 AND h < %s AND h + others >= %s THEN 1 END) AS blocked, "
            "COUNT(CASE WHEN held > 0 AND h + others >= %s THEN 1 END) AS held_full, "
            "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
     me, k = annotator_id, overlap
-    params = [_at(now), batch_id, me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, k, k, k]
+    params = [_at(now), batch_id, me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, batch_id, me, k, k,
+              k]
     done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
     available = room - answered - blocked + held_full
     return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,

@@ -93,14 +93,13 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     from annotation.models import Annotator, AnnotatorLanguage
     from tasks_app.models import Item, Task
 
-    history(items)
     reference_table()
     task = Task.objects.create(name="BenchSentiment", kind="classification", language="eng-Latn",
                                labels=["positive", "negative"])
     Item.objects.bulk_create(Item(task=task, uid=f"bench-{i}", external_id=str(i), position=i,
                                   payload={"text": f"Bench sentence number {i}, neither good nor bad."})
                              for i in range(items))
-    batches = []
+    batches, veterans = [], []
     for run, concurrency in enumerate(runs):
         tokens, annotators = [], []
         for i in range(concurrency):
@@ -111,13 +110,20 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
             tokens.append(Token.objects.create(user=user).key)
         batch, _ = create_batch(BatchSpec(task=task, name=f"bench run {run}", overlap=overlap), annotators=annotators)
         batches.append((batch.pk, tokens))
+        veterans += annotators
+    history(items, veterans)
     vacuum_analyze()
     return batches
 
 
-def history(items: int, annotators: int = 3) -> None:
+EARLIER_ANSWERS = 1000  # answers each bench annotator gave in the earlier study
+
+
+def history(items: int, veterans: list, annotators: int = 3) -> None:
     """An earlier, finished study in the same database (another task, every item answered by `annotators`
-    people), so the tables are not empty when PostgreSQL plans: a study database in use has answers."""
+    people, and the first EARLIER_ANSWERS of them by every bench annotator too), so the tables are not
+    empty when PostgreSQL plans and the annotators carry answers from other studies, as HUME's did from
+    task to task: a study database in use has answers, and loop requests must not grow with them."""
     from django.contrib.auth.models import User
 
     from annotation.models import Annotation, Annotator, Batch, BatchItem
@@ -127,13 +133,17 @@ def history(items: int, annotators: int = 3) -> None:
                                labels=["positive", "negative"])
     done = Item.objects.bulk_create(Item(task=task, uid=f"history-{i}", external_id=str(i), position=i,
                                          payload={"text": f"An earlier sentence {i}."}) for i in range(items))
-    batch = Batch.objects.create(task=task, name="history", overlap=annotators, is_open=False)
-    BatchItem.objects.bulk_create(BatchItem(batch=batch, item=item, position=i, human_answers=annotators)
+    batch = Batch.objects.create(task=task, name="history", overlap=annotators + len(veterans), is_open=False)
+    BatchItem.objects.bulk_create(BatchItem(batch=batch, item=item, position=i,
+                                            human_answers=annotators + (len(veterans) if i < EARLIER_ANSWERS else 0))
                                   for i, item in enumerate(done))
     people = [Annotator.objects.create(user=User.objects.create_user(username=f"history-{n}"))
               for n in range(annotators)]
     Annotation.objects.bulk_create(Annotation(item=item, annotator=person, batch=batch, value="negative",
                                               time_spent_ms=5000, source="api") for item in done for person in people)
+    Annotation.objects.bulk_create(Annotation(item=item, annotator=person, batch=batch, value="positive",
+                                              time_spent_ms=5000, source="api")
+                                   for item in done[:EARLIER_ANSWERS] for person in veterans)
 
 
 def reference_table() -> None:

@@ -292,6 +292,21 @@ def test_annotator_progress_counts_only_the_leases_of_its_own_batch(alice, erin)
                                                           "available": 2}
 
 
+def test_annotator_progress_counts_answers_given_in_another_batch_of_the_task_or_in_none(alice, erin):
+    task = make_task(n=4)
+    first = make_batch(task, [alice], overlap=1, name="first")
+    second = make_batch(task, [alice, erin], overlap=2, name="second")
+    engine.submit_answer(alice, first, engine.next_item(alice, first), "positive")
+    Annotation.objects.create(item_id=item_ids(second)[1], annotator=alice, batch=None, value="negative",
+                              source="import")  # an imported answer outside any batch
+    elsewhere = make_batch(make_task("SentimentOther", n=2), [alice], overlap=1)
+    engine.submit_answer(alice, elsewhere, engine.next_item(alice, elsewhere), "positive")  # another task
+    figures = engine.annotator_progress(alice, second)
+    assert figures == {"done": 0, "skipped": 0, "total": 2, "leased": 0, "available": 2}
+    assert figures["available"] == brute_force_available(alice, second, timezone.now())
+    assert engine.next_item(alice, second).pk == item_ids(second)[2]
+
+
 def test_time_spent_is_measured_from_the_lease_and_bounds_the_clients_figure(alice):
     batch = make_batch(make_task(n=3), [alice])
     t0 = timezone.now()
