@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from itertools import islice, repeat
 from typing import Any
 
 import numpy as np
@@ -96,28 +97,29 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
 def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None) -> dict[str, Any]:
     """Shape the rows (all, or the given row numbers) as score_task wants them; add the flag counts."""
     items, names, values = loaded.items, loaded.annotators, loaded.values
-    if rows is None:  # each item's answers are one run of rows: one dict per run
-        ends = [*loaded.item_starts[1:], len(items)]
-        answers = {items[start]: dict(zip(names[start:end], values[start:end], strict=True))
-                   for start, end in zip(loaded.item_starts, ends, strict=True)}
-        flags = np.flatnonzero(loaded.flagged).tolist()
+    if rows is None:
+        # Each item's answers are one run of rows: dict() takes each run's (annotator, value) pairs from one
+        # shared iterator, so the 100,000 dicts are built by C loops, not a Python loop (half the time).
+        pairs = zip(names, values, strict=True)
+        answers = dict(zip(items, map(dict, map(islice, repeat(pairs), loaded.run_lengths())), strict=True))
+        flags = np.flatnonzero(loaded.flagged)
     else:
         grouped: dict[str, dict[str, Any]] = defaultdict(dict)
-        for row in rows.tolist():
-            grouped[items[row]][names[row]] = values[row]
+        for row, item in zip(rows.tolist(), loaded.item_of_rows(rows).tolist(), strict=True):
+            grouped[items[item]][names[row]] = values[row]
         answers = dict(grouped)
-        flags = rows[loaded.flagged[rows]].tolist()
+        flags = rows[loaded.flagged[rows]]
     gold = loaded.gold
     if not gold.keys() <= answers.keys():  # items nobody answered are progress, not part of the report
         gold = {key: gold[key] for key in answers if key in gold}
     lo, hi, _ = task.scale
     result = score_task(task.kind, answers, gold, labels=task.labels or None, scale=(lo, hi) if hi > lo else None,
                         axes=task.axes or None, annotator_kinds=loaded.annotator_kinds)
-    per_annotator = Counter(names[row] for row in flags)
+    per_annotator = Counter(names[row] for row in flags.tolist())
     for annotator in result["annotators"]:
         annotator["n_flagged"] = per_annotator.get(annotator["name"], 0)
     result["n_flagged"] = len(flags)
-    result["n_flagged_items"] = len({items[row] for row in flags})
+    result["n_flagged_items"] = len(set(loaded.item_of_rows(flags).tolist()))
     result["agreement_main"] = main_agreement(task, result["agreement"])
     return result
 
