@@ -88,13 +88,29 @@ def load_answers(task: Task, *, by_rows: bool = False) -> LoadedAnswers:
     snapshot (see read_in_parallel); otherwise one after the other. `by_rows` reads rows instead of
     aggregated columns (what SQLite always does), for tests that compare the two.
     """
-    items, answers = read_in_parallel(lambda: fetch_item_columns(task, by_rows=by_rows),
+    items, answers = read_in_parallel(lambda: read_items_and_gold(task, by_rows=by_rows),
                                       lambda: fetch_answer_columns(task, by_rows=by_rows))
     return assemble(task, items, answers)
 
 
-def assemble(task: Task, items: ItemColumns, answers: AnswerColumns) -> LoadedAnswers:
-    """Map ids to external ids and names, decode values and gold, and digest, all column by column."""
+@dataclass(frozen=True)
+class ItemsAndGold:
+    """The items query's columns, with its gold decoded (by external id) and digested."""
+
+    columns: ItemColumns
+    gold: dict[str, Any]
+    gold_digest: str
+
+
+def read_items_and_gold(task: Task, *, by_rows: bool = False) -> ItemsAndGold:
+    """The items query, then its gold decoded: in the side thread, while the answers query still runs."""
+    columns = fetch_item_columns(task, by_rows=by_rows)
+    return ItemsAndGold(columns, *decode_gold(columns))
+
+
+def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns) -> LoadedAnswers:
+    """Map ids to external ids and names, decode values, and digest, all column by column."""
+    items, gold, gold_digest = read.columns, read.gold, read.gold_digest
     starts = run_starts(answers.item_ids)
     run_items = external_ids_of(items, answers.item_ids[starts])
     people = dict_by_id(Annotator.objects.filter(pk__in=np.unique(answers.annotator_ids).tolist()),
@@ -104,7 +120,6 @@ def assemble(task: Task, items: ItemColumns, answers: AnswerColumns) -> LoadedAn
     values = decode_json_array(answers.values_json, len(answers))
     for row in np.flatnonzero(answers.skipped).tolist():
         values[row] = None  # a skipped answer's value is not read (None), whatever the row holds
-    gold, gold_digest = decode_gold(items)
     digest = answers_digest(run_items, np.diff(np.append(starts, len(answers))), names, name_of_row,
                             answers.values_json, answers.skipped)
     placed = placement_digest(answers.flagged, answers.batch_ids, batches)
@@ -159,6 +174,8 @@ def run_starts(item_ids: np.ndarray) -> np.ndarray:
 
 def external_ids_of(items: ItemColumns, item_ids: np.ndarray) -> list[str]:
     """The external ids of the given item ids, looked up in the items query's sorted id column."""
+    if np.array_equal(item_ids, items.item_ids):  # the usual case: every item answered, or every item has gold
+        return list(items.external_ids)
     positions = np.searchsorted(items.item_ids, item_ids)
     if len(item_ids) and (positions.max() >= len(items.item_ids) or (items.item_ids[positions] != item_ids).any()):
         raise LookupError("an answer refers to an item the items query did not return")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from itertools import islice, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -80,10 +81,10 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
     }
     step("scoring batches and languages", 70)
     batches = loaded.batches
-    batch_keys, batch_rows = np.unique(loaded.batch_ids, return_inverse=True)
+    batch_keys, batch_rows = distinct_and_inverse(loaded.batch_ids)
     doc["by_batch"] = [{"batch_id": pk, "batch": batches[pk][0], "language": batches[pk][1], **part}
-                       for pk, part in score_groups(task, loaded, whole, batch_keys.tolist(), batch_rows) if pk]
-    language_of = [task.language if not pk else batches[pk][1] for pk in batch_keys.tolist()]
+                       for pk, part in score_groups(task, loaded, whole, batch_keys, batch_rows) if pk]
+    language_of = [task.language if not pk else batches[pk][1] for pk in batch_keys]
     languages = sorted(set(language_of))
     if len(languages) <= 1:  # one language: the whole task's numbers
         doc["by_language"] = [{"language": code, **summary(whole)} for code in languages]
@@ -92,6 +93,15 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         doc["by_language"] = [{"language": code, **part}
                               for code, part in score_groups(task, loaded, whole, languages, language_rows)]
     return doc
+
+
+def distinct_and_inverse(column: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """np.unique(column, return_inverse=True), without its sort of every row when all rows hold one value
+    (the usual report: one batch)."""
+    if len(column) and bool((column == column[0]).all()):
+        return [int(column[0])], np.zeros(len(column), dtype=np.intp)
+    keys, inverse = np.unique(column, return_inverse=True)
+    return keys.tolist(), inverse
 
 
 def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None) -> dict[str, Any]:
@@ -156,7 +166,8 @@ def keep_most_disagreed(rows: list[dict[str, Any]], keep: int = DISAGREEMENT_KEE
     """The items most disagreed on among annotators, plus those most off gold, in score_task's order."""
     if len(rows) <= keep:
         return rows
-    off_gold = np.array([-1.0 if r["gold_disagreement"] is None else r["gold_disagreement"] for r in rows])
+    off_gold = np.array(list(map(itemgetter("gold_disagreement"), rows)), dtype=float)  # None → NaN
+    off_gold[np.isnan(off_gold)] = -1.0
     by_gold = np.argsort(-off_gold, kind="stable")[:keep]
     chosen = set(range(keep)) | set(by_gold.tolist())
     return [rows[i] for i in sorted(chosen)]
