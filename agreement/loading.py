@@ -113,9 +113,8 @@ def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns) -> LoadedAn
     items, gold, gold_digest = read.columns, read.gold, read.gold_digest
     starts = run_starts(answers.item_ids)
     run_items = external_ids_of(items, answers.item_ids[starts])
-    people = dict_by_id(Annotator.objects.filter(pk__in=np.unique(answers.annotator_ids).tolist()),
-                        "user__username", "kind")
-    batches = dict_by_id(Batch.objects.filter(pk__in=np.unique(answers.batch_ids).tolist()), "name", "language")
+    people = dict_by_id(Annotator.objects.filter(pk__in=distinct_ids(answers.annotator_ids)), "user__username", "kind")
+    batches = dict_by_id(Batch.objects.filter(pk__in=distinct_ids(answers.batch_ids)), "name", "language")
     names, name_of_row = index_column(answers.annotator_ids, {pk: name for pk, (name, _) in people.items()})
     values = decode_json_array(answers.values_json, len(answers))
     for row in np.flatnonzero(answers.skipped).tolist():
@@ -170,6 +169,14 @@ def run_starts(item_ids: np.ndarray) -> np.ndarray:
     if not len(item_ids):
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.diff(item_ids, prepend=item_ids[:1] - 1))
+
+
+def distinct_ids(ids: np.ndarray) -> list[int]:
+    """The distinct database ids in a column: counted per id when they are small (annotators and batches
+    number in the thousands at most), which is several times faster than np.unique on 300,000 rows."""
+    if len(ids) and ids.min() >= 0 and ids.max() < 1 << 20:
+        return np.flatnonzero(np.bincount(ids)).tolist()
+    return np.unique(ids).tolist()
 
 
 def external_ids_of(items: ItemColumns, item_ids: np.ndarray) -> list[str]:

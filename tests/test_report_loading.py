@@ -155,3 +155,9 @@ def test_the_digests_are_by_content_the_same_for_a_copy_of_the_task_and_a_flag_c
         skipped=False, value="a,b")
     changed = loading.load_answers(copy)
     assert changed.answers_digest != before.answers_digest and changed.values.count(None) == 2
+
+
+def test_distinct_ids_counts_small_ids_and_sorts_large_ones() -> None:
+    assert loading.distinct_ids(np.array([7, 0, 7, 3, 0], dtype=np.int64)) == [0, 3, 7]
+    assert loading.distinct_ids(np.array([1 << 40, 5, 1 << 40], dtype=np.int64)) == [5, 1 << 40]
+    assert loading.distinct_ids(np.zeros(0, dtype=np.int64)) == []
