@@ -119,17 +119,21 @@ def answer_columns_aggregated(task: Task) -> AnswerColumns:
     count, items, annotators, states, values = fetch_aggregate(answer_rows(task), ANSWERS_AGGREGATE_SQL)
     if not count:
         return empty_answer_columns()
-    packed = int8_column(states)
-    return AnswerColumns(item_ids=int8_column(items), annotator_ids=int8_column(annotators),
-                         batch_ids=packed >> 2, flagged=(packed & 2).astype(bool), skipped=(packed & 1).astype(bool),
-                         values_json=values)
+    packed, item_ids, annotator_ids = int8_column(states), int8_column(items), int8_column(annotators)
+    if not len(item_ids) == len(annotator_ids) == len(packed) == count:
+        raise ValueError("the aggregated answer columns differ in length")
+    return AnswerColumns(item_ids=item_ids, annotator_ids=annotator_ids, batch_ids=packed >> 2,
+                         flagged=(packed & 2).astype(bool), skipped=(packed & 1).astype(bool), values_json=values)
 
 
 def item_columns_aggregated(task: Task) -> ItemColumns:
     """One row for the whole task: item ids (bytea), external ids (one JSON array), gold ids and gold texts."""
     ids, external_ids, gold_ids, gold = fetch_aggregate(item_rows(task), ITEMS_AGGREGATE_SQL)
-    return ItemColumns(item_ids=int8_column(ids), external_ids=json.loads(external_ids) if external_ids else [],
-                       gold_item_ids=int8_column(gold_ids), gold_json=gold or "")
+    columns = ItemColumns(item_ids=int8_column(ids), external_ids=json.loads(external_ids) if external_ids else [],
+                          gold_item_ids=int8_column(gold_ids), gold_json=gold or "")
+    if len(columns.item_ids) != len(columns.external_ids):
+        raise ValueError("the aggregated item columns differ in length")
+    return columns
 
 
 def answer_columns_by_rows(task: Task) -> AnswerColumns:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.db import connection, transaction
 from django.db.models.expressions import RawSQL
+from django.test.utils import CaptureQueriesContext
 
 from agreement import loading, loading_queries
 from annotation.models import Annotation, Batch
@@ -99,6 +100,10 @@ def test_the_aggregated_read_equals_the_row_read_field_for_field() -> None:
     assert items.external_ids == item_rows.external_ids and items.gold_json == item_rows.gold_json
     assert items.item_ids.tolist() == item_rows.item_ids.tolist() and len(items.gold_item_ids) == 6
     assert items.gold_item_ids.tolist() == item_rows.gold_item_ids.tolist()
+    with CaptureQueriesContext(connection):  # a debug cursor reads in text format: the same columns
+        logged = loading_queries.answer_columns_aggregated(task)
+    assert logged.values_json == columns.values_json and logged.item_ids.tolist() == columns.item_ids.tolist()
+    assert logged.flagged.tolist() == columns.flagged.tolist() and logged.skipped.tolist() == columns.skipped.tolist()
 
     for field in ("items", "annotators", "values", "item_starts", "annotator_kinds", "batches", "gold",
                   "answers_digest", "inputs_digest"):
