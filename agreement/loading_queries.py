@@ -14,6 +14,10 @@ this as what usually happens, not as a guarantee (an ORDER BY inside each aggreg
 sorts 300,000 rows once per column: twice the time). So the ids read are checked to be in key order, and
 if they ever are not, the rows are read again the row-based way, which orders them explicitly.
 
+Bound: PostgreSQL holds one value in at most 1 GB, so a task read this way can have up to about 130
+million answers (eight bytes each per id column) whose JSON values together take under 1 GB of text, far
+beyond any human study; a larger one fails with the database's error on the report page, not silently.
+
 SQLite (the embedded default) has no binary aggregates: it reads rows and turns them into the same
 columns (``answer_columns_by_rows``), so both backends give identical columns for the same rows, which
 the tests check against each other on PostgreSQL.
