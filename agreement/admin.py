@@ -1,8 +1,8 @@
 """Django admin for stored reports and imported model results (read-mostly: they are written by jobs/imports)."""
 from django.contrib import admin
 
-from .models import Report
-from .models_results import ResultModel, ResultRevision, ResultScore
+from agreement.models import Report
+from agreement.results.models import ResultModel, ResultRevision, ResultScore
 
 
 @admin.register(Report)

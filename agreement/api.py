@@ -15,12 +15,11 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from agreement.exports import PART_KEYS, TOP_KEYS, ordered
+from agreement.models import Report
+from agreement.reports import ReportQueueError, request_report
 from hume.roles import is_researcher
 from tasks_app.models import Task
-
-from .exports import PART_KEYS, TOP_KEYS, ordered
-from .models import Report
-from .reports import ReportQueueError, request_report
 
 
 class IsResearcher(BasePermission):

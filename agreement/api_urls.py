@@ -1,7 +1,7 @@
 """API routes of agreement (under /api/v1/)."""
 from django.urls import path
 
-from . import api
+from agreement import api
 
 urlpatterns = [
     path("reports/", api.report_list, name="api-report-list"),

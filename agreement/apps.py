@@ -7,6 +7,6 @@ class AgreementConfig(AppConfig):
 
     def ready(self) -> None:
         # agreement listens to annotation's signals; annotation never imports agreement (DESIGN §5).
-        from . import signals
+        from agreement import signals
 
         signals.connect()

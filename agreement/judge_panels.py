@@ -1,6 +1,6 @@
 """Agreement between the LLM judges of a panel, and the panel refresh the worker runs.
 
-The panel, its judges and the "mean of judges" annotator belong to annotation (`annotation/llm_panels.py`);
+The panel, its judges and the "mean of judges" annotator belong to annotation (`annotation/llm/panels.py`);
 comparing the judges is metric work, so it is here and calls the pure functions of `agreement/metrics.py`.
 The refresh is the Celery task `agreement.tasks.refresh_judge_panel`, enqueued after commit when annotation
 sends `judge_panel_refresh_requested` (see `agreement/signals.py`).
@@ -14,11 +14,10 @@ from typing import Any
 
 from django.utils import timezone
 
-from annotation.llm_models import LLMJudgePanel
-from annotation.llm_panels import MEAN_KINDS, judge_answers, recompute_mean
+from agreement import metrics
+from annotation.llm.models import LLMJudgePanel
+from annotation.llm.panels import MEAN_KINDS, judge_answers, recompute_mean
 from annotation.models import Annotator
-
-from . import metrics
 
 LABEL_KINDS = ("classification", "pairwise")
 

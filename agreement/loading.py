@@ -28,10 +28,9 @@ from typing import Any, TypeVar
 import numpy as np
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
+from agreement.loading_queries import AnswerColumns, ItemColumns, fetch_answer_columns, fetch_item_columns
 from annotation.models import Annotator, Batch
 from tasks_app.models import Task
-
-from .loading_queries import AnswerColumns, ItemColumns, fetch_answer_columns, fetch_item_columns
 
 # Bump when the report document's shape or the way it is computed changes: stored reports become stale.
 # 2: digests over aggregated columns (run lengths, name ranks, joined JSON texts, skip states).

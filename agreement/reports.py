@@ -29,12 +29,11 @@ from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
+from agreement import loading
+from agreement.loading import LoadedAnswers
+from agreement.models import Report
+from agreement.scoring import score_task
 from tasks_app.models import Task
-
-from . import loading
-from .loading import LoadedAnswers
-from .models import Report
-from .scoring import score_task
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +210,7 @@ def request_report(task_id: int, *, countdown: float = 0) -> Report:
 
 def enqueue(task_id: int, *, countdown: float = 0) -> None:
     """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
-    from .tasks import compute_report
+    from agreement.tasks import compute_report
 
     try:
         compute_report.apply_async(args=[task_id], countdown=countdown, retry=True,

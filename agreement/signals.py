@@ -20,10 +20,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
+from agreement.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from tasks_app.models import Item, Task
-
-from .reports import ReportQueueError, request_report
 
 log = logging.getLogger(__name__)
 _client: redis.Redis | None = None
@@ -87,7 +86,7 @@ def schedule_report(task_id: int, *, after_delete: bool = False) -> None:
         pass  # request_report logged it and marked the report failed
     except redis.RedisError as exc:
         log.error("report of task %s not scheduled: Redis is unreachable (%s)", task_id, exc)
-        from .models import Report
+        from agreement.models import Report
 
         Report.objects.update_or_create(task_id=task_id, defaults={
             "status": Report.Status.FAILED, "error": f"The report could not be queued: Redis is unreachable ({exc})."})
@@ -118,7 +117,7 @@ def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) 
 
 def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) -> None:
     """Enqueue the panel refresh after commit; a broker error is raised to the admin, not swallowed."""
-    from .tasks import refresh_judge_panel
+    from agreement.tasks import refresh_judge_panel
 
     refresh_judge_panel.delay_on_commit(panel_id)
 

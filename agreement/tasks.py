@@ -5,9 +5,8 @@ from typing import Any
 
 from celery import shared_task
 
-from annotation.llm_models import LLMJudgePanel
-
-from . import judge_panels, reports
+from agreement import judge_panels, reports
+from annotation.llm.models import LLMJudgePanel
 
 
 @shared_task(name="agreement.ping")

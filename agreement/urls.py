@@ -1,7 +1,7 @@
 """HTML routes of agreement (under /reports/)."""
 from django.urls import path
 
-from . import views
+from agreement import views
 
 app_name = "agreement"
 urlpatterns = [

@@ -18,13 +18,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from agreement.exports import answer_lines, ordered, report_csv, report_json
+from agreement.models import Report
+from agreement.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume.roles import is_researcher
 from tasks_app.models import Item, ItemGold, Task
-
-from .exports import answer_lines, ordered, report_csv, report_json
-from .models import Report
-from .reports import ReportQueueError, request_report
 
 ITEMS_PER_PAGE = 20
 SORTS = ("among", "gold")

@@ -15,11 +15,10 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from annotation import rawsql
+from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from hume.roles import ADMIN, RESEARCHER
 from tasks_app.models import Item, Task
-
-from . import rawsql
-from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 
 User = AbstractBaseUser | AnonymousUser
 

@@ -1,7 +1,16 @@
 """Django admin for annotators, batches, leases and annotations."""
 from django.contrib import admin
 
-from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
+from annotation.models import (
+    Annotation,
+    AnnotationRevision,
+    Annotator,
+    AnnotatorLanguage,
+    Batch,
+    BatchAssignee,
+    BatchItem,
+    Lease,
+)
 
 
 class AnnotatorLanguageInline(admin.TabularInline):
@@ -56,4 +65,4 @@ class AnnotationAdmin(admin.ModelAdmin):
     list_filter = ("skipped", "flagged", "source")
     raw_id_fields = ("item", "annotator", "batch")
     inlines = [AnnotationRevisionInline]
-from . import llm_admin  # noqa: E402,F401  (registers the LLM annotator models)
+from annotation.llm import admin as llm_admin  # noqa: E402,F401  (registers the LLM annotator models)

@@ -18,11 +18,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tasks_app.kinds import ValidationProblem
-from tasks_app.models import Item
-
-from .access import annotator_of, get_annotation_for, get_batch_to_annotate, get_item_to_write, get_own_annotation
-from .assignment import (
+from annotation.access import (
+    annotator_of,
+    get_annotation_for,
+    get_batch_to_annotate,
+    get_item_to_write,
+    get_own_annotation,
+)
+from annotation.assignment import (
     AssignmentRefused,
     SubmitResult,
     annotator_progress,
@@ -31,8 +34,8 @@ from .assignment import (
     skip_item,
     submit_answer,
 )
-from .models import Annotator, Batch
-from .serializers import (
+from annotation.models import Annotator, Batch
+from annotation.serializers import (
     AnnotationPatchSerializer,
     AnnotationSerializer,
     AnswerInSerializer,
@@ -45,6 +48,8 @@ from .serializers import (
     next_item_data,
     write_result_data,
 )
+from tasks_app.kinds import ValidationProblem
+from tasks_app.models import Item
 
 REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")
 INVALID = OpenApiResponse(ProblemSerializer, description="The value does not fit the kind; `field` names the problem.")

@@ -1,7 +1,7 @@
 """API routes of the annotator's loop (under /api/v1/)."""
 from django.urls import path
 
-from . import api, import_api
+from annotation import api, import_api
 
 urlpatterns = [
     path("my/batches/", api.my_batches, name="api-annotation-my-batches"),

@@ -8,10 +8,9 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate, post_save
 
+        from annotation.assignment import release_leases_of_inactive
+        from annotation.models import Annotator
         from hume.roles import ensure_role_groups
-
-        from .assignment import release_leases_of_inactive
-        from .models import Annotator
 
         post_migrate.connect(ensure_role_groups, sender=self)
         post_save.connect(release_leases_of_inactive, sender=Annotator, dispatch_uid="release_leases_of_inactive")

@@ -31,10 +31,9 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from annotation import assignment_sql as sql
+from annotation.models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem, Lease
 from tasks_app.models import Item
-
-from . import assignment_sql as sql
-from .models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem, Lease
 
 REFUSAL_CODES = (
     "not_assignee", "inactive", "batch_closed", "not_leased", "overlap_full", "not_in_batch", "other_batch",

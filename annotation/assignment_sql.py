@@ -17,10 +17,9 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import signals
 from django.utils.dateparse import parse_datetime
 
+from annotation import rawsql
+from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item
-
-from . import rawsql
-from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 
 T = {"annotation": Annotation._meta.db_table, "annotator": Annotator._meta.db_table, "batch": Batch._meta.db_table,
      "assignee": BatchAssignee._meta.db_table, "batch_item": BatchItem._meta.db_table, "lease": Lease._meta.db_table,

@@ -10,12 +10,11 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotation.importing import import_annotations
 from tasks_app.api import IsProjectAdmin
 from tasks_app.importing import ImportFailed
 from tasks_app.models import Task
 from tasks_app.serializers import ImportErrorsSerializer, serializer_problems
-
-from .importing import import_annotations
 
 
 class AnnotationImportRequestSerializer(serializers.Serializer):

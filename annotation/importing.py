@@ -15,14 +15,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.assignment import recount_answers
+from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch
+from annotation.signals import annotations_imported
 from hume.roles import ANNOTATOR
 from tasks_app.importing import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
 from tasks_app.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task
-
-from .assignment import recount_answers
-from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch
-from .signals import annotations_imported
 
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1

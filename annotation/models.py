@@ -187,4 +187,4 @@ class AnnotationRevision(models.Model):
         return f"revision of annotation {self.annotation_id} replaced at {self.replaced_at}"
 
 
-from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: E402,F401  (LLM annotators)
+from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: E402,F401  (LLM annotators)

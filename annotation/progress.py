@@ -14,10 +14,9 @@ from datetime import datetime
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation.assignment import annotator_progress
+from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.csv_safety import to_csv
-
-from .assignment import annotator_progress
-from .models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 
 HUMAN = Annotator.Kind.HUMAN
 ISSUES_SHOWN = 200

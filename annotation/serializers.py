@@ -12,9 +12,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.models import Annotation, Batch
 from tasks_app.models import Item, Task
-
-from .models import Annotation, Batch
 
 
 class ProgressSerializer(serializers.Serializer):

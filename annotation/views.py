@@ -23,11 +23,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from tasks_app.kinds import ValidationProblem
-from tasks_app.models import Item, Task
-
-from .access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
-from .assignment import (
+from annotation.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
+from annotation.assignment import (
     AssignmentRefused,
     annotator_progress,
     flag_item,
@@ -36,8 +33,10 @@ from .assignment import (
     skip_item,
     submit_answer,
 )
-from .forms import AnswerForm, FlagForm, SkipForm, answer_form_for
-from .models import Annotation, Annotator, Batch
+from annotation.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
+from annotation.models import Annotation, Annotator, Batch
+from tasks_app.kinds import ValidationProblem
+from tasks_app.models import Item, Task
 
 SHOWN_SALT = "annotation.item-shown"
 SHOWN_MAX_AGE = 24 * 3600

@@ -4,8 +4,8 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("annotation.api_urls")),  # first: next and answer are the busiest routes
     path("", include("tasks_app.api_urls")),
-    path("", include("annotation.manage_api_urls")),
+    path("", include("annotation.manage.api_urls")),
     path("", include("agreement.api_urls")),
-    path("", include("agreement.results_api")),
-    path("llm/", include("annotation.llm_api")),
+    path("", include("agreement.results.api")),
+    path("llm/", include("annotation.llm.api")),
 ]

@@ -177,7 +177,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "tasks_app.kinds.KIND_CHOICES",
         "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
-        "ResultEntryKindEnum": "agreement.models_results.ResultModel.Kind",
+        "ResultEntryKindEnum": "agreement.results.models.ResultModel.Kind",
     },
 }
 
@@ -198,7 +198,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
-# LLM annotator runs (annotation/llm_runs.py): the worker executing a run heart-beats this often; a run whose
+# LLM annotator runs (annotation/llm/runs.py): the worker executing a run heart-beats this often; a run whose
 # heartbeat is three intervals old is taken over by another worker, with its in-flight requests. A worker
 # executes a run for at most LLM_SLICE_SECONDS before handing it back to the queue (fair to other runs,
 # quick warm shutdowns).

@@ -15,10 +15,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks_app.urls")),
     path("annotate/", include("annotation.urls")),
-    path("manage/", include("annotation.manage_urls")),
+    path("manage/", include("annotation.manage.urls")),
     path("reports/", include("agreement.urls")),
-    path("results/", include("agreement.results_urls")),
-    path("llm/", include("annotation.llm_urls")),
+    path("results/", include("agreement.results.urls")),
+    path("llm/", include("annotation.llm.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

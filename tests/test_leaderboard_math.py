@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from agreement.leaderboard import (
+from agreement.results.leaderboard import (
     HUME_TASK_KINDS,
     SubsetScore,
     entry_scores,
@@ -32,7 +32,7 @@ from agreement.leaderboard import (
     to_json,
     win_rates,
 )
-from agreement.mteb_results import leaderboard_rows, load_results_dir
+from agreement.results.mteb_files import leaderboard_rows, load_results_dir
 from tasks_app.csv_safety import csv_cell, to_csv
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 

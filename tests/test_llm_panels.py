@@ -11,9 +11,9 @@ from scipy import stats
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from agreement.tasks import refresh_judge_panel
-from annotation.llm_models import LLMJudgePanel
-from annotation.llm_panels import recompute_mean
-from annotation.llm_runs import create_run, execute_run
+from annotation.llm.models import LLMJudgePanel
+from annotation.llm.panels import recompute_mean
+from annotation.llm.runs import create_run, execute_run
 from annotation.models import Annotation
 from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task

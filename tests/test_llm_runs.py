@@ -13,8 +13,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.llm_models import LLMRequest, LLMRun
-from annotation.llm_runs import (
+from annotation.llm.models import LLMRequest, LLMRun
+from annotation.llm.runs import (
     cancel_run,
     claim,
     create_run,

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from annotation.llm_models import LLMRequest, LLMRun
-from annotation.llm_runs import create_run
-from annotation.llm_tasks import enqueue_run
+from annotation.llm.models import LLMRequest, LLMRun
+from annotation.llm.runs import create_run
+from annotation.llm.tasks import enqueue_run
 from annotation.models import Annotation
 from tests.conftest import require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agreement.mteb_results import (
+from agreement.results.mteb_files import (
     MAX_FILE_BYTES,
     ResultsImportError,
     ResultsImportErrors,

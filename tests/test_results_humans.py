@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.results_compare import PROJECT_HUMANS, build, leaderboard_rows, llm_correlations, per_task_rows
+from agreement.results.compare import PROJECT_HUMANS, build, leaderboard_rows, llm_correlations, per_task_rows
 from annotation.models import Annotation, Batch
 from tasks_app.models import Item, ItemGold, Task
 from tests.conftest import make_annotator

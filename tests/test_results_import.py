@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from agreement.models_results import ResultModel, ResultRevision, ResultScore
-from agreement.results_import import revision_counts, set_current, unpin_current
+from agreement.results.importing import revision_counts, set_current, unpin_current
+from agreement.results.models import ResultModel, ResultRevision, ResultScore
 
 RESULTS = Path(os.environ.get("HUME_RESULTS_DIR",
                               Path(__file__).resolve().parents[2] / "shared" / "data" / "mteb-hume-results"))

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.models_results import ResultModel, ResultRevision
+from agreement.results.models import ResultModel, ResultRevision
 from tests.hume_paper import OVERALL, POINTS, RESULTS, TABLE8, table1_cell
 
 pytestmark = pytest.mark.skipif(not RESULTS.is_dir(), reason=f"no results folder at {RESULTS}")

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement import leaderboard as lb
-from agreement.results_compare import build, export_rows, leaderboard_rows
+from agreement.results import leaderboard as lb
+from agreement.results.compare import build, export_rows, leaderboard_rows
 
 
 class Command(BaseCommand):

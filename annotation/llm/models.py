@@ -25,10 +25,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.models import Annotator, Batch
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
-
-from .models import Annotator, Batch
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 

@@ -18,10 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agreement import leaderboard as lb
-from agreement.mteb_results import ResultsImportError, ResultsImportErrors
-from agreement.results_compare import build, export_rows, leaderboard_rows
-from agreement.results_import import UploadLimit, import_upload, upload_too_large
+from agreement.results import leaderboard as lb
+from agreement.results.compare import build, export_rows, leaderboard_rows
+from agreement.results.importing import UploadLimit, import_upload, upload_too_large
+from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from hume.roles import is_admin, is_researcher
 
 

@@ -29,11 +29,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agreement import leaderboard as lb
 from agreement import metrics as m
-from agreement.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
-from agreement.models_results import ResultRevision, stored_rows
-from agreement.mteb_results import ScoreRow, evaluation_rows
+from agreement.results import leaderboard as lb
+from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
+from agreement.results.models import ResultRevision, stored_rows
+from agreement.results.mteb_files import ScoreRow, evaluation_rows
 
 PROJECT_HUMANS = "Humans (this project)"
 
@@ -213,7 +213,7 @@ def build(revision_ids: Collection[int] = (), *, with_project: bool = True) -> C
     }
     comparison = Comparison(scores=scores_from_rows(board), entries=entries, humans={}, kinds={})
     if with_project:
-        from agreement.results_project import add_project_entries  # ORM of annotations; kept apart
+        from agreement.results.project import add_project_entries  # ORM of annotations; kept apart
 
         add_project_entries(comparison)
     comparison.kinds = {task: comparison.kinds.get(task) or kind_of_task(task)

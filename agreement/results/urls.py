@@ -1,7 +1,7 @@
 """HTML routes of the model comparison, mounted at /results/ (hume/urls.py)."""
 from django.urls import path
 
-from agreement import results_views as views
+from agreement.results import views
 
 app_name = "results"
 urlpatterns = [

@@ -25,12 +25,10 @@ from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from agreement import leaderboard as lb
-from agreement import plots
-from agreement import results_compare as rc
-from agreement.models_results import ResultModel, ResultRevision, ResultScore
-from agreement.mteb_results import ResultsImportError, ResultsImportErrors
-from agreement.results_import import (
+from agreement.results import compare as rc
+from agreement.results import leaderboard as lb
+from agreement.results import plots
+from agreement.results.importing import (
     MAX_UPLOAD_BYTES,
     UploadLimit,
     import_upload,
@@ -38,6 +36,8 @@ from agreement.results_import import (
     unpin_current,
     upload_too_large,
 )
+from agreement.results.models import ResultModel, ResultRevision, ResultScore
+from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from hume.roles import is_admin, is_researcher
 from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task

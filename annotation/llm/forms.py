@@ -7,10 +7,9 @@ from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 
+from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel
+from annotation.models import Annotator, Batch
 from tasks_app.models import Task
-
-from .llm_models import LLMAnnotatorConfig, LLMJudgePanel
-from .models import Annotator, Batch
 
 CONFIG_FIELDS = ("base_url", "model", "api_key_env", "temperature", "max_tokens", "json_mode", "max_concurrency",
                  "requests_per_minute", "timeout_seconds", "max_retries", "max_answer_retries")

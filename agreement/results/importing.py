@@ -1,4 +1,4 @@
-"""Import MTEB results into the database: files → ``ScoreRow`` (agreement/mteb_results.py) → rows.
+"""Import MTEB results into the database: files → ``ScoreRow`` (agreement/results/mteb_files.py) → rows.
 
 One path for the CLI (``import_results``), the upload page and the API, so all three accept the same
 inputs and refuse them with the same words. Why it is shaped this way:
@@ -8,7 +8,7 @@ inputs and refuse them with the same words. Why it is shaped this way:
   names the file and the key.
 * **Idempotent.** Scores are keyed by (model, revision, task, split, subset), so importing the same
   folder twice changes nothing; a re-run with new numbers updates them in place.
-* **Every revision is kept**, and each model's current one follows ``mteb_results.current_revisions``
+* **Every revision is kept**, and each model's current one follows ``mteb_files.current_revisions``
   unless an admin pinned another (:func:`set_current`); imports never override a pin.
 * **Sizes are checked before reading**: an upload or archive over ``MAX_UPLOAD_BYTES`` is refused from
   its declared size, and each member is capped by the parser (50 MB).
@@ -29,8 +29,8 @@ from django.http import HttpRequest, QueryDict
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
-from agreement.models_results import ResultModel, ResultRevision, ResultScore, stored_rows
-from agreement.mteb_results import (
+from agreement.results.models import ResultModel, ResultRevision, ResultScore, stored_rows
+from agreement.results.mteb_files import (
     HUMAN_REFERENCE_MODELS,
     MAX_FILE_BYTES,
     MODEL_META_FILE,
@@ -54,7 +54,7 @@ META_KEYS = (
     "name", "revision", "release_date", "n_parameters", "embed_dim", "max_tokens",
     "license", "open_weights", "reference", "similarity_fn_name",
 )
-# Column widths of models_results, checked before writing so a long name is an import error, not a 500.
+# Column widths of results.models, checked before writing so a long name is an import error, not a 500.
 _LIMITS = {"model_name": 300, "revision": 200, "mteb_task_name": 200, "split": 100, "hf_subset": 100,
            "dataset_revision": 200, "mteb_version": 50}
 

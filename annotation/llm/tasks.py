@@ -1,4 +1,4 @@
-"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see llm_runs).
+"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see runs.py).
 
 A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/judge_panels.py)."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from .llm_models import LLMRun
-from .llm_runs import execute_run, heartbeat_seconds
+from annotation.llm.models import LLMRun
+from annotation.llm.runs import execute_run, heartbeat_seconds
 
 log = logging.getLogger(__name__)
 BUSY_ROUNDS = 6  # × heartbeat: longer than the 3 intervals after which a silent executor counts as dead

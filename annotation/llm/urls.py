@@ -1,7 +1,7 @@
 """HTML routes of the LLM annotator pages (mounted at /llm/)."""
 from django.urls import path
 
-from . import llm_views
+from annotation.llm import views as llm_views
 
 app_name = "llm"
 urlpatterns = [

@@ -23,10 +23,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from hume.roles import ANNOTATOR, is_admin
-
-from . import access, assignment, batches, progress
-from .forms_manage import (
+from annotation import access, assignment, batches, progress
+from annotation.manage.forms import (
     AnnotatorCreateForm,
     AnnotatorEditForm,
     AssignForm,
@@ -35,7 +33,8 @@ from .forms_manage import (
     BulkBatchForm,
     LanguageFormSet,
 )
-from .models import AnnotationRevision, Annotator, BatchAssignee
+from annotation.models import AnnotationRevision, Annotator, BatchAssignee
+from hume.roles import ANNOTATOR, is_admin
 
 View = Callable[..., HttpResponse]
 

@@ -22,11 +22,8 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from hume.roles import ANNOTATOR, is_admin
-
-from . import access, assignment, batches, progress
-from .models import Annotator, AnnotatorLanguage
-from .serializers_manage import (
+from annotation import access, assignment, batches, progress
+from annotation.manage.serializers import (
     AnnotatorCreateSerializer,
     AnnotatorSerializer,
     AnswerHistorySerializer,
@@ -37,6 +34,8 @@ from .serializers_manage import (
     BatchSerializer,
     BulkBatchSerializer,
 )
+from annotation.models import Annotator, AnnotatorLanguage
+from hume.roles import ANNOTATOR, is_admin
 
 
 class IsAdmin(BasePermission):

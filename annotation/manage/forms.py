@@ -8,10 +8,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.forms import inlineformset_factory
 
+from annotation.batches import DEFAULT_LEASE_SECONDS
+from annotation.models import Annotator, AnnotatorLanguage
 from tasks_app.models import Task, language_code
-
-from .batches import DEFAULT_LEASE_SECONDS
-from .models import Annotator, AnnotatorLanguage
 
 
 def annotator_choices() -> Any:

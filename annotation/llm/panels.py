@@ -21,8 +21,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from .llm_models import LLMJudgePanel
-from .models import Annotation, Annotator
+from annotation.llm.models import LLMJudgePanel
+from annotation.models import Annotation, Annotator
 
 MEAN_KINDS = ("graded_relevance", "sts", "likert")
 MEAN_SOURCE = "llm-mean"

@@ -19,14 +19,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
 
+from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
+from annotation.llm.runs import (
+    cancel_run,
+    create_llm_annotator,
+    create_run,
+    is_stalled,
+    pause_run,
+    resume_run,
+    run_progress,
+)
+from annotation.llm.tasks import enqueue_run
+from annotation.models import Annotator, Batch
+from annotation.signals import judge_panel_refresh_requested
 from hume.roles import is_admin, is_researcher
 from tasks_app.models import Task
-
-from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
-from .llm_tasks import enqueue_run
-from .models import Annotator, Batch
-from .signals import judge_panel_refresh_requested
 
 
 class ResearchersReadAdminsWrite(permissions.BasePermission):

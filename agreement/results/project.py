@@ -15,11 +15,10 @@ from typing import Any
 
 from agreement import metrics as m
 from agreement import scoring
-from agreement.leaderboard import SubsetScore
 from agreement.loading import load_answers
 from agreement.models import Report
 from agreement.reports import build_report
-from agreement.results_compare import (
+from agreement.results.compare import (
     PROJECT_HUMANS,
     Comparison,
     Entry,
@@ -27,6 +26,7 @@ from agreement.results_compare import (
     agreement_family,
     kind_of_task,
 )
+from agreement.results.leaderboard import SubsetScore
 from tasks_app.models import Task
 
 COMPUTED = "computed on request (no stored report yet)"

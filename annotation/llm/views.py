@@ -14,13 +14,20 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from annotation.llm.forms import LLMAnnotatorForm, PanelForm, RunForm
+from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
+from annotation.llm.runs import (
+    cancel_run,
+    create_llm_annotator,
+    create_run,
+    is_stalled,
+    pause_run,
+    resume_run,
+    run_progress,
+)
+from annotation.llm.tasks import enqueue_run
+from annotation.signals import judge_panel_refresh_requested
 from hume.roles import is_admin, is_researcher
-
-from .llm_forms import LLMAnnotatorForm, PanelForm, RunForm
-from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from .llm_runs import cancel_run, create_llm_annotator, create_run, is_stalled, pause_run, resume_run, run_progress
-from .llm_tasks import enqueue_run
-from .signals import judge_panel_refresh_requested
 
 
 def require_researcher(request: HttpRequest) -> None:

@@ -11,10 +11,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from rest_framework import serializers
 
+from annotation.batches import DEFAULT_LEASE_SECONDS
+from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 from tasks_app.models import Task, language_code
-
-from .batches import DEFAULT_LEASE_SECONDS
-from .models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 
 
 class LanguageSerializer(serializers.ModelSerializer):

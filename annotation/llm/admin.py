@@ -7,8 +7,8 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .llm_forms import CONFIG_FIELDS, SecretInput
-from .llm_models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
+from annotation.llm.forms import CONFIG_FIELDS, SecretInput
+from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 
 
 class LLMAnnotatorConfigAdminForm(forms.ModelForm):

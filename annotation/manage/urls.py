@@ -1,7 +1,7 @@
 """Admin pages under /manage/: annotators, batches, assignments, progress."""
 from django.urls import path
 
-from . import manage_views as views
+from annotation.manage import views
 
 app_name = "manage"
 urlpatterns = [

@@ -1,7 +1,7 @@
 """Management API routes under /api/v1/: annotators, batches, assignments, annotations."""
 from rest_framework.routers import SimpleRouter
 
-from . import manage_api
+from annotation.manage import api as manage_api
 
 router = SimpleRouter()
 router.register("annotators", manage_api.AnnotatorViewSet, basename="manage-annotator")

@@ -31,7 +31,7 @@ from typing import Any
 
 from scipy import stats
 
-from agreement.mteb_results import ScoreRow
+from agreement.results.mteb_files import ScoreRow
 from tasks_app.csv_safety import to_csv
 
 ENTRY_KINDS = ("model", "human", "llm")
@@ -91,7 +91,7 @@ def scores_from_rows(
 ) -> list[SubsetScore]:
     """Turn parsed MTEB rows into subset scores: human reference rows are ``human``, others ``model``.
 
-    Pass rows already narrowed by ``mteb_results.leaderboard_rows`` (one revision, one split).
+    Pass rows already narrowed by ``mteb_files.leaderboard_rows`` (one revision, one split).
     A subset listing several languages (bitext tasks) is keyed by the languages joined with ``+``.
     """
     return [

@@ -28,12 +28,11 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from annotation.llm.client import ChatClient, EndpointError, ProtocolError, RateLimiter
+from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
+from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
+from annotation.models import Annotation, Annotator, Batch
 from tasks_app.models import Item, Task
-
-from .llm_client import ChatClient, EndpointError, ProtocolError, RateLimiter
-from .llm_models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
-from .llm_prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
-from .models import Annotation, Annotator, Batch
 
 log = logging.getLogger(__name__)
 Status = LLMRun.Status
