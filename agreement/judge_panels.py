@@ -15,17 +15,16 @@ from typing import Any
 from django.utils import timezone
 
 from agreement import metrics
+from agreement.scoring import KINDS as SCORERS
 from annotation.llm.models import LLMJudgePanel
-from annotation.llm.panels import MEAN_KINDS, judge_answers, recompute_mean
+from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.models import Annotator
-
-LABEL_KINDS = ("classification", "pairwise")
 
 
 def refresh_panel(panel: LLMJudgePanel) -> dict[str, Any]:
     """Recompute the mean of judges (numeric kinds) and the judges' agreement, and store both."""
     summary: dict[str, Any] = {}
-    if panel.task.kind in MEAN_KINDS and panel.judges.exists():
+    if panel.task.kind_definition.averageable and panel.judges.exists():
         summary["mean"] = recompute_mean(panel)
     panel.agreement = judge_agreement(panel)
     panel.agreement_computed_at = timezone.now()
@@ -56,12 +55,13 @@ def judge_agreement(panel: LLMJudgePanel) -> dict[str, Any]:
     judges = list(panel.judges.order_by("user__username"))
     kind = panel.task.kind
     result: dict[str, Any] = {"judges": [j.name for j in judges], "kind": kind, "overall": {}, "pairs": []}
-    if kind in LABEL_KINDS:
+    how = SCORERS[kind].judge_agreement  # the kind's scorer says how its answers compare
+    if how == "labels":
         result.update(_label_agreement(panel, [j.pk for j in judges]))
-    elif kind == "clustering":
+    elif how == "partition":
         result.update(_clustering_agreement(panel, [j.pk for j in judges]))
     else:
-        result.update(_numeric_agreement(panel, judges))
+        result.update(_numeric_agreement(panel, judges, level=how))
     return result
 
 
@@ -87,12 +87,11 @@ def _clustering_agreement(panel: LLMJudgePanel, ids: list[int]) -> dict[str, Any
     return {"units": len(answers), "overall": {"mean_pairwise_ari": _value(mean)}}
 
 
-def _numeric_agreement(panel: LLMJudgePanel, judges: list[Annotator]) -> dict[str, Any]:
+def _numeric_agreement(panel: LLMJudgePanel, judges: list[Annotator], level: str) -> dict[str, Any]:
     """Correlations and α over units (documents, candidates, axes), overall and for every pair of judges."""
     matrix, units = unit_matrix(panel, [j.pk for j in judges])
     if not units:
         return {"units": 0, "overall": {"pearson_mean": _value((None, "n/a: no answers yet"))}}
-    level = {"reranking": "nominal", "likert": "ordinal"}.get(panel.task.kind, "interval")
     overall = {
         "pearson_mean": _value(metrics.pearson_mean.explain(matrix)),
         "spearman_mean": _value(metrics.spearman_mean.explain(matrix)),

@@ -5,7 +5,9 @@ Why one class per kind: each kind has exactly one definition of its agreement me
 per-annotator scores, its aggregation into "the human" and its confidence interval (DESIGN §3);
 everything they share (counts, exclusions, bands, validity flag, sorting) lives in
 `scoring.score_task`. The kinds with one number per unit (STS, Likert, reranking, graded relevance)
-are in `rating_scorers`.
+are in `rating_scorers`. A scorer class is also agreement's registry entry for its kind: it declares the
+agreement value a task is judged by, the MTEB key of each score and how LLM judges are compared
+(checked for every kind by tasks_app/kind_parts.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ Answers = Mapping[Item, Mapping[str, Any]]
 Explained = tuple[float | None, str | None]
 Scores = dict[str, float | None]
 SpearmanVariance = Literal["bonett_wright", "fisher", "fieller"]
+# How a judge panel's judges are compared (agreement/judge_panels.py): as labels (κ, α nominal), as
+# partitions (ARI), or as numbers per unit (r, ρ, and α at this level of measurement).
+JudgeAgreement = Literal["labels", "partition", "nominal", "interval", "ordinal"]
 
 
 @dataclass
@@ -83,6 +88,11 @@ class KindScorer(ABC):
     ci_method: ClassVar[str]
     agreement_metrics: ClassVar[tuple[str, ...]]
     flag_metrics: ClassVar[tuple[tuple[str, m.Family], ...]]
+    # The agreement value the task is judged by (reports' agreement_main); "{axis}": the first axis's.
+    main_agreement: ClassVar[str]
+    # Report score name -> MTEB key, for the TaskResult export; None keeps the report's names.
+    mteb_score_keys: ClassVar[dict[str, str] | None]
+    judge_agreement: ClassVar[JudgeAgreement]
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -135,6 +145,8 @@ class CategoricalScorer(KindScorer):
     main_metric = "accuracy"
     agreement_metrics = ("fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement")
     flag_metrics = (("fleiss_kappa", "chance"),)
+    main_agreement = "fleiss_kappa"
+    judge_agreement = "labels"
     gold_metrics: ClassVar[dict[str, str]]  # report name -> key of metrics.label_scores
 
     def __init__(self, ctx: Context) -> None:
@@ -203,6 +215,7 @@ class ClassificationScorer(CategoricalScorer):
     """One label per text; HUME reports accuracy (main), macro F1 and weighted F1."""
 
     gold_metrics = {"accuracy": "accuracy", "f1_macro": "f1_macro", "f1_weighted": "f1_weighted"}
+    mteb_score_keys = {"accuracy": "accuracy", "f1_macro": "f1", "f1_weighted": "f1_weighted"}
 
 
 class PairwiseScorer(CategoricalScorer):
@@ -211,6 +224,7 @@ class PairwiseScorer(CategoricalScorer):
     gold_metrics = {
         "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
     }
+    mteb_score_keys = {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "recall"}
 
 
 # ---------------------------------------------------------------- clustering
@@ -223,6 +237,9 @@ class ClusteringScorer(KindScorer):
     ci_method = "annotator_range"
     agreement_metrics = ("ari_mean",)
     flag_metrics = (("ari_mean", "chance"),)
+    main_agreement = "ari_mean"
+    mteb_score_keys = {"v_measure": "v_measure", "ari": "ari", "ami": "ami"}
+    judge_agreement = "partition"
     gold_metrics = {"v_measure": m.v_measure, "ari": m.adjusted_rand, "ami": m.adjusted_mutual_info}
 
     def __init__(self, ctx: Context) -> None:

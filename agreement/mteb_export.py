@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agreement.scoring import KINDS as SCORERS
 from tasks_app.models import Task
 
 SPLIT = "test"
@@ -22,15 +23,6 @@ DATASET_REVISION = "human_evaluation"  # what the published human baseline write
 MTEB_FORMAT_VERSION = "1.18.0"  # the TaskResult layout of the published baseline files
 DEFAULT_MODEL_NAME = "hume/Human"
 
-# Report score name → MTEB key, per kind (the baseline's names where it has the kind).
-SCORE_KEYS: dict[str, dict[str, str]] = {
-    "classification": {"accuracy": "accuracy", "f1_macro": "f1", "f1_weighted": "f1_weighted"},
-    "pairwise": {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "recall"},
-    "clustering": {"v_measure": "v_measure", "ari": "ari", "ami": "ami"},
-    "reranking": {"map": "map", "mrr_at_10": "mrr@10", "ndcg_at_10": "ndcg@10"},
-    "sts": {"spearman": "spearman", "pearson": "pearson"},
-    "graded_relevance": {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"},
-}
 # The agreement block's headline metric (the report's agreement_main) as the baseline names it.
 HEADLINE_NAMES = {"ari_mean": "mean_pairwise_ari", "spearman_mean": "mean_pairwise_spearman"}
 
@@ -40,8 +32,9 @@ class ExportError(ValueError):
 
 
 def mteb_keys(kind: str, scores: dict[str, Any]) -> dict[str, Any]:
-    """A report's score dict under MTEB's key names (likert keeps the report's per-axis names)."""
-    names = SCORE_KEYS.get(kind)
+    """A report's score dict under MTEB's key names (the kind's scorer declares them, as the baseline names
+    them where it has the kind; likert keeps the report's per-axis names)."""
+    names = SCORERS[kind].mteb_score_keys
     if names is None:
         return {k: v for k, v in scores.items() if v is not None}
     return {mteb: scores[ours] for ours, mteb in names.items() if scores.get(ours) is not None}

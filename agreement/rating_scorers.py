@@ -90,6 +90,9 @@ class StsScorer(UnitScorer):
     ci_method = "fisher_z_bonett_wright"
     agreement_metrics = ("spearman_mean", "pearson_mean", "krippendorff_alpha")
     flag_metrics = (("spearman_mean", "correlation"),)
+    main_agreement = "spearman_mean"
+    mteb_score_keys = {"spearman": "spearman", "pearson": "pearson"}
+    judge_agreement = "interval"
 
     def make_units(self) -> list[tuple[Item, Any]]:
         return [(i, None) for i in self.ctx.items]
@@ -130,6 +133,9 @@ class LikertScorer(UnitScorer):
     main_metric = "pearson_mean"
     ci_method = "fisher_z"
     agreement_metrics = ()
+    main_agreement = "krippendorff_alpha_{axis}"
+    mteb_score_keys = None  # MTEB has no likert task: the per-axis report names are kept
+    judge_agreement = "ordinal"
 
     def make_units(self) -> list[tuple[Item, Any]]:
         return [(i, axis) for i in self.ctx.items for axis in self.ctx.axes]
@@ -225,6 +231,9 @@ class RerankingScorer(QueryScorer):
     ci_method = "annotator_range"
     agreement_metrics = ("spearman_mean", "kendall_mean", "cohen_kappa_mean", "fleiss_kappa", "percent_agreement")
     flag_metrics = (("spearman_mean", "correlation"),)
+    main_agreement = "spearman_mean"
+    mteb_score_keys = {"map": "map", "mrr_at_10": "mrr@10", "ndcg_at_10": "ndcg@10"}
+    judge_agreement = "nominal"
 
     def pick(self, value: Any, key: Any) -> float:
         """A candidate the annotator left unmarked counts as "not relevant"."""
@@ -271,6 +280,9 @@ class GradedRelevanceScorer(QueryScorer):
     ci_method = "bootstrap_bca"
     agreement_metrics = ("spearman_mean", "pearson_mean", "krippendorff_alpha")
     flag_metrics = (("spearman_mean", "correlation"),)
+    main_agreement = "spearman_mean"
+    mteb_score_keys = {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"}
+    judge_agreement = "interval"
 
     def agreement(self) -> dict[str, Explained]:
         return {"spearman_mean": m.spearman_mean.explain(self.pool_matrix),

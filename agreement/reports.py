@@ -32,6 +32,7 @@ from django.utils import timezone
 from agreement import loading
 from agreement.loading import LoadedAnswers
 from agreement.models import Report
+from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import score_task
 from tasks_app.models import Task
 
@@ -42,8 +43,6 @@ Status = Report.Status
 DISAGREEMENT_KEEP = 1000
 EXCLUDED_KEEP = 1000  # the first exclusions are listed; all are counted in n_excluded and excluded_reasons
 Progress = Callable[[str, int], None]
-MAIN_AGREEMENT = {"classification": "fleiss_kappa", "pairwise": "fleiss_kappa", "clustering": "ari_mean",
-                  "reranking": "spearman_mean", "graded_relevance": "spearman_mean", "sts": "spearman_mean"}
 
 
 class ReportQueueError(RuntimeError):
@@ -134,10 +133,11 @@ def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None
 
 
 def main_agreement(task: Task, agreement: dict[str, Any]) -> str | None:
-    """The agreement value a task is judged by (HUME: κ for labels, ARI, Spearman's ρ, α per likert axis)."""
-    name = MAIN_AGREEMENT.get(task.kind) or next(iter(agreement), None)
-    if task.kind == "likert" and task.axes:
-        name = f"krippendorff_alpha_{task.axes[0]}"
+    """The agreement value a task is judged by (HUME: κ for labels, ARI, Spearman's ρ, α per likert axis):
+    its scorer's `main_agreement`, else the first agreement value there is."""
+    name: str | None = SCORERS[task.kind].main_agreement
+    if name and "{axis}" in name:
+        name = name.format(axis=task.axes[0]) if task.axes else None
     return name if name in agreement else next(iter(agreement), None)
 
 

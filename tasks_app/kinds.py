@@ -2,7 +2,15 @@
 
 Each kind validates an imported record (returning the payload annotators see and the gold kept apart) and
 an annotator's answer. Import, the browser loop, the API, the LLM runner and the annotation import all call
-these, so an answer accepted in one place is accepted everywhere. Adding a kind means adding one class here.
+these, so an answer accepted in one place is accepted everywhere.
+
+A kind's class is its registry entry in tasks_app: besides parsing and validation it declares the file
+format (record fields, gold field, CSV columns), whether sampling stratifies by its gold, whether several
+judges' answers can be averaged, its MTEB task type and the template that shows its payload. The later
+apps register their own per-kind parts keyed by the kind's name (annotation: answer form, answer template,
+LLM prompt; agreement: scorer, main agreement metric, MTEB score keys, judge agreement) and
+`tasks_app/kind_parts.py` checks at startup and in tests that no kind lacks any part in any app. Adding a
+kind: docs/architecture-kinds.md.
 
 Value formats (answers; gold uses the same format):
 - classification: a label string from the task's label set
@@ -132,6 +140,26 @@ def optional_external_id(record: dict[str, Any]) -> str | None:
     return None
 
 
+def id_text_list(record: dict[str, Any], name: str, noun: str) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """The `name` list of {id, text, ...} objects (reranking candidates, graded documents): non-empty, ids unique.
+
+    Returns (what annotators see: {id, text}; the raw entry, for its gold field) pairs in file order."""
+    raw = record.get(name)
+    if not isinstance(raw, list) or not raw:
+        raise ValidationProblem(name, "must be a non-empty list")
+    entries, seen = [], set()
+    for i, entry in enumerate(raw):
+        where = f"{name}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValidationProblem(where, "must be an object with id and text")
+        eid = id_string(entry.get("id"), f"{where}.id")
+        if eid in seen:
+            raise ValidationProblem(f"{where}.id", f"duplicate {noun} id {eid!r}")
+        seen.add(eid)
+        entries.append(({"id": eid, "text": text_field(entry, "text") or ""}, entry))
+    return entries
+
+
 def deterministic_shuffle(entries: list[Any], seed_text: str) -> list[Any]:
     """Order candidates by a hash, so positives listed first in a file never show first on screen."""
     return sorted(entries, key=lambda e: content_digest(seed_text, e))
@@ -140,13 +168,30 @@ def deterministic_shuffle(entries: list[Any], seed_text: str) -> list[Any]:
 # --- the kinds ---------------------------------------------------------------------------------------------
 
 class TaskKind:
-    """One task kind. Subclasses define parsing and answer validation; defaults describe its scale."""
+    """One task kind. Subclasses define parsing and answer validation and declare every attribute below that
+    has no default (`kind_parts.py` reports a kind that leaves one out)."""
 
     name: ClassVar[str]
+    record_fields: ClassVar[tuple[str, ...]]  # a JSONL record's fields, as the formats table shows them
+    format_note: ClassVar[str] = ""  # what the formats table adds after the fields
+    gold_field: ClassVar[str]  # the record field holding gold: import problems about gold name it
+    csv_fields: ClassVar[tuple[str, ...]]  # empty: CSV is not supported for this kind
+    stratified: ClassVar[bool]  # sampling keeps the proportions of the gold value (a label)
+    averageable: ClassVar[bool]  # answers are numbers on the scale, so several judges' answers average
+    mteb_type: ClassVar[str]  # MTEB's task type, the column of HUME's Table 1
+    payload_template: ClassVar[str]  # shows an item's payload on the admin pages
     default_scale: ClassVar[tuple[float, float, float] | None] = None
-    csv_fields: ClassVar[tuple[str, ...]] = ()  # empty: CSV is not supported for this kind
     needs_labels: ClassVar[bool] = False
     needs_axes: ClassVar[bool] = False
+
+    @property
+    def label(self) -> str:
+        return self.name.replace("_", " ")
+
+    @property
+    def csv_gold_columns(self) -> tuple[str, ...]:
+        """CSV columns that carry gold, so a file without gold may leave them out."""
+        return tuple(c for c in self.csv_fields if c == self.gold_field)
 
     def scale(self, task: TaskConfig) -> tuple[float, float, float | None]:
         lo, hi, step = self.default_scale or (0.0, 0.0, None)
@@ -170,7 +215,13 @@ class TaskKind:
 
 class Classification(TaskKind):
     name = "classification"
+    record_fields = ("text", "label")
+    gold_field = "label"
     csv_fields = ("text", "label")
+    stratified = True
+    averageable = False
+    mteb_type = "Classification"
+    payload_template = "tasks_app/payloads/_classification.html"
     needs_labels = True
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
@@ -197,6 +248,14 @@ class Classification(TaskKind):
 
 class Clustering(TaskKind):
     name = "clustering"
+    record_fields = ("sentences[]", "labels[]")
+    format_note = "one set per line"
+    gold_field = "labels"
+    csv_fields = ()
+    stratified = False
+    averageable = False
+    mteb_type = "Clustering"
+    payload_template = "tasks_app/payloads/_clustering.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         sentences = string_list(record, "sentences", min_len=2)
@@ -217,12 +276,20 @@ class Clustering(TaskKind):
 
 class Reranking(TaskKind):
     name = "reranking"
+    record_fields = ("query", "instruction?", "candidates[{id,text,relevant}]")
+    format_note = "or MTEB's positive[] / negative[] lists instead of candidates"
+    gold_field = "candidates"
+    csv_fields = ()
+    stratified = False
+    averageable = False  # a mean of 0/1 judgments is not a judgment
+    mteb_type = "Reranking"
+    payload_template = "tasks_app/payloads/_reranking.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         query = text_field(record, "query")
         instruction = text_field(record, "instruction", required=False)
         if "candidates" in record:
-            candidates, gold = self._candidates(record["candidates"])
+            candidates, gold = self._candidates(record)
         elif "positive" in record or "negative" in record:
             candidates, gold = self._positive_negative(record, query or "")
         else:
@@ -230,21 +297,12 @@ class Reranking(TaskKind):
         payload = {"query": query, "instruction": instruction, "candidates": candidates}
         return ParsedRecord(optional_external_id(record), payload, gold)
 
-    def _candidates(self, raw: Any) -> tuple[list[dict[str, str]], dict[str, int] | None]:
-        if not isinstance(raw, list) or not raw:
-            raise ValidationProblem("candidates", "must be a non-empty list")
-        candidates, gold, seen = [], {}, set()
-        for i, entry in enumerate(raw):
-            where = f"candidates[{i}]"
-            if not isinstance(entry, dict):
-                raise ValidationProblem(where, "must be an object with id and text")
-            cid = id_string(entry.get("id"), f"{where}.id")
-            if cid in seen:
-                raise ValidationProblem(f"{where}.id", f"duplicate candidate id {cid!r}")
-            seen.add(cid)
-            candidates.append({"id": cid, "text": text_field(entry, "text") or ""})
+    def _candidates(self, record: dict[str, Any]) -> tuple[list[dict[str, str]], dict[str, int] | None]:
+        candidates, gold = [], {}
+        for i, (shown, entry) in enumerate(id_text_list(record, "candidates", "candidate")):
+            candidates.append(shown)
             if entry.get("relevant") is not None:
-                gold[cid] = self._binary(entry["relevant"], f"{where}.relevant")
+                gold[shown["id"]] = self._binary(entry["relevant"], f"candidates[{i}].relevant")
         if gold and len(gold) != len(candidates):
             raise ValidationProblem("candidates", "relevant must be given for every candidate or none")
         return candidates, (gold or None)
@@ -283,25 +341,22 @@ class Reranking(TaskKind):
 
 class GradedRelevance(TaskKind):
     name = "graded_relevance"
+    record_fields = ("query", "documents[{id,text,score}]")
+    gold_field = "documents"
+    csv_fields = ()
+    stratified = False
+    averageable = True
+    mteb_type = "Retrieval"
+    payload_template = "tasks_app/payloads/_graded_relevance.html"
     default_scale = (0.0, 10.0, 1.0)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         query = text_field(record, "query")
-        raw = record.get("documents")
-        if not isinstance(raw, list) or not raw:
-            raise ValidationProblem("documents", "must be a non-empty list")
-        documents, gold, seen = [], {}, set()
-        for i, entry in enumerate(raw):
-            where = f"documents[{i}]"
-            if not isinstance(entry, dict):
-                raise ValidationProblem(where, "must be an object with id and text")
-            did = id_string(entry.get("id"), f"{where}.id")
-            if did in seen:
-                raise ValidationProblem(f"{where}.id", f"duplicate document id {did!r}")
-            seen.add(did)
-            documents.append({"id": did, "text": text_field(entry, "text") or ""})
+        documents, gold = [], {}
+        for i, (shown, entry) in enumerate(id_text_list(record, "documents", "document")):
+            documents.append(shown)
             if entry.get("score") is not None:
-                gold[did] = number_field(entry["score"], f"{where}.score")
+                gold[shown["id"]] = number_field(entry["score"], f"documents[{i}].score")
         payload = {"query": query, "documents": documents}
         return ParsedRecord(optional_external_id(record), payload, gold or None)
 
@@ -315,8 +370,14 @@ class GradedRelevance(TaskKind):
 
 class STS(TaskKind):
     name = "sts"
-    default_scale = (0.0, 5.0, 0.5)
+    record_fields = ("sentence1", "sentence2", "score")
+    gold_field = "score"
     csv_fields = ("sentence1", "sentence2", "score")
+    stratified = False
+    averageable = True
+    mteb_type = "STS"
+    payload_template = "tasks_app/payloads/_sts.html"
+    default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         payload = {"sentence1": text_field(record, "sentence1"), "sentence2": text_field(record, "sentence2")}
@@ -333,7 +394,14 @@ class STS(TaskKind):
 
 class Pairwise(TaskKind):
     name = "pairwise"
+    record_fields = ("context", "a", "b", "preferred")
+    format_note = "preferred: a, b or tie"
+    gold_field = "preferred"
     csv_fields = ("context", "a", "b", "preferred")
+    stratified = True
+    averageable = False
+    mteb_type = "PairClassification"
+    payload_template = "tasks_app/payloads/_pairwise.html"
     choices: ClassVar[tuple[str, ...]] = ("a", "b", "tie")
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
@@ -355,8 +423,14 @@ class Pairwise(TaskKind):
 
 class Likert(TaskKind):
     name = "likert"
-    default_scale = (1.0, 7.0, 1.0)
+    record_fields = ("context", "text", "scores{axis: value}")
+    gold_field = "scores"
     csv_fields = ("context", "text")
+    stratified = False
+    averageable = True
+    mteb_type = "Summarization"
+    payload_template = "tasks_app/payloads/_likert.html"
+    default_scale = (1.0, 7.0, 1.0)
     needs_axes = True
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
@@ -385,7 +459,7 @@ class Likert(TaskKind):
 KINDS: dict[str, TaskKind] = {k.name: k for k in (
     Classification(), Clustering(), Reranking(), GradedRelevance(), STS(), Pairwise(), Likert()
 )}
-KIND_CHOICES = [(name, name.replace("_", " ")) for name in KINDS]
+KIND_CHOICES = [(name, kind.label) for name, kind in KINDS.items()]
 
 
 def get_kind(name: str) -> TaskKind:

@@ -4,7 +4,8 @@ The subset depends only on the seed and the items' external ids — never on dat
 the same seed picks the same items on SQLite and PostgreSQL, and on a re-imported copy of the dataset. Where
 gold has a label (classification label, pairwise preference) the sample keeps the label proportions
 (largest-remainder allocation), and every label gets at least one item when the size allows, so rare classes
-are not lost from a 30-item sample. Other kinds are sampled uniformly.
+are not lost from a 30-item sample. Other kinds are sampled uniformly; a kind says which it is (`stratified`
+in tasks_app/kinds.py).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from django.db import transaction
 
 from .models import Item, Task
 
-STRATIFIED_KINDS = ("classification", "pairwise")
 NO_GOLD = "(no gold)"
 UPDATE_CHUNK = 5000
 
@@ -81,7 +81,7 @@ def choose(items: list[tuple[Any, str, str]], size: int, seed: int) -> set[Any]:
 
 
 def stratum_of(task: Task, gold: Any) -> str:
-    if task.kind not in STRATIFIED_KINDS:
+    if not task.kind_definition.stratified:
         return "all items"
     return NO_GOLD if gold is None else str(gold)
 
@@ -103,7 +103,7 @@ def sample_task(task: Task, size: int, seed: int) -> SampleResult:
         Item.objects.filter(pk__in=ordered[start:start + UPDATE_CHUNK]).update(in_sample=True)
     task.sample_size, task.sample_seed = len(chosen), seed
     task.save(update_fields=["sample_size", "sample_seed", "updated_at"])
-    return SampleResult(task.name, len(chosen), seed, task.kind in STRATIFIED_KINDS, _distribution(rows, chosen))
+    return SampleResult(task.name, len(chosen), seed, task.kind_definition.stratified, _distribution(rows, chosen))
 
 
 @transaction.atomic

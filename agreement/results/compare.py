@@ -34,6 +34,7 @@ from agreement.results import leaderboard as lb
 from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
+from tasks_app.kinds import KINDS
 
 PROJECT_HUMANS = "Humans (this project)"
 
@@ -41,9 +42,6 @@ PROJECT_HUMANS = "Humans (this project)"
 _SUFFIX_KINDS = (("PairClassification", "PairClassification"), ("Classification", "Classification"),
                  ("Clustering", "Clustering"), ("Reranking", "Reranking"), ("Retrieval", "Retrieval"),
                  ("BitextMining", "BitextMining"), ("Summarization", "Summarization"))
-PROJECT_KINDS = {"classification": "Classification", "clustering": "Clustering", "reranking": "Reranking",
-                 "sts": "STS", "graded_relevance": "Retrieval", "pairwise": "PairClassification",
-                 "likert": "Summarization"}
 _CORRELATION = re.compile(r"spearman|pearson|kendall", re.IGNORECASE)
 
 
@@ -113,7 +111,7 @@ def kind_of_task(task: str, project_kind: str | None = None) -> str:
             return kind
     if re.search(r"STS|SICK", task):
         return "STS"
-    return PROJECT_KINDS.get(project_kind or "", "Other")
+    return KINDS[project_kind].mteb_type if project_kind in KINDS else "Other"
 
 
 def language_of(row: ScoreRow) -> str:

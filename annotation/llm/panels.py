@@ -5,7 +5,8 @@ The mean of judges is the graded-relevance practice of averaging independent jud
 (per-pair, per-axis) mean of the judges' answers. It is recomputed on demand from the judges' current
 annotations, over the items every judge answered, and stored like any annotator's answers (source
 "llm-mean") so reports and leaderboards score it like one more judge. Means are not snapped to the scale's
-step: they are computed values, not submissions, and never go through `validate_answer`.
+step: they are computed values, not submissions, and never go through `validate_answer`. A mean is defined
+for the kinds whose answers are numbers on a scale (`averageable` in tasks_app/kinds.py).
 
 Agreement between the judges is a metric, so it lives in `agreement/judge_panels.py`, which also runs the
 refresh (mean, then agreement) in the worker; annotation asks for it with the `judge_panel_refresh_requested`
@@ -23,8 +24,8 @@ from django.utils.text import slugify
 
 from annotation.llm.models import LLMJudgePanel
 from annotation.models import Annotation, Annotator
+from tasks_app.kinds import KINDS
 
-MEAN_KINDS = ("graded_relevance", "sts", "likert")
 MEAN_SOURCE = "llm-mean"
 
 
@@ -60,8 +61,9 @@ def mean_value(values: list[Any]) -> Any:
 
 def recompute_mean(panel: LLMJudgePanel) -> dict[str, int]:
     """Replace the mean annotator's answers with the current means; returns item counts for the page."""
-    if panel.task.kind not in MEAN_KINDS:
-        raise ValueError(f"a mean of judges is defined for {', '.join(MEAN_KINDS)}, not {panel.task.kind}")
+    if not panel.task.kind_definition.averageable:
+        defined = ", ".join(name for name, kind in KINDS.items() if kind.averageable)
+        raise ValueError(f"a mean of judges is defined for {defined}, not {panel.task.kind}")
     judge_ids = set(panel.judges.values_list("pk", flat=True))
     if len(judge_ids) < 1:
         raise ValueError("the panel has no judges")

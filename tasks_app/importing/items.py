@@ -25,9 +25,6 @@ from .options import ImportOptions, parse_options
 from .reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
 
 CHUNK = 2000
-GOLD_FIELD = {"classification": "label", "clustering": "labels", "reranking": "candidates",
-              "graded_relevance": "documents", "sts": "score", "pairwise": "preferred", "likert": "scores"}
-CSV_GOLD_COLUMNS = {"classification": ("label",), "sts": ("score",), "pairwise": ("preferred",)}
 METADATA_FIELDS = ("instructions", "mteb_task_name", "mteb_subset", "dataset_revision")
 
 
@@ -117,8 +114,7 @@ def _records(stream: BinaryIO, fmt: str, task: Task, log: ProblemLog) -> Iterato
         return iter_jsonl(stream, log)
     kind = task.kind_definition
     axes = tuple(task.axes) if kind.needs_axes else ()
-    optional = CSV_GOLD_COLUMNS.get(kind.name, ())
-    required = tuple(c for c in kind.csv_fields if c not in optional)
+    required = tuple(c for c in kind.csv_fields if c not in kind.csv_gold_columns)
     return iter_csv(stream, log, required=required, allowed=("id", *kind.csv_fields, *axes))
 
 
@@ -309,7 +305,7 @@ class ItemWriter:
         elif self.update_gold:
             gold_changes.append((stored.id, record.gold))
         else:
-            self.log.add(record.line, GOLD_FIELD[self.kind.name],
+            self.log.add(record.line, self.kind.gold_field,
                          f"the gold {_short(record.gold)} differs from the stored gold {_short(stored.gold)}; "
                          "gold is never changed silently: re-import with --update-gold (update_gold) to change it")
 
@@ -367,7 +363,8 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def check_storable(parsed: ParsedRecord, kind: str, *, payload: bool = True) -> None:
     """The database cannot store NUL characters or unpaired surrogates; name the field instead of crashing later."""
-    values = [("id", parsed.external_id), (GOLD_FIELD[kind], parsed.gold)] + ([("", parsed.payload)] if payload else [])
+    values = [("id", parsed.external_id), (KINDS[kind].gold_field, parsed.gold)]
+    values += [("", parsed.payload)] if payload else []
     for path, text in (pair for root, value in values for pair in _strings(value, root)):
         if "\x00" in text:
             raise ValidationProblem(path or "text", "contains a NUL character")

@@ -1,4 +1,4 @@
-"""Template filters for task pages: safe Markdown instructions and compact JSON for gold values."""
+"""Template filters for task pages: safe Markdown instructions, compact JSON for gold values, the task kinds."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +8,7 @@ import nh3
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from ..kinds import canonical_json
+from ..kinds import KINDS, TaskKind, canonical_json
 
 register = template.Library()
 
@@ -31,3 +31,9 @@ def as_json(value: Any) -> str:
     if value is None:
         return "—"
     return value if isinstance(value, str) else canonical_json(value)
+
+
+@register.simple_tag
+def task_kinds() -> list[TaskKind]:
+    """{% task_kinds as kinds %}: every kind's definition, for the file-formats table."""
+    return list(KINDS.values())

@@ -1,0 +1,186 @@
+"""One registry entry per task kind and app; a kind that lacks any part in any app is an error, not a fallback.
+
+tasks_app/kind_parts.py finds each app's `kind_parts.PARTS` and `missing_parts()` lists what a kind lacks.
+These tests show it finds every app, that every kind is complete, that taking any one part away is reported
+(by the function and by Django's system check), and that the lookups give the values the old per-module
+tables gave (behaviour unchanged).
+"""
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.template.loader import render_to_string
+
+from agreement.rating_scorers import StsScorer
+from agreement.reports import main_agreement
+from agreement.scoring import KINDS as SCORERS
+from annotation.forms import ANSWER_FORMS
+from annotation.llm.prompts import PROMPTS
+from tasks_app.kind_parts import app_parts, missing_parts
+from tasks_app.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
+
+
+class HalfDoneKind(TaskKind):
+    """A new kind whose author wrote its parsing and part of its entry, and nothing in the other apps."""
+
+    name = "span_selection"
+    record_fields = ("text",)
+    gold_field = "spans"
+    csv_fields = ()
+    stratified = False
+    averageable = False
+
+    def parse_record(self, record: dict[str, Any], task: Any) -> ParsedRecord:
+        return ParsedRecord(None, {"text": record["text"]}, None)
+
+    def validate_answer(self, value: Any, task: Any, payload: dict[str, Any]) -> Any:
+        return value
+
+
+def test_every_app_with_kind_parts_is_found_in_flow_order() -> None:
+    assert list(app_parts()) == ["tasks_app", "annotation", "agreement"]
+
+
+def test_every_kind_has_every_part_in_every_app() -> None:
+    assert missing_parts() == []
+
+
+def test_a_half_done_kind_is_reported_part_by_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(KINDS, "span_selection", HalfDoneKind())
+    assert missing_parts(["span_selection"]) == [
+        "span_selection: tasks_app has no mteb_type",
+        "span_selection: tasks_app has no payload_template",
+        "span_selection: tasks_app has no payload template file",
+        "span_selection: annotation has no answer form",
+        "span_selection: annotation has no answer template",
+        "span_selection: annotation has no LLM prompt",
+        "span_selection: agreement has no scorer",
+        "span_selection: agreement has no main agreement metric",
+        "span_selection: agreement has no MTEB score keys",
+        "span_selection: agreement has no judge agreement",
+    ]
+
+
+def test_a_kind_name_with_no_definition_lacks_everything() -> None:
+    problems = missing_parts(["ner"])
+    assert problems[:3] == ["ner: tasks_app has no definition", "ner: tasks_app has no record parser",
+                            "ner: tasks_app has no answer validator"]
+    assert len(problems) == 11 + 3 + 4  # tasks_app, annotation, agreement
+
+
+def test_removing_the_prompt_of_a_real_kind_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(PROMPTS, "sts")
+    assert missing_parts() == ["sts: annotation has no LLM prompt"]
+
+
+def test_removing_an_answer_form_is_caught_with_its_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(ANSWER_FORMS, "pairwise")
+    assert missing_parts() == ["pairwise: annotation has no answer form", "pairwise: annotation has no answer template"]
+
+
+def test_removing_a_scorer_declaration_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(StsScorer, "mteb_score_keys")
+    assert missing_parts() == ["sts: agreement has no MTEB score keys"]
+
+
+def test_a_payload_template_that_does_not_exist_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(type(KINDS["likert"]), "payload_template", "tasks_app/payloads/_likret.html")
+    assert missing_parts() == ["likert: tasks_app has no payload template file"]
+
+
+def test_an_inherited_default_does_not_count_as_a_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(type(KINDS["clustering"]), "csv_fields")  # "no CSV" must be said, not assumed
+    assert missing_parts() == ["clustering: tasks_app has no csv_fields"]
+
+
+def test_django_system_check_fails_when_a_part_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    call_command("check")  # complete: passes
+    monkeypatch.delitem(SCORERS, "reranking")
+    with pytest.raises(SystemCheckError) as failure:
+        call_command("check")
+    assert "reranking: agreement has no scorer" in str(failure.value)
+    assert "tasks_app.E001" in str(failure.value)
+
+
+# --- the registry gives the values the scattered tables gave ---------------------------------------------
+
+def test_sampling_stratifies_exactly_the_label_kinds() -> None:
+    assert [k for k in KINDS if KINDS[k].stratified] == ["classification", "pairwise"]
+
+
+def test_judges_are_averaged_for_the_numeric_kinds_only() -> None:
+    assert [k for k in KINDS if KINDS[k].averageable] == ["graded_relevance", "sts", "likert"]
+
+
+def test_each_kind_maps_to_its_mteb_task_type() -> None:
+    assert {k: kind.mteb_type for k, kind in KINDS.items()} == {
+        "classification": "Classification", "clustering": "Clustering", "reranking": "Reranking",
+        "graded_relevance": "Retrieval", "sts": "STS", "pairwise": "PairClassification",
+        "likert": "Summarization"}
+
+
+def test_gold_fields_and_csv_gold_columns() -> None:
+    assert {k: kind.gold_field for k, kind in KINDS.items()} == {
+        "classification": "label", "clustering": "labels", "reranking": "candidates",
+        "graded_relevance": "documents", "sts": "score", "pairwise": "preferred", "likert": "scores"}
+    assert {k: kind.csv_gold_columns for k, kind in KINDS.items() if kind.csv_gold_columns} == {
+        "classification": ("label",), "sts": ("score",), "pairwise": ("preferred",)}
+
+
+def test_main_agreement_per_kind_as_hume_judges_a_task() -> None:
+    values = {"fleiss_kappa": 0.5, "ari_mean": 0.4, "spearman_mean": 0.7, "krippendorff_alpha_coherence": 0.3,
+              "krippendorff_alpha_overall": 0.6}
+    chosen = {k: main_agreement(Config(kind=k, axes=["overall", "coherence"]), values) for k in KINDS}
+    assert chosen == {"classification": "fleiss_kappa", "pairwise": "fleiss_kappa", "clustering": "ari_mean",
+                      "reranking": "spearman_mean", "graded_relevance": "spearman_mean", "sts": "spearman_mean",
+                      "likert": "krippendorff_alpha_overall"}
+    assert main_agreement(Config(kind="likert"), {"pearson_mean": 0.2}) == "pearson_mean"  # no axes: first value
+
+
+def test_a_main_agreement_metric_is_one_the_scorer_computes() -> None:
+    for kind, scorer in SCORERS.items():
+        if "{axis}" not in scorer.main_agreement:
+            assert scorer.main_agreement in scorer.agreement_metrics, kind
+
+
+def test_mteb_score_keys_name_scores_the_scorer_reports() -> None:
+    assert SCORERS["reranking"].mteb_score_keys == {"map": "map", "mrr_at_10": "mrr@10", "ndcg_at_10": "ndcg@10"}
+    assert SCORERS["classification"].mteb_score_keys == {
+        "accuracy": "accuracy", "f1_macro": "f1", "f1_weighted": "f1_weighted"}
+    assert SCORERS["likert"].mteb_score_keys is None
+
+
+# --- what the registry renders ---------------------------------------------------------------------------
+
+def test_the_formats_table_has_one_row_per_kind_from_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    html = render_to_string("tasks_app/_formats.html")
+    assert html.count("<tr><td>") == len(KINDS)
+    assert "<td>graded relevance</td>" in html
+    assert "<code>context,text</code> + one column per axis" in html
+    assert "<code>candidates</code>" in html
+    monkeypatch.setitem(KINDS, "span_selection", HalfDoneKind())
+    assert "<td>span selection</td>" in render_to_string("tasks_app/_formats.html")
+
+
+def test_each_payload_template_shows_the_payload_and_never_gold() -> None:
+    payload = {"query": "Q?", "instruction": None, "candidates": [{"id": "c1", "text": "first"}]}
+    html = render_to_string(KINDS["reranking"].payload_template, {"payload": payload})
+    assert '<code>c1</code> <span class="item-text" dir="auto">first</span>' in html
+    assert "relevant" not in html
+
+
+# --- the id + text lists of reranking and graded relevance share one reader --------------------------------
+
+@pytest.mark.parametrize(("kind", "field", "noun"), [("reranking", "candidates", "candidate"),
+                                                     ("graded_relevance", "documents", "document")])
+def test_id_text_lists_are_read_the_same_way(kind: str, field: str, noun: str) -> None:
+    config = Config(kind=kind)
+    base = {"query": "q"}
+    with pytest.raises(ValidationProblem) as problem:
+        get_kind(kind).parse_record({**base, field: [{"id": 1, "text": "a"}, {"id": "1", "text": "b"}]}, config)
+    assert (problem.value.field, problem.value.message) == (f"{field}[1].id", f"duplicate {noun} id '1'")
+    with pytest.raises(ValidationProblem, match=rf"^{field}\[0\]: must be an object with id and text$"):
+        get_kind(kind).parse_record({**base, field: ["a"]}, config)
+    with pytest.raises(ValidationProblem, match=rf"^{field}: must be a non-empty list$"):
+        get_kind(kind).parse_record({**base, field: []}, config)
