@@ -5,8 +5,9 @@ Pure like `metrics` (no Django): the Celery job loads annotations in one query, 
 team contract in DESIGN §2), and stores what `score_task` returns.
 
 Each kind's metrics are one scorer class (`kind_scorers`: the base class, categorical kinds and
-clustering; `rating_scorers`: the kinds with one number per unit), registered in `KINDS`;
-everything they share (counts, exclusions, bands, validity flag, sorting) lives here in `score_task`.
+clustering; `rating_scorers`: the kinds with one number per unit), registered in `KINDS` (agreement's
+per-kind registry, checked complete by tasks_app/kind_parts.py); everything they share (counts,
+exclusions, bands, validity flag, sorting) lives here in `score_task`.
 
 Scores are on a 0..1 scale (the HUME paper prints them ×100). Only annotators of kind "human"
 count toward agreement and the human score unless `include_llm=True`; every annotator, LLM or
@@ -38,12 +39,10 @@ from agreement.kind_scorers import (
     _mean,
 )
 from agreement.rating_scorers import GradedRelevanceScorer, LikertScorer, RerankingScorer, StsScorer
+from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]
 
-DEFAULT_SCALES: dict[str, tuple[float, float]] = {
-    "sts": (0.0, 5.0), "graded_relevance": (0.0, 10.0), "likert": (1.0, 7.0),
-}
 NO_HUMANS = "n/a: no human annotators"
 SCORE_SCALE = "0..1 (the HUME paper prints scores x100)"
 
@@ -89,8 +88,8 @@ def score_task(
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
     names = sorted({n for votes in answers.values() for n in votes}, key=str)
     kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
-    lo, hi = scale or DEFAULT_SCALES.get(kind, (0.0, 1.0))
-    if axes is None and kind == "likert":
+    lo, hi = scale or (TASK_KINDS[kind].default_scale or (0.0, 1.0))[:2]
+    if axes is None and TASK_KINDS[kind].needs_axes:
         given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
         axes = sorted({axis for value in given if value for axis in value})
     ctx = Context(

@@ -9,8 +9,9 @@ format (record fields, gold field, CSV columns), whether sampling stratifies by 
 judges' answers can be averaged, its MTEB task type and the template that shows its payload. The later
 apps register their own per-kind parts keyed by the kind's name (annotation: answer form, answer template,
 LLM prompt; agreement: scorer, main agreement metric, MTEB score keys, judge agreement) and
-`tasks_app/kind_parts.py` checks at startup and in tests that no kind lacks any part in any app. Adding a
-kind: docs/architecture-kinds.md.
+`tasks_app/kind_parts.py` checks that no kind lacks any part in any app (a Django system check, so
+runserver, migrate and `manage.py check` refuse an incomplete kind, and tests/test_kind_registry.py).
+Adding a kind: docs/architecture-kinds.md.
 
 Value formats (answers; gold uses the same format):
 - classification: a label string from the task's label set

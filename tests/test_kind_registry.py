@@ -158,7 +158,7 @@ def test_the_formats_table_has_one_row_per_kind_from_the_registry(monkeypatch: p
     assert html.count("<tr><td>") == len(KINDS)
     assert "<td>graded relevance</td>" in html
     assert "<code>context,text</code> + one column per axis" in html
-    assert "<code>candidates</code>" in html
+    assert "<code>candidates[{id,text,relevant}]</code> (or MTEB&#x27;s positive[] / negative[] lists" in html
     monkeypatch.setitem(KINDS, "span_selection", HalfDoneKind())
     assert "<td>span selection</td>" in render_to_string("tasks_app/_formats.html")
 
