@@ -84,11 +84,17 @@ def skip_unless_ci(reason: str) -> None:
 
 @pytest.fixture
 def start_worker(transactional_db: None) -> Iterator[Callable[..., subprocess.Popen]]:
-    """Start real `celery worker` processes on the test database; they are stopped after the test."""
+    """Start real `celery worker` processes on the test database; they are stopped after the test.
+
+    `report_pause`: the worker's report runs pause that many seconds after reading their answers
+    (tests/slow_report_worker_settings.py), so a test can watch or kill a run in progress."""
     started: list[subprocess.Popen] = []
 
-    def start(*extra_args: str, concurrency: int = 1) -> subprocess.Popen:
+    def start(*extra_args: str, concurrency: int = 1, report_pause: float | None = None) -> subprocess.Popen:
         env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": settings.REDIS_URL}
+        if report_pause is not None:
+            env |= {"DJANGO_SETTINGS_MODULE": "tests.slow_report_worker_settings",
+                    "HUME_TEST_REPORT_PAUSE": str(report_pause)}
         cmd = [sys.executable, "-m", "celery", "-A", "hume", "worker", "--loglevel=WARNING",
                f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
                *extra_args]

@@ -22,6 +22,7 @@ from agreement.results import leaderboard as lb
 from agreement.results.compare import build, export_rows, leaderboard_rows
 from agreement.results.importing import UploadLimit, import_upload, upload_too_large
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
+from agreement.results.project import queue_missing_reports
 from hume.roles import is_admin, is_researcher
 
 
@@ -98,14 +99,19 @@ class ImportResults(APIView):
 
 
 class Leaderboard(APIView):
-    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five)."""
+    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five).
+
+    Project humans come from stored reports only; a mapped task without one gets its first report queued
+    for a worker (as the pages do) and joins the rows once it is stored."""
 
     permission_classes = [IsAuthenticated & IsResearcherRole]
 
     @extend_schema(responses={200: LeaderboardRows})
     def get(self, request: Request) -> Response:
         languages = request.query_params.getlist("lang") or list(lb.HUME_LANGUAGES)
-        rows = leaderboard_rows(build(), languages)
+        comparison = build()
+        queue_missing_reports(comparison)  # a broker error is recorded on the report row
+        rows = leaderboard_rows(comparison, languages)
         return Response({"languages": languages, "rows": export_rows(rows)})
 
 

@@ -12,9 +12,8 @@ ARABIC = "الخدمة في هذا المطعم ممتازة"
 
 
 def test_recompute_shows_progress_then_the_new_report(start_worker, logged_in_page, live_server, dave,
-                                                       monkeypatch, screenshot) -> None:
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "3")  # the worker holds the run long enough to be seen
-    start_worker()
+                                                       screenshot) -> None:
+    start_worker(report_pause=3)  # the worker holds the run long enough to be seen
     records = [{"text": ARABIC, "label": "pos"}, {"text": "x", "label": "neg"}]
     task = build_task("classification", "Sentiment-ar", records, labels=["neg", "pos"], language="ara-Arab")
     import_answers(task, answers_from_columns({"layla": ["pos", "neg"], "omar": ["pos", "pos"]}))
