@@ -17,8 +17,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
-from annotation.models import Annotator, AnnotatorLanguage
-from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+from annotation.annotators import create_annotator
+from annotation.models import Annotator
+from hume.roles import ADMIN, RESEARCHER, ensure_role_groups
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
@@ -32,10 +33,7 @@ def make_user(username: str, role: str) -> User:
 
 
 def make_annotator(username: str, languages: dict[str, str], kind: str = "human") -> Annotator:
-    annotator = Annotator.objects.create(user=make_user(username, ANNOTATOR), kind=kind)
-    for language, proficiency in languages.items():
-        AnnotatorLanguage.objects.create(annotator=annotator, language=language, proficiency=proficiency)
-    return annotator
+    return create_annotator(username, kind=kind, password=PASSWORD, languages=languages)
 
 
 @pytest.fixture

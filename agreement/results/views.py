@@ -211,7 +211,8 @@ def task_detail(request: HttpRequest, task: str) -> HttpResponse:
     if task not in {score.task for score in comparison.scores} | {row["mteb_task_name"] for row in comparison.mappings}:
         raise Http404("No imported or project scores for this MTEB task.")
     context: dict[str, Any] = {"selection": selection, "comparison": comparison, "task": task,
-                               "short_task": lb.short_task_name(task), "kind": comparison.kinds.get(task), "mappings": _task_mappings(comparison, task),
+                               "short_task": lb.short_task_name(task), "kind": comparison.kinds.get(task),
+                               "mappings": _task_mappings(comparison, task),
                                "comparison_llms": comparison.names("llm")}
     if selection.human:
         rows = rc.per_task_rows(comparison, selection.human, selection.languages, against=("model", "llm"))
