@@ -88,7 +88,9 @@ def queue_missing_reports(comparison: Comparison) -> list[str]:
     (broker down), which the report rows record too."""
     errors = []
     for pending in comparison.pending:
-        if pending.status is None:  # queued, running or failed: its report page says why, offers "recompute"
+        # Only a report never asked for: a queued or running one is under way, and a failed one waits for
+        # a researcher on its report page (which says why and offers "recompute"), not for every page view.
+        if pending.status is None:
             try:
                 request_first_report(pending.task_id)
             except ReportQueueError as exc:
