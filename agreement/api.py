@@ -11,23 +11,15 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agreement.exports import PART_KEYS, TOP_KEYS, ordered
 from agreement.models import Report
 from agreement.reports import ReportQueueError, request_report
-from hume.roles import is_researcher
+from hume.roles import IsResearcher
 from tasks_app.models import Task
-
-
-class IsResearcher(BasePermission):
-    message = "Reports are for researchers and admins."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return is_researcher(request.user)
-
 
 STATE_FIELDS = ("status", "stage", "progress", "error", "requested_at", "started_at", "finished_at",
                 "computed_at", "computed_in", "answers_digest", "inputs_digest", "attempts", "computations")

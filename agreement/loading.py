@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -273,11 +272,3 @@ def inputs_digest(task: Task, answers: str, gold: str, placements: str) -> str:
     payload = json.dumps([REPORT_FORMAT_VERSION, answers, gold, placements, task_settings(task)],
                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def test_delay_seconds() -> float:
-    """HUME_REPORT_TEST_DELAY: seconds a claimed run waits after loading, so tests can kill it mid-run."""
-    try:
-        return max(0.0, float(os.environ.get("HUME_REPORT_TEST_DELAY", "0") or 0))
-    except ValueError:
-        return 0.0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -208,6 +207,19 @@ def request_report(task_id: int, *, countdown: float = 0) -> Report:
     return report
 
 
+def request_first_report(task_id: int) -> bool:
+    """Queue the task's first report, unless one was ever asked for (a page found none stored); True if queued.
+
+    The Report row created here is the lock: of pages opened at once, one creates it and sends one job
+    (after commit); the others find it and only show its state.
+    """
+    _, created = Report.objects.get_or_create(
+        task_id=task_id, defaults={"requested_at": timezone.now(), "status": Status.QUEUED, "stage": "queued"})
+    if created:
+        transaction.on_commit(lambda: enqueue(task_id))
+    return created
+
+
 def enqueue(task_id: int, *, countdown: float = 0) -> None:
     """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
     from agreement.tasks import compute_report
@@ -267,9 +279,6 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
             with gc_paused():
                 loaded = loading.load_answers(task)
         progress("answers read", 25)  # an answer committed from now on is left to the next run
-        delay = loading.test_delay_seconds()
-        if delay:  # tests only: hold the run between reading the answers and storing the result
-            time.sleep(delay)
         if fresh_result_exists(task_id, loaded):
             return finish(task_id, token, None, loaded, computed_in)
         with gc_paused():

@@ -1,10 +1,10 @@
 """One access helper per object type: every view (HTML and API) reaches batches, items, annotators,
 assignments and annotations only through these, so "who may see what" is decided in one place.
 
-Rules: admins manage everything; researchers read everything but never act as an annotator; an annotator
-reaches only their own profile, the batches they are assigned to, the items handed to them and their own
-answers. Someone else's object answers 404 (its id reveals nothing), an object a user may read but not
-change answers 403.
+Rules (roles from hume.roles): admins manage everything; researchers read everything but never act as an
+annotator; an annotator reaches only their own profile, the batches they are assigned to, the items handed to
+them and their own answers. Someone else's object answers 404 (its id reveals nothing), an object a user may
+read but not change answers 403.
 """
 from __future__ import annotations
 
@@ -17,29 +17,10 @@ from django.utils import timezone
 
 from annotation import rawsql
 from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
-from hume.roles import ADMIN, RESEARCHER
+from hume.roles import is_admin, is_researcher
 from tasks_app.models import Item, Task
 
 User = AbstractBaseUser | AnonymousUser
-
-
-def roles_of(user: User) -> frozenset[str]:
-    """The user's role groups, read once per request (cached on the user object): the loop asks on every call."""
-    cached = getattr(user, "_hume_roles", None)
-    if cached is None:
-        if not user.is_authenticated:
-            cached = frozenset()
-        elif user.is_superuser:
-            cached = frozenset({ADMIN, RESEARCHER})
-        else:
-            cached = frozenset(user.groups.values_list("name", flat=True))
-        user._hume_roles = cached
-    return cached
-
-
-def manages(user: User) -> bool:
-    """Admins manage studies (same rule as roles.is_admin)."""
-    return ADMIN in roles_of(user)
 
 
 def annotator_of(user: User) -> Annotator | None:
@@ -50,11 +31,6 @@ def annotator_of(user: User) -> Annotator | None:
         return user.annotator
     except Annotator.DoesNotExist:
         return None
-
-
-def reads_everything(user: User) -> bool:
-    """Researchers and admins read everything (same rule as roles.is_researcher)."""
-    return bool(roles_of(user) & {ADMIN, RESEARCHER})
 
 
 def _first(queryset: QuerySet, pk: int | str, *, field: str = "pk"):
@@ -76,7 +52,7 @@ def _found(queryset: QuerySet, pk: int | str):
 
 def visible_batches(user: User) -> QuerySet[Batch]:
     batches = Batch.objects.select_related("task")
-    if reads_everything(user):
+    if is_researcher(user):
         return batches
     annotator = annotator_of(user)
     if annotator is None:
@@ -92,7 +68,7 @@ def get_batch_for(user: User, batch_id: int | str) -> Batch:
 def get_batch_to_manage(user: User, batch_id: int | str) -> Batch:
     """A batch the user may change (admins only): 403 for researchers who can read it, 404 for others."""
     batch = get_batch_for(user, batch_id)
-    if not manages(user):
+    if not is_admin(user):
         raise PermissionDenied("Only admins manage batches.")
     return batch
 
@@ -164,7 +140,7 @@ def visible_items(user: User, batch: Batch) -> QuerySet[Item]:
     """Items of a batch the user may see: all for readers of everything; for an annotator only the items
     handed to them (a live lease) or already answered by them. Never carries gold (it is another table)."""
     items = Item.objects.filter(batch_items__batch=batch).select_related("task")
-    if reads_everything(user):
+    if is_researcher(user):
         return items
     annotator = annotator_of(user)
     if annotator is None:
@@ -184,7 +160,7 @@ def get_batch_item_for(user: User, batch: Batch, item_id: int | str) -> Item:
 
 def visible_annotators(user: User) -> QuerySet[Annotator]:
     annotators = Annotator.objects.select_related("user").prefetch_related("languages")
-    if reads_everything(user):
+    if is_researcher(user):
         return annotators
     annotator = annotator_of(user)
     return annotators.filter(pk=annotator.pk) if annotator else annotators.none()
@@ -197,7 +173,7 @@ def get_annotator_for(user: User, annotator_id: int | str) -> Annotator:
 
 def get_annotator_to_manage(user: User, annotator_id: int | str) -> Annotator:
     annotator = get_annotator_for(user, annotator_id)
-    if not manages(user):
+    if not is_admin(user):
         raise PermissionDenied("Only admins manage annotators.")
     return annotator
 
@@ -206,7 +182,7 @@ def get_annotator_to_manage(user: User, annotator_id: int | str) -> Annotator:
 
 def visible_assignments(user: User) -> QuerySet[BatchAssignee]:
     assignments = BatchAssignee.objects.select_related("batch", "batch__task", "annotator__user")
-    if reads_everything(user):
+    if is_researcher(user):
         return assignments
     annotator = annotator_of(user)
     return assignments.filter(annotator=annotator) if annotator else assignments.none()
@@ -218,7 +194,7 @@ def get_assignment_for(user: User, assignment_id: int | str) -> BatchAssignee:
 
 def get_assignment_to_manage(user: User, assignment_id: int | str) -> BatchAssignee:
     assignment = get_assignment_for(user, assignment_id)
-    if not manages(user):
+    if not is_admin(user):
         raise PermissionDenied("Only admins change who is assigned to a batch.")
     return assignment
 
@@ -227,7 +203,7 @@ def get_assignment_to_manage(user: User, assignment_id: int | str) -> BatchAssig
 
 def visible_annotations(user: User) -> QuerySet[Annotation]:
     annotations = Annotation.objects.select_related("item", "batch", "annotator__user")
-    if reads_everything(user):
+    if is_researcher(user):
         return annotations
     annotator = annotator_of(user)
     return annotations.filter(annotator=annotator) if annotator else annotations.none()

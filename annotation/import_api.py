@@ -1,7 +1,7 @@
 """POST /api/v1/annotations/import/ (admins): the same annotation import as `manage.py import_annotations`."""
 from __future__ import annotations
 
-from pathlib import PurePath
+from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -11,10 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.importing import import_annotations
-from tasks_app.api import IsProjectAdmin
-from tasks_app.importing import ImportFailed
+from hume.roles import IsAdmin
+from tasks_app.api import upload_response
 from tasks_app.models import Task
-from tasks_app.serializers import ImportErrorsSerializer, serializer_problems
+from tasks_app.serializers import ImportErrorsSerializer
 
 
 class AnnotationImportRequestSerializer(serializers.Serializer):
@@ -50,16 +50,9 @@ class AnnotationImportSummarySerializer(serializers.Serializer):
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])
-@permission_classes([IsProjectAdmin])
+@permission_classes([IsAdmin])
 def import_annotations_view(request: Request) -> Response:
-    serializer = AnnotationImportRequestSerializer(data=request.data)
-    upload = request.FILES.get("file")
-    filename = PurePath(upload.name).name if upload else ""
-    if not serializer.is_valid():
-        return Response({"errors": serializer_problems(serializer.errors, filename)}, status=400)
-    data = serializer.validated_data
-    try:
-        summary = import_annotations(data["file"], filename, data["task"], replace=data["replace"])
-    except ImportFailed as failed:
-        return Response({"errors": [p.as_dict() for p in failed.problems]}, status=400)
-    return Response(summary.as_dict(), status=201)
+    def run(data: dict[str, Any], filename: str) -> Any:
+        return import_annotations(data["file"], filename, data["task"], replace=data["replace"])
+
+    return upload_response(request, AnnotationImportRequestSerializer, run)

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.annotators import create_annotator
 from annotation.assignment import recount_answers
-from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch
+from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
 from annotation.signals import annotations_imported
-from hume.roles import ANNOTATOR
 from tasks_app.importing import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
 from tasks_app.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task
@@ -221,10 +221,7 @@ class AnnotationWriter:
         return annotator
 
     def _create_annotator(self, row: Row) -> Annotator:
-        user = User.objects.create_user(username=row.annotator)  # no password given: unusable
-        user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-        annotator = Annotator.objects.create(user=user, kind=row.annotator_kind)
-        AnnotatorLanguage.objects.create(annotator=annotator, language=self.task.language)
+        annotator = create_annotator(row.annotator, kind=row.annotator_kind, languages={self.task.language: None})
         self.created.append(row.annotator)
         return annotator
 

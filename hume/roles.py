@@ -1,12 +1,21 @@
-"""The three roles as groups: annotators label, admins manage studies, researchers read everything."""
+"""The three roles as groups, and the one place that says who has which: annotators label, admins manage
+studies, researchers read everything (an admin is also a researcher; a superuser is both).
+
+Every check — page views, access helpers, DRF permissions — goes through `roles_of`, which reads the user's
+groups once and keeps them on the user object (one query per request: the annotator loop asks on every
+call). The API composes `IsAdmin` and `IsResearcher` with DRF's `&` and `|`.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 
 ANNOTATOR, ADMIN, RESEARCHER = "annotator", "admin", "researcher"
 PROJECT_APPS = ("tasks_app", "annotation", "agreement")
+User = AbstractBaseUser | AnonymousUser
 
 
 def ensure_role_groups(**kwargs: Any) -> None:
@@ -19,18 +28,47 @@ def ensure_role_groups(**kwargs: Any) -> None:
     researcher.permissions.set(project_perms.filter(codename__startswith="view_"))
 
 
-def has_role(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
-    if not user.is_authenticated:
-        return False
-    if user.is_superuser:
-        return role in (ADMIN, RESEARCHER)
-    return user.groups.filter(name=role).exists()
+def roles_of(user: User) -> frozenset[str]:
+    """The user's role groups, read once per user object (so once per request) and cached on it."""
+    cached = getattr(user, "_hume_roles", None)
+    if cached is None:
+        if not user.is_authenticated:
+            cached = frozenset()
+        elif user.is_superuser:
+            cached = frozenset({ADMIN, RESEARCHER})
+        else:
+            cached = frozenset(user.groups.values_list("name", flat=True))
+        user._hume_roles = cached
+    return cached
 
 
-def is_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return has_role(user, ADMIN)
+def has_role(user: User, role: str) -> bool:
+    return role in roles_of(user)
 
 
-def is_researcher(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_admin(user: User) -> bool:
+    """Admins manage studies: import, batches, annotators, LLM runs."""
+    return ADMIN in roles_of(user)
+
+
+def is_researcher(user: User) -> bool:
     """Researchers and admins may read reports and everything else, but never annotate as someone else."""
-    return has_role(user, RESEARCHER) or has_role(user, ADMIN)
+    return bool(roles_of(user) & {ADMIN, RESEARCHER})
+
+
+class IsAdmin(BasePermission):
+    """DRF: admins only (which implies authenticated)."""
+
+    message = "Only admins may do this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_admin(request.user)
+
+
+class IsResearcher(BasePermission):
+    """DRF: researchers and admins (which implies authenticated)."""
+
+    message = "Only researchers and admins may read this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_researcher(request.user)

@@ -1,4 +1,5 @@
-"""URL routes: each app owns its own urls module; the API lives under /api/v1/."""
+"""URL routes: each app owns its own urls module (included by name: the settings package imports no app);
+the API lives under /api/v1/."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -8,7 +9,7 @@ from . import views
 
 urlpatterns = [
     path("api/v1/", include("hume.api_urls")),  # first: the annotator loop's API is the busiest route
-    path("", views.home, name="home"),
+    path("", include("annotation.home")),  # the start page, named "home"
     path("healthz/", views.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -11,8 +11,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
-from .forms import TaskImportForm
-from .importing import ImportFailed, ImportProblem, import_upload
+from .forms import attempt_import
 from .models import Item, ItemGold, Task
 
 
@@ -31,20 +30,13 @@ class TaskAdmin(admin.ModelAdmin):
         """Upload a dataset from the admin; same form, same import function as the task pages and the API."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = TaskImportForm(request.POST or None, request.FILES or None)
-        problems: list[ImportProblem] = []
-        if request.method == "POST" and form.is_valid():
-            try:
-                summary = import_upload(form.cleaned_data["file"], form.options())
-            except ImportFailed as failed:
-                problems = failed.problems
-            else:
-                self.message_user(request, "; ".join(summary.lines()), messages.SUCCESS)
-                return redirect("admin:tasks_app_task_change", summary.task_id)
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                   "problems": problems, "title": "Import a dataset"}
-        return TemplateResponse(request, "admin/tasks_app/task/import_form.html", context,
-                                status=400 if problems or form.errors else 200)
+        attempt = attempt_import(request)
+        if attempt.summary is not None:
+            self.message_user(request, "; ".join(attempt.summary.lines()), messages.SUCCESS)
+            return redirect("admin:tasks_app_task_change", attempt.summary.task_id)
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": attempt.form,
+                   "problems": attempt.problems, "title": "Import a dataset"}
+        return TemplateResponse(request, "admin/tasks_app/task/import_form.html", context, status=attempt.status)
 
 
 class ItemGoldInline(admin.StackedInline):

@@ -1,19 +1,22 @@
 """The task API: read tasks (scoped to the requesting user) and import datasets (admins)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePath
+from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework.decorators import api_view, parser_classes, permission_classes
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
+from rest_framework.serializers import Serializer
 from rest_framework.viewsets import ReadOnlyModelViewSet
 
-from .access import may_import, visible_tasks, with_counts
+from hume.roles import IsAdmin
+
+from .access import visible_tasks, with_counts
 from .importing import ImportFailed, import_upload
 from .models import Task
 from .serializers import (
@@ -23,15 +26,6 @@ from .serializers import (
     TaskSerializer,
     serializer_problems,
 )
-
-
-class IsProjectAdmin(BasePermission):
-    """Admins (hume.roles) only, which implies authenticated; shared by every import endpoint."""
-
-    message = "Only admins may import."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return may_import(request.user)
 
 
 @extend_schema_view(
@@ -56,16 +50,25 @@ class TaskViewSet(ReadOnlyModelViewSet):
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])
-@permission_classes([IsProjectAdmin])
+@permission_classes([IsAdmin])
 def import_dataset(request: Request) -> Response:
-    serializer = TaskImportRequestSerializer(data=request.data)
+    def run(options: dict[str, Any], filename: str) -> Any:
+        return import_upload(options.pop("file"), options)
+
+    return upload_response(request, TaskImportRequestSerializer, run)
+
+
+def upload_response(request: Request, serializer_class: type[Serializer],
+                    run: Callable[[dict[str, Any], str], Any]) -> Response:
+    """What every import endpoint answers: 400 with each problem (naming the uploaded file, line and field)
+    for a bad request or a bad file, else 201 with the summary of `run(validated data, file name)`."""
+    serializer = serializer_class(data=request.data)
     upload = request.FILES.get("file")
     filename = PurePath(upload.name).name if upload else ""
     if not serializer.is_valid():
         return Response({"errors": serializer_problems(serializer.errors, filename)}, status=400)
-    options = dict(serializer.validated_data)
     try:
-        summary = import_upload(options.pop("file"), options)
+        summary = run(dict(serializer.validated_data), filename)
     except ImportFailed as failed:
-        return Response({"errors": [p.as_dict() for p in failed.problems]}, status=400)
+        return Response({"errors": [problem.as_dict() for problem in failed.problems]}, status=400)
     return Response(summary.as_dict(), status=201)

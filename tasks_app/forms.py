@@ -1,10 +1,13 @@
 """The upload form: the CLI's options as fields; parse_options does the real validation for all three entry points."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from django import forms
+from django.http import HttpRequest
 
+from .importing import ImportFailed, ImportProblem, ImportSummary, import_upload
 from .kinds import KIND_CHOICES
 
 
@@ -42,3 +45,30 @@ class TaskImportForm(forms.Form):
         if self.cleaned_data.get("instructions_file"):
             data["instructions"] = self.cleaned_data["instructions_file"]
         return data
+
+
+@dataclass
+class ImportAttempt:
+    """The upload form after a request, with what the import said: its problems (file, line, field) or,
+    when it succeeded, its summary."""
+
+    form: TaskImportForm
+    problems: list[ImportProblem] = field(default_factory=list)
+    summary: ImportSummary | None = None
+
+    @property
+    def status(self) -> int:
+        """The status code of the page that shows the form again: 400 after a refused upload."""
+        return 400 if self.problems or self.form.errors else 200
+
+
+def attempt_import(request: HttpRequest) -> ImportAttempt:
+    """Bind the upload form and, on a valid POST, import the file: the task page and the Django admin's
+    import page both answer with this (the API validates with its serializer, then the same import_upload)."""
+    attempt = ImportAttempt(TaskImportForm(request.POST or None, request.FILES or None))
+    if request.method == "POST" and attempt.form.is_valid():
+        try:
+            attempt.summary = import_upload(attempt.form.cleaned_data["file"], attempt.form.options())
+        except ImportFailed as failed:
+            attempt.problems = failed.problems
+    return attempt

@@ -14,8 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 from hume.roles import is_researcher
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
-from .forms import TaskImportForm
-from .importing import ImportFailed, ImportProblem, import_upload
+from .forms import attempt_import
 from .models import Item, Task
 
 PREVIEW_PAGE = 20
@@ -56,16 +55,10 @@ def task_import(request: HttpRequest) -> HttpResponse:
     """Upload a dataset: the same import as `manage.py import_task`; errors name file, line and field."""
     if not may_import(request.user):
         raise PermissionDenied("Only admins import datasets.")
-    form = TaskImportForm(request.POST or None, request.FILES or None)
-    problems: list[ImportProblem] = []
-    if request.method == "POST" and form.is_valid():
-        try:
-            summary = import_upload(form.cleaned_data["file"], form.options())
-        except ImportFailed as failed:
-            problems = failed.problems
-        else:
-            for line in summary.lines():
-                messages.success(request, line)
-            return redirect("tasks_app:detail", task_id=summary.task_id)
-    status = 400 if problems or form.errors else 200
-    return render(request, "tasks_app/task_import.html", {"form": form, "problems": problems}, status=status)
+    attempt = attempt_import(request)
+    if attempt.summary is not None:
+        for line in attempt.summary.lines():
+            messages.success(request, line)
+        return redirect("tasks_app:detail", task_id=attempt.summary.task_id)
+    return render(request, "tasks_app/task_import.html", {"form": attempt.form, "problems": attempt.problems},
+                  status=attempt.status)

@@ -17,8 +17,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
-from annotation.models import Annotator, AnnotatorLanguage
-from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+from annotation.annotators import create_annotator
+from annotation.models import Annotator
+from hume.roles import ADMIN, RESEARCHER, ensure_role_groups
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
@@ -32,10 +33,7 @@ def make_user(username: str, role: str) -> User:
 
 
 def make_annotator(username: str, languages: dict[str, str], kind: str = "human") -> Annotator:
-    annotator = Annotator.objects.create(user=make_user(username, ANNOTATOR), kind=kind)
-    for language, proficiency in languages.items():
-        AnnotatorLanguage.objects.create(annotator=annotator, language=language, proficiency=proficiency)
-    return annotator
+    return create_annotator(username, kind=kind, password=PASSWORD, languages=languages)
 
 
 @pytest.fixture
@@ -84,11 +82,17 @@ def skip_unless_ci(reason: str) -> None:
 
 @pytest.fixture
 def start_worker(transactional_db: None) -> Iterator[Callable[..., subprocess.Popen]]:
-    """Start real `celery worker` processes on the test database; they are stopped after the test."""
+    """Start real `celery worker` processes on the test database; they are stopped after the test.
+
+    `report_pause`: the worker's report runs pause that many seconds after reading their answers
+    (tests/slow_report_worker_settings.py), so a test can watch or kill a run in progress."""
     started: list[subprocess.Popen] = []
 
-    def start(*extra_args: str, concurrency: int = 1) -> subprocess.Popen:
+    def start(*extra_args: str, concurrency: int = 1, report_pause: float | None = None) -> subprocess.Popen:
         env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": settings.REDIS_URL}
+        if report_pause is not None:
+            env |= {"DJANGO_SETTINGS_MODULE": "tests.slow_report_worker_settings",
+                    "HUME_TEST_REPORT_PAUSE": str(report_pause)}
         cmd = [sys.executable, "-m", "celery", "-A", "hume", "worker", "--loglevel=WARNING",
                f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
                *extra_args]

@@ -16,13 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
 from agreement.models import Report
 from agreement.reports import request_report
+from annotation.annotators import create_annotator
 from annotation.models import Annotation, Annotator, Batch
-from hume.roles import ANNOTATOR, ensure_role_groups
 from tasks_app.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
 
@@ -61,10 +60,7 @@ def import_study(folder: Path, kind: str, name: str, records: Sequence[dict[str,
 def annotator_named(name: str, kind: str = "human") -> Annotator:
     annotator = Annotator.objects.filter(user__username=name).first()
     if annotator is None:
-        ensure_role_groups()
-        user = User.objects.create_user(username=name)  # no password: hashing one costs ~0.5 s
-        user.groups.add(Group.objects.get(name=ANNOTATOR))
-        annotator = Annotator.objects.create(user=user, kind=kind)
+        annotator = create_annotator(name, kind=kind)  # no password: hashing one costs ~0.5 s
     return annotator
 
 

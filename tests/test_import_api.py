@@ -70,7 +70,7 @@ def test_only_admins_may_import(client: Client, alice, dave) -> None:
                                                          "kind": "classification", "language": "eng-Latn",
                                                          "labels": "x"})
         assert response.status_code == 403
-        assert response.json() == {"detail": "Only admins may import."}
+        assert response.json() == {"detail": "Only admins may do this."}
     assert counts() == before
 
 

@@ -88,10 +88,9 @@ def test_submitted_answers_are_reported_automatically_by_the_worker(start_worker
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_an_answer_arriving_during_a_run_leads_to_one_more_run(start_worker, settings, monkeypatch) -> None:
+def test_an_answer_arriving_during_a_run_leads_to_one_more_run(start_worker, settings) -> None:
     settings.REPORT_DEBOUNCE_SECONDS = 0.6
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "3")
-    start_worker()
+    start_worker(report_pause=3)
     task = fresh_task("changed-meanwhile", 2)
     first, second = task.items.all()
     Annotation.objects.create(item=first, annotator=annotator_named("erin"), value="a")

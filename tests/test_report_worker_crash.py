@@ -1,7 +1,7 @@
 """No report is lost or stored twice: workers killed mid-run, and the same job delivered twice at once.
 
-Real workers on the test database; HUME_REPORT_TEST_DELAY makes a claimed run sleep so it can be caught
-mid-run.
+Real workers on the test database; `start_worker(report_pause=...)` runs a worker whose claimed runs pause
+after reading their answers (tests/slow_report_worker_settings.py), so they can be caught mid-run.
 """
 from __future__ import annotations
 
@@ -53,15 +53,13 @@ def children_of(pid: int) -> list[int]:
 
 def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker, monkeypatch) -> None:
     task = small_task("killed-worker")
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "120")
-    doomed = start_worker()
+    doomed = start_worker(report_pause=120)
     request_report(task.pk)
     running = wait_until_running(task)
 
     os.killpg(doomed.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
     doomed.wait(timeout=30)
     assert Report.objects.get(task=task).status == Report.Status.RUNNING
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "0")
     monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.report_worker_settings")
     start_worker()
     report = wait_for_report(task, timeout=120)
@@ -73,11 +71,10 @@ def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker, m
     assert cli_report(task)["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
 
 
-def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker, monkeypatch) -> None:
+def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker) -> None:
     """acks_late + reject_on_worker_lost: the worker requeues the message of a pool process that died."""
     task = small_task("killed-pool-process")
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "4")
-    worker = start_worker()
+    worker = start_worker(report_pause=4)
     request_report(task.pk)
     wait_until_running(task)
 
@@ -90,10 +87,9 @@ def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker, m
     assert report.result["agreement"]["percent_agreement"] == pytest.approx(5 / 6)
 
 
-def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_worker, monkeypatch) -> None:
+def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_worker) -> None:
     task = small_task("duplicated")
-    monkeypatch.setenv("HUME_REPORT_TEST_DELAY", "3")
-    start_worker(concurrency=2)
+    start_worker(concurrency=2, report_pause=3)
     Report.objects.create(task=task, status=Report.Status.QUEUED)
 
     first, second = compute_report.delay(task.pk), compute_report.delay(task.pk)

@@ -1,7 +1,8 @@
 """This project's humans and LLM annotators beside imported models: mapping, scores, CI, Spearman (HUME §4.4).
 
 Three English classification tasks are mapped to HUME's MTEB tasks; alice (and erin on one task) answer
-them, and an LLM annotator answers the same items. An imported model scores 0.9 everywhere.
+them, and an LLM annotator answers the same items. An imported model scores 0.9 everywhere. The comparison
+reads stored reports only: the fixture stores them with the worker's own code (reports.report_in_process).
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from agreement.models import Report
+from agreement.reports import report_in_process
 from agreement.results.compare import PROJECT_HUMANS, build, leaderboard_rows, llm_correlations, per_task_rows
 from annotation.models import Annotation, Batch
 from tasks_app.models import Item, ItemGold, Task
@@ -35,6 +38,12 @@ def make_task(name: str, mteb: str, gold: list[str], language: str = "eng-Latn",
 def answer(task: Task, annotator, labels: str, batch: Batch | None = None) -> None:
     for item, label in zip(task.items.order_by("position"), labels, strict=True):
         Annotation.objects.create(item=item, annotator=annotator, value=label, batch=batch)
+
+
+def store_reports() -> None:
+    """What the workers do after answers come in: compute and store each task's report."""
+    for task in Task.objects.all():
+        report_in_process(task)
 
 
 def import_model(tmp_path: Path, score: float = 0.9) -> None:
@@ -60,6 +69,7 @@ def study(db, alice, tmp_path):
         answer(task, llm, machine)
     answer(tasks[0], erin, "aaabb")  # erin disagrees on two items: kappa is defined, majority stays "a"
     import_model(tmp_path)
+    store_reports()
     return tasks
 
 
@@ -103,6 +113,7 @@ def test_a_batch_in_another_language_is_its_own_subset(study, bob):
     task = make_task("sentiment", "HUMEMultilingualSentimentClassification", ["a", "a", "b", "b"], subset="eng")
     arabic = Batch.objects.create(task=task, name="arabic", language="ara-Arab")
     answer(task, bob, "aabb", batch=arabic)
+    store_reports()
     rows = {(row["task"], row["language"]): row
             for row in per_task_rows(build(), PROJECT_HUMANS, ["eng-Latn", "ara-Arab"])}
     arabic_row = rows[("HUMEMultilingualSentimentClassification", "ara-Arab")]
@@ -151,23 +162,31 @@ def test_admins_edit_the_mapping_and_researchers_only_read_it(study, carol, dave
 def test_two_tasks_on_the_same_subset_keep_the_first_and_say_so(study):
     twin = make_task("twin", "HUMEEmotionClassification", ["a"])
     answer(twin, Annotation.objects.first().annotator, "b")
+    store_reports()
     comparison = build()
     assert comparison.warnings == [
         "twin also maps to HUMEEmotionClassification (eng-Latn); only task 0 counts."]
 
 
 def test_the_agreement_engines_stored_report_is_what_the_comparison_reads(study):
-    from agreement.loading import load_answers
-    from agreement.models import Report
-    from agreement.reports import build_report
-
     task = study[1]
-    stored = build_report(task, load_answers(task))
+    stored = Report.objects.get(task=task).result
     stored["by_language"][0]["human"]["main_score"] = 0.42  # marks the stored document as the one read
-    Report.objects.create(task=task, status=Report.Status.DONE, result=stored)
+    Report.objects.filter(task=task).update(result=stored)
     comparison = build()
     rows = {row["task"]: row for row in per_task_rows(comparison, PROJECT_HUMANS, ["eng-Latn"])}
     assert rows["HUMEToxicConversationsClassification"]["human"] == 0.42
-    origins = {row["task"]: row["origin"] for row in comparison.mappings}
-    assert origins == {"task 0": "computed on request (no stored report yet)", "task 1": "stored report",
-                       "task 2": "computed on request (no stored report yet)"}
+    assert {row["origin"] for row in comparison.mappings} == {"stored report"}
+
+
+def test_a_task_without_a_stored_report_is_pending_and_never_scored_while_building(study, bob):
+    task = make_task("late", "HUMEMultilingualSentimentClassification", ["a", "b"], subset="eng")
+    answer(task, bob, "ab")
+    comparison = build()
+    (pending,) = comparison.pending
+    assert (pending.task, pending.status, pending.in_progress) == ("late", None, True)
+    assert [row["origin"] for row in comparison.mappings if row["task"] == "late"] == [
+        "no stored report yet: being computed"]
+    assert not Report.objects.filter(task=task).exists()  # building reads; only a page queues the report
+    assert "HUMEMultilingualSentimentClassification" not in {score.task for score in comparison.scores
+                                                              if score.name == PROJECT_HUMANS}

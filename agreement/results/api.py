@@ -13,7 +13,7 @@ from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,21 +22,8 @@ from agreement.results import leaderboard as lb
 from agreement.results.compare import build, export_rows, leaderboard_rows
 from agreement.results.importing import UploadLimit, import_upload, upload_too_large
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
-from hume.roles import is_admin, is_researcher
-
-
-class IsAdminRole(BasePermission):
-    message = "Only admins may import results."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return is_admin(request.user)
-
-
-class IsResearcherRole(BasePermission):
-    message = "Model comparisons are for researchers and admins."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return is_researcher(request.user)
+from agreement.results.project import queue_missing_reports
+from hume.roles import IsAdmin, IsResearcher
 
 
 class ImportRequest(serializers.Serializer):
@@ -68,7 +55,7 @@ class LeaderboardRows(serializers.Serializer):
 class ImportResults(APIView):
     """Import an archive (.zip / .tar.gz of <org__model>/<revision>/<Task>.json) or one TaskResult .json."""
 
-    permission_classes = [IsAuthenticated & IsAdminRole]
+    permission_classes = [IsAuthenticated & IsAdmin]
     parser_classes = [MultiPartParser]
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
@@ -98,14 +85,19 @@ class ImportResults(APIView):
 
 
 class Leaderboard(APIView):
-    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five)."""
+    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five).
 
-    permission_classes = [IsAuthenticated & IsResearcherRole]
+    Project humans come from stored reports only; a mapped task without one gets its first report queued
+    for a worker (as the pages do) and joins the rows once it is stored."""
+
+    permission_classes = [IsAuthenticated & IsResearcher]
 
     @extend_schema(responses={200: LeaderboardRows})
     def get(self, request: Request) -> Response:
         languages = request.query_params.getlist("lang") or list(lb.HUME_LANGUAGES)
-        rows = leaderboard_rows(build(), languages)
+        comparison = build()
+        queue_missing_reports(comparison)  # a broker error is recorded on the report row
+        rows = leaderboard_rows(comparison, languages)
         return Response({"languages": languages, "rows": export_rows(rows)})
 
 

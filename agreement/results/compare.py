@@ -6,8 +6,8 @@ turns the database into the inputs of ``agreement/leaderboard.py`` (pure math, c
 * **models** — each imported model's current revision (or the one a ``rev`` query parameter picks);
 * **human reference** — an imported ``baseline/Human``; its CI per subset is derived from its own
   files by :func:`reference_intervals` (rules below);
-* **this project's humans** — the agreement report of every project Task mapped to an MTEB task
-  (``Task.mteb_task_name``), one subset per language of its batches;
+* **this project's humans** — the stored agreement report of every project Task mapped to an MTEB task
+  (``Task.mteb_task_name``), one subset per language of its batches (a task without one is ``pending``);
 * **LLM annotators** — the report's ``annotators`` of kind ``llm``, each its own row (HUME §3.6, §4.4).
 
 Subsets are matched by (MTEB task, language) as in the pure layer, never by ``hf_subset`` spelling.
@@ -61,6 +61,35 @@ class HumanSubset:
 
 
 @dataclass(frozen=True)
+class PendingReport:
+    """A mapped project task with answers but no stored report yet, and the state of its report job."""
+
+    task_id: int
+    task: str
+    status: str | None = None  # None: never asked for
+    stage: str = ""
+    progress: int = 0
+    error: str = ""
+
+    @classmethod
+    def of(cls, task: Any, report: Any | None) -> PendingReport:
+        """From a Task and its agreement Report row (or None)."""
+        if report is None:
+            return cls(task.pk, task.name)
+        return cls(task.pk, task.name, report.status, report.stage, report.progress, report.error)
+
+    @property
+    def in_progress(self) -> bool:
+        return self.status in (None, "queued", "running")
+
+    @property
+    def origin(self) -> str:
+        if self.status == "failed":
+            return f"no stored report: its run failed ({self.error})"
+        return "no stored report yet: being computed"
+
+
+@dataclass(frozen=True)
 class Entry:
     """One row of the comparison: a model revision, a human entry or an LLM annotator."""
 
@@ -82,6 +111,7 @@ class Comparison:
     kinds: dict[str, str]
     mappings: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    pending: list[PendingReport] = field(default_factory=list)  # project tasks whose report is not stored yet
 
     def names(self, kind: str) -> list[str]:
         return sorted(name for name, entry in self.entries.items() if entry.kind == kind)

@@ -8,39 +8,52 @@ MultilingualSentiment has an Arabic, a Norwegian and a Russian part.
 Scores come from the agreement report (``scoring.score_task``, HUME's protocol): the human block gives
 the score, its CI and the agreement; the ``annotators`` entries of kind ``llm`` give one row per LLM
 annotator, scored exactly like a human and never part of the human score (HUME §3.6).
+
+Only stored reports are read: metrics are computed by workers, never while a page is built. A mapped task
+with answers but no stored report is listed in ``Comparison.pending``; the pages queue its first report
+(:func:`queue_missing_reports`) and show it as being computed until the worker has stored it.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
+
+from django.db.models import Exists, OuterRef
 
 from agreement import metrics as m
 from agreement import scoring
-from agreement.loading import load_answers
 from agreement.models import Report
-from agreement.reports import build_report
+from agreement.reports import ReportQueueError, request_first_report
 from agreement.results.compare import (
     PROJECT_HUMANS,
     Comparison,
     Entry,
     HumanSubset,
+    PendingReport,
     agreement_family,
     kind_of_task,
 )
 from agreement.results.leaderboard import SubsetScore
+from annotation.models import Annotation
 from tasks_app.models import Task
 
-COMPUTED = "computed on request (no stored report yet)"
 STORED = "stored report"
 
 
 def add_project_entries(comparison: Comparison) -> None:
     """Append this project's human and LLM scores, their CIs and agreement, and the task mappings."""
     humans: dict[tuple[str, str], HumanSubset] = {}
-    for task in Task.objects.exclude(mteb_task_name="").select_related("agreement_report").order_by("name"):
+    answered = Exists(Annotation.objects.filter(item__task=OuterRef("pk")))
+    mapped = Task.objects.exclude(mteb_task_name="").select_related("agreement_report").annotate(answered=answered)
+    for task in mapped.order_by("name"):
         comparison.kinds.setdefault(task.mteb_task_name, kind_of_task(task.mteb_task_name, task.kind))
         reports = task_reports(task)
         if not reports:
-            comparison.mappings.append(_mapping_row(task, task.language, {}, "no answers yet"))
+            pending = PendingReport.of(task, getattr(task, "agreement_report", None)) if task.answered else None
+            comparison.mappings.append(_mapping_row(task, task.language, {},
+                                                    pending.origin if pending else "no answers yet"))
+            if pending:
+                comparison.pending.append(pending)
         for language, report, origin in reports:
             human = report.get("human") or {}
             key = (task.mteb_task_name, language)
@@ -60,21 +73,37 @@ def add_project_entries(comparison: Comparison) -> None:
 
 
 def task_reports(task: Task) -> list[tuple[str, dict[str, Any], str]]:
-    """(language, report part, origin) for each language of the task's answers.
-
-    The agreement engine's stored report (``Report.result``, one part per batch language) is read when
-    there is one. A task whose report was never stored is scored here with the engine's own code
-    (``loading.load_answers`` + ``reports.build_report``: two queries and ``scoring.score_task``), so
-    both paths give the same numbers; the origin says which one the page shows.
-    """
+    """(language, report part, origin) for each language of the task's stored report (``Report.result``,
+    one part per batch language); none when no report is stored (never computed here)."""
     report = getattr(task, "agreement_report", None)
-    if report is not None and report.result:
-        origin = STORED if report.status == Report.Status.DONE else f"{STORED} ({report.status}: being updated)"
-        return _parts(task, report.result, origin)
-    loaded = load_answers(task)
-    if not len(loaded):
+    if report is None or not report.result:
         return []
-    return _parts(task, build_report(task, loaded), COMPUTED)
+    origin = STORED if report.status == Report.Status.DONE else f"{STORED} ({report.status}: being updated)"
+    return _parts(task, report.result, origin)
+
+
+def queue_missing_reports(comparison: Comparison) -> list[str]:
+    """Queue the first report of each pending task that never had one (after commit, for a worker); the
+    Report row created here is the lock, so pages opened at once queue one job. Returns the queueing errors
+    (broker down), which the report rows record too."""
+    errors = []
+    for pending in comparison.pending:
+        # Only a report never asked for: a queued or running one is under way, and a failed one waits for
+        # a researcher on its report page (which says why and offers "recompute"), not for every page view.
+        if pending.status is None:
+            try:
+                request_first_report(pending.task_id)
+            except ReportQueueError as exc:
+                errors.append(f"{pending.task}: {exc}")
+    if comparison.pending:
+        comparison.pending = pending_reports([pending.task_id for pending in comparison.pending])
+    return errors
+
+
+def pending_reports(task_ids: Collection[int]) -> list[PendingReport]:
+    """The report states of these tasks, for the part of a page that waits for them."""
+    tasks = Task.objects.filter(pk__in=task_ids).select_related("agreement_report").order_by("name")
+    return [PendingReport.of(task, getattr(task, "agreement_report", None)) for task in tasks]
 
 
 def _parts(task: Task, result: dict[str, Any], origin: str) -> list[tuple[str, dict[str, Any], str]]:

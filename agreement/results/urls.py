@@ -6,6 +6,7 @@ from agreement.results import views
 app_name = "results"
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
+    path("pending/", views.pending, name="pending"),
     path("tasks/", views.tasks, name="tasks"),
     path("tasks/<str:task>/", views.task_detail, name="task"),
     path("tasks/<str:task>/plot.<str:fmt>", views.plot, name="task-plot"),

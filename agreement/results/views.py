@@ -38,6 +38,7 @@ from agreement.results.importing import (
 )
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
+from agreement.results.project import pending_reports, queue_missing_reports
 from hume.roles import is_admin, is_researcher
 from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task
@@ -96,8 +97,12 @@ class Selection:
 
 
 def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
+    """The comparison from stored reports; a mapped task with answers and no stored report gets its first
+    report queued (a worker computes it; the page shows it as being computed and updates itself)."""
     revision_ids = [int(value) for value in request.GET.getlist("rev") if value.isdigit()]
     comparison = rc.build(revision_ids)
+    for error in queue_missing_reports(comparison):
+        messages.error(request, error)
     available = sorted({score.language for score in comparison.scores})
     chosen = [code for code in request.GET.getlist("lang") if code in available]
     if request.GET.getlist("lang") and not chosen:
@@ -114,7 +119,29 @@ def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
 def _render(request: HttpRequest, page: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
     """The full page, or its ``_partial`` for an htmx request (same view, same context)."""
     name = f"{TEMPLATES}/_{page}_partial.html" if request.htmx else f"{TEMPLATES}/{page}.html"
-    response = render(request, name, {"is_admin": is_admin(request.user), **context}, status=status)
+    comparison = context.get("comparison")
+    extra = {"is_admin": is_admin(request.user), **_pending_context(comparison.pending if comparison else [])}
+    response = render(request, name, {**extra, **context}, status=status)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _pending_context(pending: list[rc.PendingReport]) -> dict[str, Any]:
+    return {"pending": pending, "pending_in_progress": any(report.in_progress for report in pending),
+            "pending_query": urlencode([("task", report.task_id) for report in pending])}
+
+
+@researcher_required
+def pending(request: HttpRequest) -> HttpResponse:
+    """The part of a page that waits for reports being computed; it polls itself while any is queued or
+    running (as the report page's status part does), then reloads the page once to show the scores."""
+    ids = [int(value) for value in request.GET.getlist("task") if value.isdigit()]
+    if not request.htmx:
+        return redirect("results:leaderboard")
+    context = _pending_context(pending_reports(ids))
+    response = render(request, f"{TEMPLATES}/_pending_partial.html", context)
+    if not context["pending_in_progress"]:
+        response["HX-Refresh"] = "true"  # the numbers are in (or a run failed): reload the whole page once
     patch_vary_headers(response, ["HX-Request"])
     return response
 
@@ -183,8 +210,9 @@ def task_detail(request: HttpRequest, task: str) -> HttpResponse:
     comparison, selection = _comparison(request)
     if task not in {score.task for score in comparison.scores} | {row["mteb_task_name"] for row in comparison.mappings}:
         raise Http404("No imported or project scores for this MTEB task.")
-    context: dict[str, Any] = {"selection": selection, "task": task, "short_task": lb.short_task_name(task),
-                               "kind": comparison.kinds.get(task), "mappings": _task_mappings(comparison, task),
+    context: dict[str, Any] = {"selection": selection, "comparison": comparison, "task": task,
+                               "short_task": lb.short_task_name(task), "kind": comparison.kinds.get(task),
+                               "mappings": _task_mappings(comparison, task),
                                "comparison_llms": comparison.names("llm")}
     if selection.human:
         rows = rc.per_task_rows(comparison, selection.human, selection.languages, against=("model", "llm"))

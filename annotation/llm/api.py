@@ -32,15 +32,16 @@ from annotation.llm.runs import (
 from annotation.llm.tasks import enqueue_run
 from annotation.models import Annotator, Batch
 from annotation.signals import judge_panel_refresh_requested
-from hume.roles import is_admin, is_researcher
+from hume.roles import IsAdmin, IsResearcher, is_researcher
 from tasks_app.models import Task
 
 
-class ResearchersReadAdminsWrite(permissions.BasePermission):
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if request.method in permissions.SAFE_METHODS:
-            return is_researcher(request.user)
-        return is_admin(request.user)
+class ResearchersReadAdminsWrite:
+    """Viewset mixin: researchers (and admins) read, only admins write."""
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        role = IsResearcher if self.request.method in permissions.SAFE_METHODS else IsAdmin
+        return [permissions.IsAuthenticated(), role()]
 
 
 class LLMAnnotatorSerializer(serializers.ModelSerializer):
@@ -94,10 +95,9 @@ ANNOTATOR_ID = OpenApiParameter("annotator_id", OpenApiTypes.INT, OpenApiParamet
 # The path id is the annotator's, not the config's; declared here so schema generation never queries the database.
 @extend_schema_view(retrieve=extend_schema(parameters=[ANNOTATOR_ID]), update=extend_schema(parameters=[ANNOTATOR_ID]),
                     partial_update=extend_schema(parameters=[ANNOTATOR_ID]))
-class LLMAnnotatorViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                          mixins.UpdateModelMixin, viewsets.GenericViewSet):
+class LLMAnnotatorViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                          mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.GenericViewSet):
     serializer_class = LLMAnnotatorSerializer
-    permission_classes = (permissions.IsAuthenticated & ResearchersReadAdminsWrite,)
     lookup_field = "annotator_id"
 
     def get_queryset(self) -> QuerySet[LLMAnnotatorConfig]:
@@ -146,10 +146,9 @@ class LLMRequestSerializer(serializers.ModelSerializer):
                   "failure_kind", "error", "http_status", "claimed_at", "finished_at", "latency_ms")
 
 
-class LLMRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                    viewsets.GenericViewSet):
+class LLMRunViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                    mixins.CreateModelMixin, viewsets.GenericViewSet):
     serializer_class = LLMRunSerializer
-    permission_classes = (permissions.IsAuthenticated & ResearchersReadAdminsWrite,)
 
     def get_queryset(self) -> QuerySet[LLMRun]:
         if not is_researcher(self.request.user):
@@ -223,10 +222,9 @@ class RunScopeSerializer(serializers.Serializer):
     retry_failed = serializers.BooleanField(default=False)
 
 
-class LLMPanelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                      viewsets.GenericViewSet):
+class LLMPanelViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                      mixins.CreateModelMixin, viewsets.GenericViewSet):
     serializer_class = LLMPanelSerializer
-    permission_classes = (permissions.IsAuthenticated & ResearchersReadAdminsWrite,)
 
     def get_queryset(self) -> QuerySet[LLMJudgePanel]:
         if not is_researcher(self.request.user):

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation.annotators import create_annotator
 from annotation.llm.models import LLMJudgePanel
 from annotation.models import Annotation, Annotator
 from tasks_app.kinds import KINDS
@@ -35,8 +35,7 @@ def ensure_mean_annotator(panel: LLMJudgePanel) -> Annotator:
         return panel.mean_annotator  # type: ignore[return-value]
     with transaction.atomic():
         name = f"mean-of-{slugify(panel.name) or 'judges'}-{panel.pk}"[:150]
-        user = User.objects.create_user(username=name, password=None)
-        panel.mean_annotator = Annotator.objects.create(user=user, kind=Annotator.Kind.LLM)
+        panel.mean_annotator = create_annotator(name, kind=Annotator.Kind.LLM)
         panel.save(update_fields=["mean_annotator"])
     return panel.mean_annotator
 

@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from annotation.annotators import create_annotator
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError, RateLimiter
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
 from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
@@ -53,8 +54,7 @@ def stale_before() -> datetime:
 def create_llm_annotator(name: str, *, created_by: User | None = None, **config: Any) -> LLMAnnotatorConfig:
     """An Annotator of kind llm (its user cannot log in) with its endpoint configuration, validated."""
     with transaction.atomic():
-        user = User.objects.create_user(username=name, password=None)  # None → unusable password
-        annotator = Annotator.objects.create(user=user, kind=Annotator.Kind.LLM)
+        annotator = create_annotator(name, kind=Annotator.Kind.LLM)  # no password: it cannot log in
         llm = LLMAnnotatorConfig(annotator=annotator, created_by=created_by, **config)
         llm.full_clean()
         llm.save()

@@ -8,10 +8,6 @@ IsAuthenticated & IsAdmin.
 """
 from __future__ import annotations
 
-from typing import Any
-
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
@@ -23,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation import access, assignment, batches, progress
+from annotation.annotators import create_annotator
 from annotation.manage.serializers import (
     AnnotatorCreateSerializer,
     AnnotatorSerializer,
@@ -34,22 +31,8 @@ from annotation.manage.serializers import (
     BatchSerializer,
     BulkBatchSerializer,
 )
-from annotation.models import Annotator, AnnotatorLanguage
-from hume.roles import ANNOTATOR, is_admin
-
-
-class IsAdmin(BasePermission):
-    message = "Only admins can do this."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return is_admin(request.user)
-
-
-class ReadsEverything(BasePermission):
-    message = "Only admins and researchers can read this."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return access.reads_everything(request.user)
+from annotation.models import AnnotatorLanguage
+from hume.roles import IsAdmin, is_researcher
 
 
 def problem_response(field: str, message: str) -> Response:
@@ -80,13 +63,8 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given = AnnotatorCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        with transaction.atomic():
-            user = get_user_model().objects.create_user(username=data["username"],
-                                                        password=data.get("password") or None)
-            user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-            annotator = Annotator.objects.create(user=user, kind=data["kind"])
-            AnnotatorLanguage.objects.bulk_create(AnnotatorLanguage(annotator=annotator, **entry)
-                                                  for entry in data["languages"])
+        annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"),
+                                     languages={e["language"]: e.get("proficiency") for e in data["languages"]})
         return Response(AnnotatorSerializer(annotator).data, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request: Request, pk: str) -> Response:
@@ -155,7 +133,7 @@ class BatchViewSet(mixins.ListModelMixin, ScopedViewSet):
     @action(detail=True, methods=["get"])
     def progress(self, request: Request, pk: str) -> Response:
         batch = access.get_batch_for(request.user, pk)
-        if not access.reads_everything(request.user):
+        if not is_researcher(request.user):
             raise PermissionDenied("Only admins and researchers read batch progress.")
         return Response(BatchProgressSerializer(progress.batch_progress(batch)).data)
 

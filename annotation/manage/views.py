@@ -11,9 +11,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
@@ -24,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 
 from annotation import access, assignment, batches, progress
+from annotation.annotators import create_annotator
 from annotation.manage.forms import (
     AnnotatorCreateForm,
     AnnotatorEditForm,
@@ -34,7 +33,7 @@ from annotation.manage.forms import (
     LanguageFormSet,
 )
 from annotation.models import AnnotationRevision, Annotator, BatchAssignee
-from hume.roles import ANNOTATOR, is_admin
+from hume.roles import is_admin, is_researcher
 
 View = Callable[..., HttpResponse]
 
@@ -43,7 +42,7 @@ def readers_only(view: View) -> View:
     """Pages for admins and researchers; annotators have their own pages in the annotator loop."""
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not access.reads_everything(request.user):
+        if not is_researcher(request.user):
             raise PermissionDenied("Only admins and researchers can open the management pages.")
         return view(request, *args, **kwargs)
     return login_required(wrapped)
@@ -82,19 +81,13 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
     languages = LanguageFormSet(request.POST or None, instance=Annotator())
     if request.method == "POST" and form.is_valid() and languages.is_valid():
         with transaction.atomic():
-            annotator = create_annotator_account(form.cleaned_data)
+            data = form.cleaned_data
+            annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"))
             languages.instance = annotator
             languages.save()
         messages.success(request, f"Annotator {annotator.name} created.")
         return redirect("manage:annotator_detail", annotator_id=annotator.pk)
     return render(request, "annotation/manage/annotator_form.html", {"form": form, "languages": languages})
-
-
-def create_annotator_account(data: dict[str, Any]) -> Annotator:
-    """A login in the annotator group plus its profile; without a password the account cannot log in."""
-    user = get_user_model().objects.create_user(username=data["username"], password=data.get("password") or None)
-    user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-    return Annotator.objects.create(user=user, kind=data["kind"])
 
 
 @login_required
@@ -192,7 +185,7 @@ def batch_bulk_create(request: HttpRequest) -> HttpResponse:
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     """Settings, assignees and the live dashboard; htmx polls return only the dashboard partial."""
     batch = access.get_batch_for(request.user, batch_id)
-    if not access.reads_everything(request.user):
+    if not is_researcher(request.user):
         raise PermissionDenied("Annotators follow their progress in their own batch pages.")
     context = {"batch": batch, "progress": progress.batch_progress(batch), "can_manage": is_admin(request.user),
                "now": timezone.now()}
@@ -261,7 +254,7 @@ def batch_export(request: HttpRequest, batch_id: int, part: str) -> HttpResponse
     batch = access.get_batch_for(request.user, batch_id)
     if part not in ("progress", "issues"):
         raise Http404("Exports are progress.csv and issues.csv.")
-    if not access.reads_everything(request.user):
+    if not is_researcher(request.user):
         raise PermissionDenied("Only admins and researchers export progress.")
     figures = progress.batch_progress(batch, issues=None if part == "issues" else 0)
     body = progress.issues_csv(figures) if part == "issues" else progress.progress_csv(figures)

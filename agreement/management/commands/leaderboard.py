@@ -6,8 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agreement.reports import report_in_process
 from agreement.results import leaderboard as lb
-from agreement.results.compare import build, export_rows, leaderboard_rows
+from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows
+from tasks_app.models import Task
 
 
 class Command(BaseCommand):
@@ -26,7 +28,7 @@ class Command(BaseCommand):
         languages = [code.strip() for code in options["languages"].split(",") if code.strip()]
         if not languages:
             raise CommandError("--languages needs at least one language code, e.g. eng-Latn")
-        rows = leaderboard_rows(build(), languages)
+        rows = leaderboard_rows(self.comparison(), languages)
         if options["format"] == "csv":
             self.stdout.write(lb.table1_to_csv(rows), ending="")
         elif options["format"] == "latex":
@@ -34,3 +36,14 @@ class Command(BaseCommand):
                                                  f"({', '.join(languages)})", label="tab:leaderboard"), ending="")
         else:
             self.stdout.write(lb.to_json(export_rows(rows)))
+
+    def comparison(self) -> Comparison:
+        """The comparison, after computing here any mapped task's missing report with the worker's code
+        (as the `report` command does; pages and the API only queue it)."""
+        comparison = build()
+        if not comparison.pending:
+            return comparison
+        for task in Task.objects.filter(pk__in=[pending.task_id for pending in comparison.pending]):
+            _, how = report_in_process(task)
+            self.stderr.write(f"{task.name}: report {how}")
+        return build()

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from annotation.annotators import create_annotator
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
 from tasks_app.models import language_code
@@ -51,25 +52,33 @@ class Command(BaseCommand):
         if not languages:
             raise CommandError("--languages: give at least one language code.")
         with transaction.atomic():
-            user, user_created = get_user_model().objects.get_or_create(username=options["name"])
-            if options["password"]:
-                user.set_password(options["password"])
-                user.save(update_fields=["password"])
-            elif user_created:
-                user.set_unusable_password()
-                user.save(update_fields=["password"])
-            user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-            annotator, created = Annotator.objects.get_or_create(user=user, defaults={"kind": options["kind"]})
-            if not created and annotator.kind != options["kind"]:
-                annotator.kind = options["kind"]
-                annotator.save(update_fields=["kind"])
-            for code, proficiency in languages.items():
-                row, made = AnnotatorLanguage.objects.get_or_create(
-                    annotator=annotator, language=code,
-                    defaults={"proficiency": proficiency or AnnotatorLanguage.Proficiency.NATIVE})
-                if not made and proficiency and row.proficiency != proficiency:
-                    row.proficiency = proficiency
-                    row.save(update_fields=["proficiency"])
+            user = get_user_model().objects.filter(username=options["name"]).first()
+            if user is None:
+                annotator = create_annotator(options["name"], kind=options["kind"], password=options["password"],
+                                             languages=languages)
+                created = True
+            else:
+                annotator, created = self.update(user, options["kind"], options["password"], languages)
         verb = "created" if created else "updated"
         self.stdout.write(f"Annotator {annotator.name} {verb} (id {annotator.pk}, {annotator.kind}, "
                           f"languages {', '.join(sorted(annotator.language_codes()))}).")
+
+    def update(self, user: Any, kind: str, password: str | None,
+               languages: dict[str, str | None]) -> tuple[Annotator, bool]:
+        """An existing user: make it an annotator of `kind`, add missing languages, set the password if given."""
+        if password:
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
+        annotator, created = Annotator.objects.get_or_create(user=user, defaults={"kind": kind})
+        if not created and annotator.kind != kind:
+            annotator.kind = kind
+            annotator.save(update_fields=["kind"])
+        for code, proficiency in languages.items():
+            row, made = AnnotatorLanguage.objects.get_or_create(
+                annotator=annotator, language=code,
+                defaults={"proficiency": proficiency or AnnotatorLanguage.Proficiency.NATIVE})
+            if not made and proficiency and row.proficiency != proficiency:
+                row.proficiency = proficiency
+                row.save(update_fields=["proficiency"])
+        return annotator, created

@@ -14,6 +14,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from annotation.annotators import create_annotator
 from annotation.batches import BatchSpec, create_batch
 from annotation.importing import import_annotations
 from annotation.models import Annotator, AnnotatorLanguage
@@ -52,12 +53,12 @@ class Command(BaseCommand):
         self.print_logins()
 
     def person(self, name: str, role: str, languages: dict[str, str]) -> User:
-        user, created = User.objects.get_or_create(username=name)
-        if created:
-            user.set_password(DEMO_PASSWORD)
-            user.is_staff = role == ADMIN
-            user.is_superuser = role == ADMIN
-            user.save()
+        user = User.objects.filter(username=name).first()
+        if user is None and role == ANNOTATOR:
+            user = create_annotator(name, password=DEMO_PASSWORD, languages=languages).user
+        elif user is None:
+            user = User.objects.create_user(username=name, password=DEMO_PASSWORD, is_staff=role == ADMIN,
+                                            is_superuser=role == ADMIN)
         user.groups.add(Group.objects.get(name=role))
         if languages:
             annotator, _ = Annotator.objects.get_or_create(user=user)

@@ -1,0 +1,34 @@
+"""Settings for a test worker whose report runs pause between reading the answers and storing the result.
+
+Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
+mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
+test worker runs with these settings (conftest's `start_worker(report_pause=...)`). The pause wraps
+`reports.fresh_result_exists`, the run's first step after it has read its answers and said so (stage
+"answers read", 25%), exactly where a slow report spends its time scoring.
+"""
+import os
+import time
+from typing import Any
+
+from celery.signals import task_prerun
+
+from hume.settings import *  # noqa: F403
+
+REPORT_PAUSE_SECONDS = float(os.environ.get("HUME_TEST_REPORT_PAUSE", "3"))
+
+
+@task_prerun.connect
+def pause_report_runs(**kwargs: Any) -> None:
+    """Before the first task of each worker process (Django is set up by then), wrap the step once."""
+    from agreement import reports
+
+    original = reports.fresh_result_exists
+    if getattr(original, "pauses", False):
+        return
+
+    def paused(*args: Any, **kwargs: Any) -> bool:
+        time.sleep(REPORT_PAUSE_SECONDS)
+        return original(*args, **kwargs)
+
+    paused.pauses = True
+    reports.fresh_result_exists = paused
