@@ -94,6 +94,11 @@ def robustness(summary: ArrayLike, superficial: ArrayLike, semantic: ArrayLike) 
     return {**relations, "score": float(np.mean(list(relations.values())))}
 
 
+def mean_over_datasets(scores: Mapping[str, float]) -> float | None:
+    """A category from its per-dataset subtable (Table 4 → Table 1; clustering and retrieval alike): the plain mean."""
+    return float(np.mean(list(scores.values()))) if scores else None
+
+
 # ---------------------------------------------------------------------------------------------
 # A.4 Information sensitivity
 
@@ -114,6 +119,13 @@ def sensitivity(observed: ArrayLike, proportions: ArrayLike) -> float:
     if obs.size == 0 or obs.shape[-1] != p.size:
         raise ValueError("sensitivity needs one column of observed similarities per proportion")
     return float(1.0 - np.mean(np.abs(obs - expected_similarity(p))))
+
+
+def sensitivity_category(insertion: Mapping[str, float], removal: Mapping[str, float]) -> float | None:
+    """Table 1's Sensitivity: the mean of the insertion mean (Table 5) and the removal mean (Table 6)."""
+    if not insertion or not removal:
+        return None
+    return float(np.mean([np.mean(list(insertion.values())), np.mean(list(removal.values()))]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def score_robustness(scorer: Scorer, study: Study, perturbed: Perturbed) -> tupl
         sims = _against_originals(scorer, originals, perturbed.robustness[name])
         summary = scorer.pairs(originals, [d["summary"] for d in docs])
         per_dataset[name] = cat.robustness(summary, sims[:, :k], sims[:, k:])
-    return _mean_of(per_dataset, "score"), per_dataset
+    return cat.mean_over_datasets({n: d["score"] for n, d in per_dataset.items()}), per_dataset
 
 
 def score_sensitivity(scorer: Scorer, study: Study, perturbed: Perturbed) -> tuple[float | None, dict[str, Any]]:
@@ -155,16 +155,14 @@ def score_sensitivity(scorer: Scorer, study: Study, perturbed: Perturbed) -> tup
         for name, docs in study.sensitivity.items():
             observed = _against_originals(scorer, [d["text"] for d in docs], texts[name])
             detail[kind][name] = cat.sensitivity(observed, [v.proportion for v in variants])
-    if not study.sensitivity:
-        return None, detail
-    return float(np.mean([np.mean(list(detail[k].values())) for k in ("insertion", "removal")])), detail
+    return cat.sensitivity_category(detail["insertion"], detail["removal"]), detail
 
 
 def score_clustering(scorer: Scorer, study: Study) -> tuple[float | None, dict[str, float]]:
     per_dataset = {name: float(np.mean([cat.clustering_v_measure(scorer.square(s["texts"]), s["labels"])
                                         for s in sets]))
                    for name, sets in study.clustering.items()}
-    return (float(np.mean(list(per_dataset.values()))) if per_dataset else None), per_dataset
+    return cat.mean_over_datasets(per_dataset), per_dataset
 
 
 def score_retrieval(scorer: Scorer, study: Study, perturbed: Perturbed) -> tuple[float | None, dict[str, Any]]:
@@ -180,11 +178,7 @@ def score_retrieval(scorer: Scorer, study: Study, perturbed: Perturbed) -> tuple
                           for v, corpus in zip(perturb.RETRIEVAL, perturbed.retrieval[name], strict=True)}
         per_dataset[name] = {"ndcg_at_10_original": original, "ndcg_at_10": perturbed_ndcg,
                              "score": cat.retention_harmonic_mean(original, list(perturbed_ndcg.values()))}
-    return _mean_of(per_dataset, "score"), per_dataset
-
-
-def _mean_of(per_dataset: dict[str, dict[str, Any]], key: str) -> float | None:
-    return float(np.mean([d[key] for d in per_dataset.values()])) if per_dataset else None
+    return cat.mean_over_datasets({n: d["score"] for n, d in per_dataset.items()}), per_dataset
 
 
 # ---------------------------------------------------------------------------------------------
