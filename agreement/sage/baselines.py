@@ -10,6 +10,7 @@ study only ever sees the `Scorer` interface, so swapping them changes no formula
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -29,6 +30,7 @@ def levenshtein_cross(a_texts: Sequence[str], b_texts: Sequence[str]) -> np.ndar
     return process.cdist(a_texts, b_texts, scorer=fuzz.ratio, dtype=np.float64, workers=1) / 100.0
 
 
+@functools.lru_cache(maxsize=100_000)  # an original is compared with each of its perturbations
 def tokens(text: str) -> frozenset[str]:
     return frozenset(_TOKEN.findall(text))
 

@@ -70,9 +70,8 @@ def character_deletion(text: str, seed: int = 0) -> str:
     The paper's "special handling for spaces to preserve word boundaries": a 10th character that is
     whitespace is kept, so two words never merge. Deterministic; the seed is unused.
     """
-    return "".join(
-        char for index, char in enumerate(text, start=1) if index % DELETION_PERIOD or char.isspace()
-    )
+    chunks = (text[start:start + DELETION_PERIOD] for start in range(0, len(text), DELETION_PERIOD))
+    return "".join(c if len(c) < DELETION_PERIOD or c[-1].isspace() else c[:-1] for c in chunks)
 
 
 def numerization(text: str, seed: int = 0) -> str:
@@ -134,7 +133,7 @@ def negation_toggle(text: str, seed: int = 0) -> str:
 
 def lorem_needle(n_words: int) -> str:
     """The first n words of Lorem Ipsum, cycling through the passage when n is larger."""
-    return " ".join(LOREM_IPSUM[i % len(LOREM_IPSUM)] for i in range(n_words))
+    return " ".join((LOREM_IPSUM * (n_words // len(LOREM_IPSUM) + 1))[:n_words])
 
 
 def needle_insertion(text: str, proportion: float, position: float, seed: int = 0) -> str:
