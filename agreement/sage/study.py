@@ -34,6 +34,7 @@ class Scorer:
     embed: Embed | None = None
     group: str = "classical"
     cross: Callable[[Sequence[str], Sequence[str]], np.ndarray] | None = None
+    categories: tuple[str, ...] = cat.CATEGORIES  # a human row covers only the categories people rated
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Similarities of the pairs, checked: one finite number per pair."""
@@ -184,6 +185,20 @@ def score_retrieval(scorer: Scorer, study: Study, perturbed: Perturbed) -> tuple
 # ---------------------------------------------------------------------------------------------
 # The study
 
+class NotRated(LookupError):
+    """A scorer (the human row) has no similarity for some pair a category needs."""
+
+
+def _run_category(runner: Callable[[Scorer], tuple[float | None, Any]], scorer: Scorer,
+                  category: str) -> tuple[float | None, Any]:
+    if category not in scorer.categories:
+        return None, {}
+    try:
+        return runner(scorer)
+    except NotRated as missing:
+        return None, {"not_rated": str(missing)}
+
+
 def run_study(study: Study, scorers: Sequence[Scorer], seed: int = 0) -> dict[str, Any]:
     """Table 1 (rows: one per scorer, grouped) and the per-dataset subtables, as plain JSON-able data."""
     if not scorers:
@@ -193,13 +208,14 @@ def run_study(study: Study, scorers: Sequence[Scorer], seed: int = 0) -> dict[st
     perturbed = perturb_study(study, seed)
     rows, subtables = [], {c: {} for c in cat.CATEGORIES}
     for scorer in scorers:
-        results = {
-            "clustering": score_clustering(scorer, study),
-            "human_preference": score_human_preference(scorer, study),
-            "robustness": score_robustness(scorer, study, perturbed),
-            "sensitivity": score_sensitivity(scorer, study, perturbed),
-            "retrieval": score_retrieval(scorer, study, perturbed),
+        runners = {
+            "clustering": lambda s: score_clustering(s, study),
+            "human_preference": lambda s: score_human_preference(s, study),
+            "robustness": lambda s: score_robustness(s, study, perturbed),
+            "sensitivity": lambda s: score_sensitivity(s, study, perturbed),
+            "retrieval": lambda s: score_retrieval(s, study, perturbed),
         }
+        results = {c: _run_category(runners[c], scorer, c) for c in cat.CATEGORIES}
         scores = {c: results[c][0] for c in cat.CATEGORIES}
         for c in cat.CATEGORIES:
             subtables[c][scorer.name] = results[c][1]

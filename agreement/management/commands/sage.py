@@ -1,4 +1,5 @@
-"""`python manage.py sage run --datasets DIR --metrics levenshtein,jaccard [--models a,b] --format json|csv|latex`.
+"""`python manage.py sage run --datasets DIR --metrics levenshtein,jaccard [--models a,b] [--human-task NAME]
+--format json|csv|latex` and `python manage.py sage tasks --datasets DIR --output FILE.jsonl`.
 
 Runs a SAGE study (agreement/sage/, docs/sage.md) and prints Table 1: JSON carries the per-dataset
 subtables (the paper's Tables 2-6) too; CSV and LaTeX are Table 1 alone. `--seed` fixes every perturbation,
@@ -6,10 +7,15 @@ so the same seed prints the same table. `--metrics` names the classical metrics 
 `--models` names models of the model registry (agreement.model_runs), which this command uses when it is
 installed and otherwise refuses with a clear message. Bad study files stop the run before anything is scored,
 with the file, line and field.
+
+Humans on SAGE: `sage tasks` writes the robustness and sensitivity pairs as STS items (import them with
+`import_task FILE --kind sts ...`); once people have rated them, `sage run --human-task NAME` adds their row.
 """
 from __future__ import annotations
 
 import importlib.util
+import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +23,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
+from agreement.sage.humans import human_scorer, sts_items
 from agreement.sage.study import Scorer, run_study
 from agreement.sage.table import FORMATS, render
+from annotation.models import Annotation, Annotator
+from tasks_app.models import Task
 
 
 def _names(value: str | None) -> list[str]:
@@ -42,6 +51,31 @@ def model_scorers(names: list[str]) -> list[Scorer]:
                        "(Scorer) for the interface it must provide")
 
 
+def human_task_scorer(name: str) -> Scorer:
+    """The human row from an STS task made by `sage tasks`: mean human rating per item, skips left out."""
+    task = Task.objects.filter(name=name).first()
+    if task is None or task.kind != "sts":
+        raise CommandError(f"no STS task named {name!r} (make one from `sage tasks` and import_task --kind sts)")
+    items = [{"id": ext, "sentence1": payload["sentence1"], "sentence2": payload["sentence2"]}
+             for ext, payload in task.items.values_list("external_id", "payload")]
+    ratings: dict[str, list[float]] = defaultdict(list)
+    rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    for ext, value in rows.values_list("item__external_id", "value"):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            ratings[ext].append(float(value))
+    means = {ext: sum(v) / len(v) for ext, v in ratings.items()}
+    low = 0.0 if task.scale_min is None else task.scale_min
+    high = 5.0 if task.scale_max is None else task.scale_max
+    return human_scorer(items, means, (low, high))
+
+
+def _study(folder: str) -> Any:
+    try:
+        return load_study(Path(folder))
+    except SageDataError as error:
+        raise CommandError(str(error)) from None
+
+
 class Command(BaseCommand):
     help = "SAGE studies: `sage run --datasets DIR --metrics levenshtein,jaccard --format json|csv|latex`."
 
@@ -53,19 +87,33 @@ class Command(BaseCommand):
         run.add_argument("--models", default="", help="models of the model registry (agreement.model_runs)")
         run.add_argument("--format", choices=FORMATS, default="json")
         run.add_argument("--seed", type=int, default=0, help="seed of every perturbation (default 0)")
+        run.add_argument("--human-task", help="an STS task made from `sage tasks`: adds the humans' row")
         run.add_argument("--output", help="write the table to this file instead of standard output")
+        tasks = sub.add_parser("tasks", help="write the robustness and sensitivity pairs as STS items (JSONL)")
+        tasks.add_argument("--datasets", required=True)
+        tasks.add_argument("--seed", type=int, default=0, help="the seed `sage run` will use (default 0)")
+        tasks.add_argument("--output", required=True, help="the JSONL file for import_task --kind sts")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "tasks":
+            self.write_tasks(options)
+            return
         scorers = [*model_scorers(_names(options["models"])), *metric_scorers(_names(options["metrics"]))]
+        if options["human_task"]:
+            scorers.append(human_task_scorer(options["human_task"]))
         if not scorers:
-            raise CommandError("name at least one --models or --metrics")
-        try:
-            study = load_study(Path(options["datasets"]))
-        except SageDataError as error:
-            raise CommandError(str(error)) from None
+            raise CommandError("name at least one --models, --metrics or --human-task")
+        study = _study(options["datasets"])
         text = render(run_study(study, scorers, seed=options["seed"]), options["format"])
         if options["output"]:
             Path(options["output"]).write_text(text, encoding="utf-8")
             self.stderr.write(f"wrote {options['output']}")
         else:
             self.stdout.write(text, ending="")
+
+    def write_tasks(self, options: dict[str, Any]) -> None:
+        items = sts_items(_study(options["datasets"]), options["seed"])
+        with Path(options["output"]).open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+        self.stdout.write(f"wrote {len(items)} STS pairs to {options['output']}; import them with "
+                          f"`import_task {options['output']} --kind sts --name NAME --language LANG`")
