@@ -1,6 +1,7 @@
 """`python manage.py sage run`: a SAGE study from the command line, Table 1 in JSON, CSV or LaTeX."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from io import StringIO
 from pathlib import Path
@@ -37,9 +38,22 @@ def test_it_writes_the_table_to_a_file(tmp_path):
     assert target.read_text().startswith(r"\begin{table}")
 
 
-def test_models_need_the_model_registry():
-    with pytest.raises(CommandError, match=r"agreement\.model_runs.*--metrics levenshtein,jaccard"):
-        sage("--models", "all-MiniLM-L6-v2")
+@pytest.mark.django_db
+def test_registered_models_are_scored_through_the_model_registry():
+    if importlib.util.find_spec("agreement.model_runs") is None:
+        with pytest.raises(CommandError, match=r"agreement\.model_runs.*--metrics levenshtein,jaccard"):
+            sage("--models", "all-MiniLM-L6-v2")
+        return
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
+    call_command("add_model", "lev", "--backend", "classical", "--metric", "levenshtein", stdout=StringIO())
+    table = json.loads(sage("--models", "minilm,lev", "--metrics", "levenshtein"))
+    rows = {r["name"]: r for r in table["rows"]}
+    assert [r["group"] for r in table["rows"]] == ["embedding", "classical", "classical"]
+    assert all(v is not None for v in rows["minilm"]["scores"].values())
+    # The registry's Levenshtein and this module's are both rapidfuzz's ratio: the same row.
+    assert rows["lev"]["scores"] == pytest.approx(rows["Levenshtein Ratio"]["scores"])
+    with pytest.raises(CommandError, match="no registered model named nope"):
+        sage("--models", "nope")
 
 
 def test_unknown_metric_and_bad_files_are_clear_errors(tmp_path):

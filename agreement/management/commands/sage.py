@@ -13,6 +13,7 @@ Humans on SAGE: `sage tasks` writes the robustness and sensitivity pairs as STS 
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from collections import defaultdict
@@ -42,13 +43,23 @@ def metric_scorers(names: list[str]) -> list[Scorer]:
 
 
 def model_scorers(names: list[str]) -> list[Scorer]:
+    """Registered models (agreement.model_runs) as scorers: its `similarity` for pairs, `embed` for encoders."""
     if not names:
         return []
     if importlib.util.find_spec("agreement.model_runs") is None:
         raise CommandError("--models needs the model registry (agreement.model_runs), which is not installed "
                            "here; use --metrics " + ",".join(SCORERS) + " for the classical metrics")
-    raise CommandError("the model registry is installed but not yet wired to SAGE: see agreement/sage/study.py "
-                       "(Scorer) for the interface it must provide")
+    from agreement.model_runs import similarity as runs
+    from agreement.model_runs.models import EmbeddingModel
+
+    found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=names)}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise CommandError(f"no registered model named {', '.join(missing)} (register it with add_model)")
+    return [Scorer(m.name, functools.partial(runs.similarity, m),
+                   embed=functools.partial(runs.embed, m) if m.is_encoder else None,
+                   group="embedding" if m.is_encoder else "classical")
+            for m in (found[n] for n in names)]
 
 
 def human_task_scorer(name: str) -> Scorer:
