@@ -28,6 +28,15 @@ def test_it_prints_table_1_for_the_classical_metrics_in_every_format():
     assert r"\textit{Classical Metrics}" in sage("--metrics", "jaccard", "--format", "latex")
 
 
+def test_subtables_print_one_number_a_row():
+    table = json.loads(sage("--metrics", "jaccard"))
+    lines = sage("--metrics", "jaccard", "--format", "csv", "--subtables").splitlines()
+    assert lines[0] == "category,model,key,value"
+    relation = table["subtables"]["robustness"]["Jaccard Similarity"]["news"]["superficial_over_summary"]
+    assert f"robustness,Jaccard Similarity,news.superficial_over_summary,{relation:.3f}" in lines
+    assert sum(line.startswith("retrieval,Jaccard Similarity,mini.ndcg_at_10.") for line in lines) == 18
+
+
 def test_the_same_seed_prints_the_same_table():
     assert sage("--metrics", "jaccard", "--seed", "3") == sage("--metrics", "jaccard", "--seed", "3")
 

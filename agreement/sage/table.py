@@ -36,6 +36,24 @@ def to_csv_text(table: dict[str, Any]) -> str:
     return to_csv(header, body)
 
 
+def _flatten(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [pair for key, inner in value.items() for pair in _flatten(inner, f"{path}.{key}" if path else key)]
+    return [(path, value)]
+
+
+def subtables_csv(table: dict[str, Any]) -> str:
+    """The per-dataset subtables (Tables 2-6 and the clustering and retrieval details), one number a row.
+
+    `key` is the path inside the JSON subtable, e.g. `news.summary_over_semantic` (robustness, dataset news)
+    or `insertion.essays` (sensitivity) or `mini.ndcg_at_10.word_shuffle` (retrieval).
+    """
+    body = [[category, model, key, _fmt(value) if isinstance(value, float) else value]
+            for category, per_model in table["subtables"].items()
+            for model, detail in per_model.items() for key, value in _flatten(detail)]
+    return to_csv(["category", "model", "key", "value"], body)
+
+
 def to_latex(table: dict[str, Any], caption: str | None = None) -> str:
     width = len(CATEGORIES) + 2
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "c" * (width - 1) + "}", r"\toprule",

@@ -26,7 +26,7 @@ from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.humans import human_scorer, sts_items
 from agreement.sage.study import Scorer, run_study
-from agreement.sage.table import FORMATS, render
+from agreement.sage.table import FORMATS, render, subtables_csv
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 
@@ -98,6 +98,8 @@ class Command(BaseCommand):
         run.add_argument("--models", default="", help="models of the model registry (agreement.model_runs)")
         run.add_argument("--format", choices=FORMATS, default="json")
         run.add_argument("--seed", type=int, default=0, help="seed of every perturbation (default 0)")
+        run.add_argument("--subtables", action="store_true",
+                         help="with --format csv: the per-dataset subtables (Tables 2-6), one number a row")
         run.add_argument("--human-task", help="an STS task made from `sage tasks`: adds the humans' row")
         run.add_argument("--output", help="write the table to this file instead of standard output")
         tasks = sub.add_parser("tasks", help="write the robustness and sensitivity pairs as STS items (JSONL)")
@@ -115,7 +117,10 @@ class Command(BaseCommand):
         if not scorers:
             raise CommandError("name at least one --models, --metrics or --human-task")
         study = _study(options["datasets"])
-        text = render(run_study(study, scorers, seed=options["seed"]), options["format"])
+        table = run_study(study, scorers, seed=options["seed"])
+        if options["subtables"] and options["format"] != "csv":
+            raise CommandError("--subtables goes with --format csv (JSON always carries the subtables)")
+        text = subtables_csv(table) if options["subtables"] else render(table, options["format"])
         if options["output"]:
             Path(options["output"]).write_text(text, encoding="utf-8")
             self.stderr.write(f"wrote {options['output']}")
