@@ -77,7 +77,7 @@ def score(scorer: sage_study.Scorer, study: Study, perturbed: sage_study.Perturb
     sensitivity, _ = sage_study.score_sensitivity(scorer, study, perturbed)
     score_s, score_cpu = time.perf_counter() - start, time.process_time() - cpu
     print(f"{scorer.name}{label}: scoring {docs * 25} pairs {score_s:.1f} s wall, {score_cpu:.1f} s CPU; "
-          f"perturb+score {perturb_cpu + score_cpu:.1f} s CPU, {docs / (perturb_cpu + score_cpu):.0f} docs per "
+          f"perturb+score {perturb_cpu + score_cpu:.1f} s CPU, {docs / (perturb_cpu + score_cpu):.1f} docs per "
           f"CPU second (robustness {robustness:.3f}, sensitivity {sensitivity:.3f})")
 
 
