@@ -1,0 +1,12 @@
+"""SAGE (Goel, Lee & Ramchandran, NeurIPS 2025 workshop; papers/001_*): five categories of semantic
+understanding for any similarity function, and the seeded perturbations they are built on.
+
+Pure modules, no tables and no Django import outside the command:
+- `perturb`: the perturbations of Appendix A.3, A.4 and A.6, each `(text, seed) -> text`.
+- `categories`: the five category formulas (numpy in, numbers out), Appendix A.2-A.6.
+- `retrieval`: nDCG@10 through pytrec_eval and the ranking of a corpus by a similarity.
+- `datasets`: the documented on-disk formats of a SAGE study, with file/line/field errors.
+- `study`: runs every category for a similarity callable and builds Table 1 (and Tables 2-6).
+- `table`: Table 1 as JSON, CSV and LaTeX.
+- `baselines`: Levenshtein ratio and token Jaccard as similarity callables (until the model registry).
+"""

@@ -1,0 +1,194 @@
+"""A SAGE study on disk: one folder per category, read whole and validated before anything runs.
+
+Layout (docs/sage.md has the same with examples); every category folder is optional, a study needs one:
+
+    DIR/human_preference/comparisons.jsonl  {"id", "source", "summary_a", "summary_b", "preferred": "a"|"b"|"tie"}
+    DIR/human_preference/ratings.jsonl      {"id", "source", "summary", "ratings": {"overall": 6, "coverage": 5, ...}}
+    DIR/robustness/<dataset>.jsonl          {"id", "text", "summary"}
+    DIR/sensitivity/<dataset>.jsonl         {"id", "text"}
+    DIR/clustering/<dataset>.jsonl          {"id", "texts": [...], "labels": [...]}   (one clustering set a line)
+    DIR/retrieval/<dataset>/corpus.jsonl    {"_id", "title"?, "text"}                 (BEIR)
+    DIR/retrieval/<dataset>/queries.jsonl   {"_id", "text"}
+    DIR/retrieval/<dataset>/qrels/test.tsv  query-id <TAB> corpus-id <TAB> score, with a header line
+
+Any error names the file, the line and the field, and nothing runs (`SageDataError`).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class SageDataError(ValueError):
+    """A study file that cannot be used, with where and why."""
+
+    def __init__(self, path: Path, line: int | None, field_name: str | None, message: str) -> None:
+        where = f"{path}" + (f":{line}" if line else "") + (f": field '{field_name}'" if field_name else "")
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.field = path, line, field_name
+
+
+@dataclass
+class Retrieval:
+    corpus: dict[str, str]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+@dataclass
+class Study:
+    comparisons: list[dict[str, Any]] = field(default_factory=list)
+    ratings: list[dict[str, Any]] = field(default_factory=list)
+    robustness: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    sensitivity: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    clustering: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    retrieval: dict[str, Retrieval] = field(default_factory=dict)
+
+
+def _text(record: dict[str, Any], name: str, path: Path, line: int, *, optional: bool = False) -> str:
+    value = record.get(name)
+    if value is None and optional:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise SageDataError(path, line, name, "must be a non-empty string")
+    return value
+
+
+def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; ids must be unique within the file."""
+    rows, seen = [], set()
+    if not path.is_file():
+        raise SageDataError(path, None, None, "missing")
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise SageDataError(path, number, None, f"not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise SageDataError(path, number, None, "each line must be a JSON object")
+            key = "_id" if "_id" in record else "id"
+            ident = record.get(key)
+            if not isinstance(ident, str | int) or isinstance(ident, bool) or str(ident) == "":
+                raise SageDataError(path, number, key, "must be a non-empty string or integer")
+            if str(ident) in seen:
+                raise SageDataError(path, number, key, f"duplicate id {ident!r}")
+            seen.add(str(ident))
+            record[key] = str(ident)
+            rows.append((number, record))
+    if not rows:
+        raise SageDataError(path, None, None, "the file has no records")
+    return rows
+
+
+def read_comparisons(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line, r in _records(path):
+        if r.get("preferred") not in ("a", "b", "tie"):
+            raise SageDataError(path, line, "preferred", "must be 'a', 'b' or 'tie'")
+        out.append({"id": r["id"], "source": _text(r, "source", path, line), "preferred": r["preferred"],
+                    "summary_a": _text(r, "summary_a", path, line), "summary_b": _text(r, "summary_b", path, line)})
+    return out
+
+
+def read_ratings(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line, r in _records(path):
+        ratings = r.get("ratings")
+        if not isinstance(ratings, dict) or not ratings:
+            raise SageDataError(path, line, "ratings", "must be an object of axis -> number")
+        for axis, value in ratings.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise SageDataError(path, line, f"ratings.{axis}", "must be a finite number")
+        out.append({"id": r["id"], "source": _text(r, "source", path, line),
+                    "summary": _text(r, "summary", path, line), "ratings": dict(ratings)})
+    return out
+
+
+def read_documents(path: Path, *, summary: bool) -> list[dict[str, str]]:
+    out = []
+    for line, r in _records(path):
+        doc = {"id": r["id"], "text": _text(r, "text", path, line)}
+        if summary:
+            doc["summary"] = _text(r, "summary", path, line)
+        out.append(doc)
+    return out
+
+
+def read_clustering(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line, r in _records(path):
+        texts, labels = r.get("texts"), r.get("labels")
+        if not isinstance(texts, list) or len(texts) < 2 or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise SageDataError(path, line, "texts", "must be a list of at least two non-empty strings")
+        if not isinstance(labels, list) or len(labels) != len(texts):
+            raise SageDataError(path, line, "labels", f"must be a list of {len(texts)} labels, one per text")
+        if not all(isinstance(x, str | int) and not isinstance(x, bool) for x in labels):
+            raise SageDataError(path, line, "labels", "each label must be a string or an integer")
+        out.append({"id": r["id"], "texts": texts, "labels": [str(x) for x in labels]})
+    return out
+
+
+def read_beir(folder: Path) -> Retrieval:
+    corpus = {}
+    for line, r in _records(folder / "corpus.jsonl"):
+        title = _text(r, "title", folder / "corpus.jsonl", line, optional=True)
+        corpus[r["_id"]] = f"{title} {_text(r, 'text', folder / 'corpus.jsonl', line)}".strip()
+    queries = {r["_id"]: _text(r, "text", folder / "queries.jsonl", line)
+               for line, r in _records(folder / "queries.jsonl")}
+    return Retrieval(corpus, queries, _read_qrels(folder / "qrels" / "test.tsv", corpus, queries))
+
+
+def _read_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    if not path.is_file():
+        raise SageDataError(path, None, None, "missing")
+    with path.open(encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if number == 1 or not row:
+                continue  # BEIR's header: query-id, corpus-id, score
+            if len(row) != 3:
+                raise SageDataError(path, number, None, "expected query-id, corpus-id and score separated by tabs")
+            qid, did, score = row
+            if qid not in queries:
+                raise SageDataError(path, number, "query-id", f"{qid!r} is not in queries.jsonl")
+            if did not in corpus:
+                raise SageDataError(path, number, "corpus-id", f"{did!r} is not in corpus.jsonl")
+            try:
+                qrels.setdefault(qid, {})[did] = int(score)
+            except ValueError:
+                raise SageDataError(path, number, "score", f"{score!r} is not an integer") from None
+    if not qrels:
+        raise SageDataError(path, None, None, "no judgments")
+    return qrels
+
+
+def _jsonl(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def load_study(root: Path) -> Study:
+    """Read and validate every file of a study folder; raise SageDataError at the first bad line."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SageDataError(root, None, None, "is not a folder")
+    study = Study()
+    pref = root / "human_preference"
+    if (pref / "comparisons.jsonl").exists():
+        study.comparisons = read_comparisons(pref / "comparisons.jsonl")
+    if (pref / "ratings.jsonl").exists():
+        study.ratings = read_ratings(pref / "ratings.jsonl")
+    study.robustness = {p.stem: read_documents(p, summary=True) for p in _jsonl(root / "robustness")}
+    study.sensitivity = {p.stem: read_documents(p, summary=False) for p in _jsonl(root / "sensitivity")}
+    study.clustering = {p.stem: read_clustering(p) for p in _jsonl(root / "clustering")}
+    if (root / "retrieval").is_dir():
+        study.retrieval = {d.name: read_beir(d) for d in sorted((root / "retrieval").iterdir()) if d.is_dir()}
+    if not any(vars(study).values()):
+        raise SageDataError(root, None, None, "holds no SAGE dataset (see agreement/sage/datasets.py for the layout)")
+    return study
