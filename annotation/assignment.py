@@ -17,9 +17,10 @@ On SQLite the settings open every atomic block with BEGIN IMMEDIATE, which takes
 front: the same statements then run one writer at a time (no row-lock clause there), slower but correct, and
 the 30 s busy timeout keeps "database is locked" away from users. The statements are in assignment_sql.py.
 
-Counting rule (ENGINE_API.md): k counts non-skipped answers of *human* annotators in this batch plus live
-leases. A skip frees its slot. LLM annotators never consume k: they take no leases, are not limited by k,
-and may answer every item of a batch they are assigned to.
+Counting rule (docs/batches.md, "How items are handed out"; the functions: "Engine API" there): k counts
+non-skipped answers of *human* annotators in this batch plus live leases. A skip frees its slot. LLM annotators
+never consume k: they take no leases, are not limited by k, and may answer every item of a batch they are
+assigned to.
 """
 from __future__ import annotations
 
@@ -68,14 +69,9 @@ class _Seat(NamedTuple):
     kind: str
 
 
-class _State(NamedTuple):
-    """An item's holders as seen by one annotator, read under the item's lock in a fresh statement."""
-
-    annotation_id: int | None  # the annotator's own answer to the item, in any batch
-    lease_from: datetime | None  # their lease on it in this batch (live or expired)
-    lease_until: datetime | None
-    answers: int  # non-skipped human answers of the others in this batch
-    leases: int  # live leases of the others
+class _HeldLease(NamedTuple):
+    lease_id: int
+    item_id: int
 
 
 @dataclass(frozen=True)
@@ -92,7 +88,7 @@ class _Answer:
 
 # --- locks and counts ---------------------------------------------------------------------------------------
 
-def _refuse_unless_open(annotator: Annotator, batch: Batch, assigned: bool, active: bool, is_open: bool) -> None:
+def _refuse_unless_open(annotator: Annotator, batch: Batch, *, assigned: bool, active: bool, is_open: bool) -> None:
     if not assigned:
         raise AssignmentRefused("not_assignee", f"{annotator.name} is not assigned to the batch “{batch.name}”.")
     if not active:
@@ -103,31 +99,32 @@ def _refuse_unless_open(annotator: Annotator, batch: Batch, assigned: bool, acti
         )
 
 
-def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat, tuple[int, int] | None]:
+def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat, _HeldLease | None]:
     """Serialise this annotator's next_item calls on the batch, read the batch state fresh (it may have just
-    closed) and, in the same query, the lease they already hold: (seat, (lease id, item id) or None)."""
-    row = sql.seat(batch.pk, annotator.pk, now)
+    closed) and, in the same query, the lease they already hold (None when they hold none)."""
+    row = sql.seat(batch_id=batch.pk, annotator_id=annotator.pk, now=now)
     if row is None:
-        _refuse_unless_open(annotator, batch, False, True, True)
-    is_open, overlap, lease_seconds, active, kind, held_lease, held_item = row
-    _refuse_unless_open(annotator, batch, True, active, is_open)
-    return _Seat(overlap, lease_seconds, kind), (None if held_lease is None else (held_lease, held_item))
+        _refuse_unless_open(annotator, batch, assigned=False, active=True, is_open=True)
+    _refuse_unless_open(annotator, batch, assigned=True, active=row.active, is_open=row.is_open)
+    held = None if row.held_lease_id is None else _HeldLease(row.held_lease_id, row.held_item_id)
+    return _Seat(row.overlap, row.lease_seconds, row.kind), held
 
 
 def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Seat]:
     """Lock the item's row in this batch (waiting if needed: every change to its holders happens under it) and
     read the batch and annotator state in the same query: (batch item id, seat)."""
-    row = sql.lock_item(batch.pk, item.pk, annotator.pk)
+    row = sql.lock_item(batch_id=batch.pk, item_id=item.pk, annotator_id=annotator.pk)
     if row is None:
         _lock_seat(annotator, batch, timezone.now())  # says why if the batch itself is out of reach
         raise AssignmentRefused("not_in_batch", f"This item is not part of the batch “{batch.name}”.")
-    _refuse_unless_open(annotator, batch, *row[4:])
-    return row[0], _Seat(*row[1:4])
+    _refuse_unless_open(annotator, batch, assigned=row.assigned, active=row.active, is_open=row.is_open)
+    return row.batch_item_id, _Seat(row.overlap, row.lease_seconds, row.kind)
 
 
-def _state(annotator: Annotator, batch: Batch, item: Item, batch_item_id: int, now: datetime) -> _State:
+def _state(annotator: Annotator, batch: Batch, item: Item, batch_item_id: int, now: datetime) -> sql.State:
     """Everything a submit decides on, in one statement taken after the item's lock was granted."""
-    return _State(*sql.state(batch_item_id, item.pk, batch.pk, annotator.pk, now))
+    return sql.state(batch_item_id=batch_item_id, item_id=item.pk, batch_id=batch.pk, annotator_id=annotator.pk,
+                     now=now)
 
 
 def _bump(batch_item_id: int, delta: int) -> None:
@@ -144,10 +141,10 @@ def next_item(annotator: Annotator, batch: Batch, *, now: datetime | None = None
     with transaction.atomic():
         seat, held = _lock_seat(annotator, batch, now)
         if seat.kind != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
-            item = sql.first_unanswered(batch.pk, annotator.pk)
+            item = sql.first_unanswered(batch_id=batch.pk, annotator_id=annotator.pk)
         elif held is not None:  # a reload: the same item, with the full lease time again
-            Lease.objects.filter(pk=held[0]).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
-            item = Item.objects.get(pk=held[1])
+            Lease.objects.filter(pk=held.lease_id).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
+            item = Item.objects.get(pk=held.item_id)
         else:
             item = _lease_free_item(annotator, batch, seat, now)
     if item is not None and Batch._meta.get_field("task").is_cached(batch):
@@ -161,21 +158,23 @@ def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datet
     tried: list[int] = []
     expires_at = now + timedelta(seconds=seat.lease_seconds)
     while True:
-        item = sql.candidate(batch.pk, annotator.pk, seat.overlap, now, tried)
-        if item is None:
+        found = sql.candidate(batch_id=batch.pk, annotator_id=annotator.pk, overlap=seat.overlap, now=now,
+                              tried=tried)
+        if found is None:
             return None
-        if sql.claim(item.batch_item_id, item.pk, batch.pk, annotator.pk, seat.overlap, now, expires_at):
-            return item
-        tried.append(item.batch_item_id)
-        _repair_cache(item.batch_item_id, item.pk, batch.pk, item.cached_answers)
+        if sql.claim(found, batch_id=batch.pk, annotator_id=annotator.pk, overlap=seat.overlap, now=now,
+                     expires_at=expires_at):
+            return found.item
+        tried.append(found.batch_item_id)
+        _repair_cache(found, batch.pk)
 
 
-def _repair_cache(batch_item_id: int, item_id: int, batch_id: int, cached: int) -> None:
+def _repair_cache(found: sql.Candidate, batch_id: int) -> None:
     """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
-    answers = Annotation.objects.filter(item_id=item_id, batch_id=batch_id, skipped=False,
+    answers = Annotation.objects.filter(item_id=found.item.pk, batch_id=batch_id, skipped=False,
                                         annotator__kind=HUMAN).count()
-    if answers != cached:
-        BatchItem.objects.filter(pk=batch_item_id).update(human_answers=answers)
+    if answers != found.cached_answers:
+        BatchItem.objects.filter(pk=found.batch_item_id).update(human_answers=answers)
 
 
 # --- submit, skip, flag ---------------------------------------------------------------------------------------
@@ -239,7 +238,7 @@ def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now
         return SubmitResult(annotation, created=True, revised=False)
 
 
-def _check_new_answer(answer: _Answer, seat: _Seat, state: _State, now: datetime) -> None:
+def _check_new_answer(answer: _Answer, seat: _Seat, state: sql.State, now: datetime) -> None:
     """A first answer needs the item to have been handed to this annotator, and a free slot unless the
     lease still reserves one. Answers never exceed k, whatever the leases say."""
     if state.lease_from is None:
@@ -256,7 +255,7 @@ def _check_new_answer(answer: _Answer, seat: _Seat, state: _State, now: datetime
         )
 
 
-def _revise(existing: Annotation, answer: _Answer, seat: _Seat, state: _State, batch: Batch, batch_item_id: int,
+def _revise(existing: Annotation, answer: _Answer, seat: _Seat, state: sql.State, batch: Batch, batch_item_id: int,
             now: datetime) -> SubmitResult:
     """A second submit on one's own answer: an identical replay changes nothing; a different one is a revision
     that keeps the earlier value. Turning a skip into an answer needs a free slot, like a first answer."""
@@ -354,7 +353,7 @@ def recount_answers(batch: Batch) -> int:
 
 def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | None = None) -> dict[str, int]:
     """What this annotator has done in the batch and how many items they can still get (for progress bars):
-    {"done", "skipped", "total"} as ENGINE_API.md says, plus "leased" and "available". One statement that
+    {"done", "skipped", "total", "leased", "available"} (docs/batches.md, "Engine API"). One statement that
     never walks the batch item by item, since the loop asks on every request."""
     overlap = batch.overlap if annotator.kind == HUMAN else 1 << 30  # LLM annotators are not bound by k
-    return sql.progress(batch.pk, annotator.pk, overlap, now or timezone.now())
+    return sql.progress(batch_id=batch.pk, annotator_id=annotator.pk, overlap=overlap, now=now or timezone.now())

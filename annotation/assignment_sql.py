@@ -4,14 +4,16 @@ Why raw SQL here: every annotator request runs these, and building the equivalen
 subqueries, annotations) cost more Python time than the database spent answering; on PostgreSQL they run as
 prepared statements (rawsql.py), so they are not planned again on every request either.
 The statements are plain SQL shared by both backends; only the row-lock clause differs (PostgreSQL's
-``FOR NO KEY UPDATE``; SQLite takes its write lock with BEGIN IMMEDIATE instead). Parameters always go
-through the driver; table names come from the models. The rules these implement live in assignment.py.
+``FOR NO KEY UPDATE``; SQLite takes its write lock with BEGIN IMMEDIATE instead). Parameters are named
+(``%(batch_id)s``) and always go through the driver; every row is read into a named row type whose fields the
+select list names (``rawsql.select``). Statements that come in variants are built once per variant by a cached
+function. Table names come from the models. The rules these implement live in assignment.py.
 """
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import signals
@@ -21,15 +23,18 @@ from annotation import rawsql
 from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item
 
-T = {"annotation": Annotation._meta.db_table, "annotator": Annotator._meta.db_table, "batch": Batch._meta.db_table,
-     "assignee": BatchAssignee._meta.db_table, "batch_item": BatchItem._meta.db_table, "lease": Lease._meta.db_table,
-     "item": Item._meta.db_table}
+ANNOTATION, ANNOTATOR, BATCH = Annotation._meta.db_table, Annotator._meta.db_table, Batch._meta.db_table
+ASSIGNEE, BATCH_ITEM, LEASE = BatchAssignee._meta.db_table, BatchItem._meta.db_table, Lease._meta.db_table
+ITEM_TABLE = Item._meta.db_table
 HUMAN = Annotator.Kind.HUMAN
+# The values the counting conditions compare with: non-skipped answers of human annotators.
+COUNTED = {"skipped": False, "human": HUMAN}
+POSTGRESQL = connection.vendor == "postgresql"
 
 
 def _lock(alias: str, *, skip_locked: bool = False) -> str:
     """The row-lock clause: NO KEY UPDATE does not block the key-share locks taken by foreign-key checks."""
-    if connection.vendor != "postgresql":
+    if not POSTGRESQL:
         return ""
     return f"FOR NO KEY UPDATE OF {alias}" + (" SKIP LOCKED" if skip_locked else "")
 
@@ -46,204 +51,297 @@ def _datetime(value: Any) -> datetime | None:
     return parsed.replace(tzinfo=UTC) if parsed is not None and parsed.tzinfo is None else parsed
 
 
-def _one(sql: str, params: list[Any]) -> tuple | None:
-    return rawsql.one(_tables(sql), params)
-
-
-@lru_cache(maxsize=64)
-def _tables(sql: str) -> str:
-    """The statement with the models' table names filled in (the same few statements, every request)."""
-    return sql.format(**T)
-
-
-def _item(row: tuple | None) -> Item | None:
-    """An Item from a row starting with its columns (ITEM); extra trailing columns are returned alongside."""
-    return None if row is None else rawsql.instance(Item, row[:ITEM_WIDTH])
-
-
 ITEM = rawsql.columns(Item, "i")
 ITEM_WIDTH = rawsql.width(Item)
 
-
-# Others' live leases on the batch item `bi`.
-_OTHERS_LEASES = ("(SELECT COUNT(*) FROM {lease} o WHERE o.batch_item_id = bi.id AND o.expires_at > %s "
-                  "AND o.annotator_id <> %s)")
 # The annotator's own answer to the item of `bi` (in any batch: one answer per item and annotator).
-_MINE = "EXISTS (SELECT 1 FROM {annotation} m WHERE m.item_id = bi.item_id AND m.annotator_id = %s)"
+_MINE = f"EXISTS (SELECT 1 FROM {ANNOTATION} m WHERE m.item_id = bi.item_id AND m.annotator_id = %(annotator_id)s)"
+# Everyone's live leases on the batch item `bi` (the candidate's count; the annotator holds none there).
+_LIVE_LEASES = f"(SELECT COUNT(*) FROM {LEASE} o WHERE o.batch_item_id = bi.id AND o.expires_at > %(now)s)"
+# Non-skipped human answers to the item `item_id` in the batch `batch_id`.
+_COUNTED_ANSWERS = (f"SELECT COUNT(*) FROM {ANNOTATION} a JOIN {ANNOTATOR} t ON t.id = a.annotator_id "
+                    "WHERE a.item_id = %(item_id)s AND a.batch_id = %(batch_id)s AND a.skipped = %(skipped)s "
+                    "AND t.kind = %(human)s")
+# Others' live leases on the batch item `batch_item_id`.
+_OTHERS_LIVE_LEASES = (f"SELECT COUNT(*) FROM {LEASE} l WHERE l.batch_item_id = %(batch_item_id)s "
+                       "AND l.expires_at > %(now)s AND l.annotator_id <> %(annotator_id)s")
 
 
-def seat(batch_id: int, annotator_id: int, now: datetime) -> tuple | None:
-    """Lock the annotator's BatchAssignee row and read the batch state with the lease they already hold:
-    (is_open, overlap, lease_seconds, active, kind, held lease id, held item id), or None if not assigned."""
-    held = ("SELECT {col} FROM {lease} l JOIN {batch_item} hb ON hb.id = l.batch_item_id WHERE l.annotator_id = %s "
-            "AND hb.batch_id = %s AND l.expires_at > %s ORDER BY hb.position LIMIT 1")
-    sql = (f"SELECT b.is_open, b.overlap, b.lease_seconds, a.active, a.kind, ({held.format(col='l.id', **T)}), "
-           f"({held.format(col='hb.item_id', **T)}) "
-           "FROM {assignee} ba JOIN {batch} b ON b.id = ba.batch_id JOIN {annotator} a ON a.id = ba.annotator_id "
-           f"WHERE ba.batch_id = %s AND ba.annotator_id = %s {_lock('ba')}")
-    now_at = _at(now)
-    row = _one(sql, [annotator_id, batch_id, now_at, annotator_id, batch_id, now_at, batch_id, annotator_id])
-    return None if row is None else (bool(row[0]), row[1], row[2], bool(row[3]), *row[4:])
+# --- the seat: an annotator's place on a batch -------------------------------------------------------------
+
+class SeatRow(NamedTuple):
+    """The batch state and the annotator's, read while locking their BatchAssignee row, with the lease they
+    already hold in the batch (None, None when they hold none)."""
+
+    is_open: bool
+    overlap: int
+    lease_seconds: int
+    active: bool
+    kind: str
+    held_lease_id: int | None
+    held_item_id: int | None
 
 
-def candidate(batch_id: int, annotator_id: int, overlap: int, now: datetime, tried: list[int]) -> Item | None:
-    """The one locking query of next_item: the first item in batch order this annotator has not answered,
-    with human answers (the cached count) + live leases below k, skipping rows other requests hold locked.
-    Returns the Item with `batch_item_id` and `cached_answers` attached."""
-    excluded = f"AND bi.id NOT IN ({', '.join(['%s'] * len(tried))})" if tried else ""
-    leases = _OTHERS_LEASES.replace(" AND o.annotator_id <> %s", "")
-    start, start_params = _first_position_with_room(batch_id, overlap)
-    sql = (f"SELECT {ITEM}, bi.id, bi.human_answers "
-           "FROM {batch_item} bi JOIN {item} i ON i.id = bi.item_id "
-           f"WHERE bi.batch_id = %s {start} AND bi.human_answers < %s {excluded} AND NOT {_MINE} "
-           f"AND bi.human_answers + {leases} < %s ORDER BY bi.position LIMIT 1 {_lock('bi', skip_locked=True)}")
-    row = _one(sql, [batch_id, *start_params, overlap, *tried, annotator_id, _at(now), overlap])
-    item = _item(row)
-    if item is not None:
-        item.batch_item_id, item.cached_answers = row[ITEM_WIDTH:]
-    return item
+def _held(column: str) -> str:
+    """A column of the annotator's live lease in the batch (the first in batch order)."""
+    return (f"(SELECT {column} FROM {LEASE} l JOIN {BATCH_ITEM} hb ON hb.id = l.batch_item_id "
+            "WHERE l.annotator_id = %(annotator_id)s AND hb.batch_id = %(batch_id)s AND l.expires_at > %(now)s "
+            "ORDER BY hb.position LIMIT 1)")
+
+
+SEAT_SQL = (f"SELECT {rawsql.select(SeatRow, is_open='b.is_open', overlap='b.overlap', lease_seconds='b.lease_seconds', active='a.active', kind='a.kind', held_lease_id=_held('l.id'), held_item_id=_held('hb.item_id'))} "  # noqa: E501
+            f"FROM {ASSIGNEE} ba JOIN {BATCH} b ON b.id = ba.batch_id JOIN {ANNOTATOR} a ON a.id = ba.annotator_id "
+            f"WHERE ba.batch_id = %(batch_id)s AND ba.annotator_id = %(annotator_id)s {_lock('ba')}")
+
+
+def seat(*, batch_id: int, annotator_id: int, now: datetime) -> SeatRow | None:
+    """Lock the annotator's BatchAssignee row and read the batch state with the lease they already hold, or
+    None if they are not assigned."""
+    row = rawsql.row(SEAT_SQL, {"batch_id": batch_id, "annotator_id": annotator_id, "now": _at(now)}, SeatRow)
+    return None if row is None else row._replace(is_open=bool(row.is_open), active=bool(row.active))
+
+
+# --- next item -------------------------------------------------------------------------------------------------
+
+class Candidate(NamedTuple):
+    item: Item
+    batch_item_id: int
+    cached_answers: int  # BatchItem.human_answers as the candidate query read it
+
+
+class _CandidateTail(NamedTuple):
+    """The columns after the item's in the candidate row."""
+
+    batch_item_id: int
+    cached_answers: int
 
 
 MAX_PROBED_OVERLAP = 50  # beyond this many index probes the plain scan is as good
 
-
-def _first_position_with_room(batch_id: int, overlap: int) -> tuple[str, list[Any]]:
-    """A condition starting the candidate scan at the batch's first item with room (PostgreSQL).
-
-    Every item before it is full, so the condition changes no answer; without it the scan along (batch,
-    position) walked past every full item at the head of the batch on every request, a cost that grew with
-    the batch's progress. The first position with room is the least of k index probes, one per answer count
-    below k, on (batch, human_answers, position). SQLite (the embedded default) keeps the plain scan.
-    """
-    if connection.vendor != "postgresql" or overlap > MAX_PROBED_OVERLAP:
-        return "", []
-    # No item with room: NULL, and `position >= NULL` keeps no row, as `human_answers < k` would not either.
-    return ("AND bi.position >= (SELECT MIN((SELECT MIN(r.position) FROM {batch_item} r "
-            "WHERE r.batch_id = %s AND r.human_answers = h.n)) FROM generate_series(0, %s - 1) AS h(n))",
-            [batch_id, overlap])
+# A condition starting the candidate scan at the batch's first item with room (PostgreSQL).
+#
+# Every item before it is full, so the condition changes no answer; without it the scan along (batch,
+# position) walked past every full item at the head of the batch on every request, a cost that grew with
+# the batch's progress. The first position with room is the least of k index probes, one per answer count
+# below k, on (batch, human_answers, position). SQLite (the embedded default) keeps the plain scan.
+# No item with room: NULL, and `position >= NULL` keeps no row, as `human_answers < k` would not either.
+_FIRST_POSITION_WITH_ROOM = (
+    f"AND bi.position >= (SELECT MIN((SELECT MIN(r.position) FROM {BATCH_ITEM} r WHERE r.batch_id = %(batch_id)s "
+    "AND r.human_answers = h.n)) FROM generate_series(0, %(overlap)s - 1) AS h(n))")
 
 
-def first_unanswered(batch_id: int, annotator_id: int) -> Item | None:
+@cache
+def _candidate_sql(*, probe_first_room: bool, tried: int) -> str:
+    """The candidate statement, starting at the first item with room or not, leaving out `tried` batch items
+    (candidates found filled under their lock, named %(tried_0)s, ...)."""
+    start = _FIRST_POSITION_WITH_ROOM if probe_first_room else ""
+    excluded = f"AND bi.id NOT IN ({', '.join(f'%(tried_{n})s' for n in range(tried))})" if tried else ""
+    tail = rawsql.select(_CandidateTail, batch_item_id="bi.id", cached_answers="bi.human_answers")
+    return (f"SELECT {ITEM}, {tail} FROM {BATCH_ITEM} bi JOIN {ITEM_TABLE} i ON i.id = bi.item_id "
+            f"WHERE bi.batch_id = %(batch_id)s {start} AND bi.human_answers < %(overlap)s {excluded} "
+            f"AND NOT {_MINE} AND bi.human_answers + {_LIVE_LEASES} < %(overlap)s "
+            f"ORDER BY bi.position LIMIT 1 {_lock('bi', skip_locked=True)}")
+
+
+def candidate(*, batch_id: int, annotator_id: int, overlap: int, now: datetime,
+              tried: list[int]) -> Candidate | None:
+    """The one locking query of next_item: the first item in batch order this annotator has not answered,
+    with human answers (the cached count) + live leases below k, skipping rows other requests hold locked."""
+    sql = _candidate_sql(probe_first_room=POSTGRESQL and overlap <= MAX_PROBED_OVERLAP, tried=len(tried))
+    params = {"batch_id": batch_id, "annotator_id": annotator_id, "overlap": overlap, "now": _at(now),
+              **{f"tried_{n}": batch_item_id for n, batch_item_id in enumerate(tried)}}
+    row = rawsql.one(sql, params)
+    if row is None:
+        return None
+    tail = _CandidateTail._make(row[ITEM_WIDTH:])
+    return Candidate(rawsql.instance(Item, row[:ITEM_WIDTH]), tail.batch_item_id, tail.cached_answers)
+
+
+FIRST_UNANSWERED_SQL = (f"SELECT {ITEM} FROM {BATCH_ITEM} bi JOIN {ITEM_TABLE} i ON i.id = bi.item_id "
+                        f"WHERE bi.batch_id = %(batch_id)s AND NOT {_MINE} ORDER BY bi.position LIMIT 1")
+
+
+def first_unanswered(*, batch_id: int, annotator_id: int) -> Item | None:
     """For LLM annotators, who are not bound by k."""
-    sql = (f"SELECT {ITEM} FROM {{batch_item}} bi JOIN {{item}} i ON i.id = bi.item_id "
-           f"WHERE bi.batch_id = %s AND NOT {_MINE} ORDER BY bi.position LIMIT 1")
-    return _item(_one(sql, [batch_id, annotator_id]))
+    row = rawsql.one(FIRST_UNANSWERED_SQL, {"batch_id": batch_id, "annotator_id": annotator_id})
+    return None if row is None else rawsql.instance(Item, row)
 
 
-def claim(batch_item_id: int, item_id: int, batch_id: int, annotator_id: int, overlap: int, now: datetime,
+CLAIM_SQL = (f"INSERT INTO {LEASE} (batch_item_id, annotator_id, leased_at, expires_at) "
+             "SELECT %(batch_item_id)s, %(annotator_id)s, %(now)s, %(expires_at)s "
+             f"WHERE ({_COUNTED_ANSWERS}) + ({_OTHERS_LIVE_LEASES}) < %(overlap)s "
+             "ON CONFLICT (batch_item_id, annotator_id) DO UPDATE "
+             "SET leased_at = excluded.leased_at, expires_at = excluded.expires_at RETURNING id")
+
+
+def claim(candidate: Candidate, *, batch_id: int, annotator_id: int, overlap: int, now: datetime,
           expires_at: datetime) -> bool:
     """Write (or renew) the lease only if, counted afresh, the item still has room. A new statement under
     READ COMMITTED sees every lease committed before our row lock was granted, which the candidate
     query's older snapshot may have missed. True when the lease was written."""
-    sql = ("INSERT INTO {lease} (batch_item_id, annotator_id, leased_at, expires_at) SELECT %s, %s, %s, %s "
-           "WHERE (SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id "
-           "WHERE a.item_id = %s AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s) "
-           "+ (SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s "
-           "AND l.annotator_id <> %s) < %s "
-           "ON CONFLICT (batch_item_id, annotator_id) DO UPDATE "
-           "SET leased_at = excluded.leased_at, expires_at = excluded.expires_at RETURNING id")
-    at = _at(now)
-    params = [batch_item_id, annotator_id, at, _at(expires_at), item_id, batch_id, False, HUMAN, batch_item_id, at,
-              annotator_id, overlap]
-    return _one(sql, params) is not None
+    params = {"batch_item_id": candidate.batch_item_id, "item_id": candidate.item.pk, "batch_id": batch_id,
+              "annotator_id": annotator_id, "overlap": overlap, "now": _at(now), "expires_at": _at(expires_at),
+              **COUNTED}
+    return rawsql.one(CLAIM_SQL, params) is not None
 
 
-def lock_item(batch_id: int, item_id: int, annotator_id: int) -> tuple | None:
+# --- submit ----------------------------------------------------------------------------------------------------
+
+class LockedItem(NamedTuple):
+    """The item's row in the batch, locked, with the batch and annotator state read in the same query."""
+
+    batch_item_id: int
+    overlap: int
+    lease_seconds: int
+    kind: str
+    assigned: bool
+    active: bool
+    is_open: bool
+
+
+LOCK_ITEM_SQL = (
+    f"SELECT {rawsql.select(LockedItem, batch_item_id='bi.id', overlap='b.overlap', lease_seconds='b.lease_seconds', kind='a.kind', assigned=f'EXISTS (SELECT 1 FROM {ASSIGNEE} ba WHERE ba.batch_id = bi.batch_id AND ba.annotator_id = a.id)', active='a.active', is_open='b.is_open')} "  # noqa: E501
+    f"FROM {BATCH_ITEM} bi JOIN {BATCH} b ON b.id = bi.batch_id CROSS JOIN {ANNOTATOR} a "
+    f"WHERE bi.batch_id = %(batch_id)s AND bi.item_id = %(item_id)s AND a.id = %(annotator_id)s {_lock('bi')}")
+
+
+def lock_item(*, batch_id: int, item_id: int, annotator_id: int) -> LockedItem | None:
     """Lock the item's row in the batch (waiting if another request holds it) and read the batch and annotator
-    state: (batch item id, overlap, lease_seconds, kind, assigned, active, is_open), or None."""
-    sql = ("SELECT bi.id, b.overlap, b.lease_seconds, a.kind, "
-           "EXISTS (SELECT 1 FROM {assignee} ba WHERE ba.batch_id = bi.batch_id AND ba.annotator_id = a.id), "
-           "a.active, b.is_open FROM {batch_item} bi JOIN {batch} b ON b.id = bi.batch_id "
-           f"CROSS JOIN {{annotator}} a WHERE bi.batch_id = %s AND bi.item_id = %s AND a.id = %s {_lock('bi')}")
-    row = _one(sql, [batch_id, item_id, annotator_id])
-    return None if row is None else (*row[:4], bool(row[4]), bool(row[5]), bool(row[6]))
+    state, or None when the item is not in the batch."""
+    row = rawsql.row(LOCK_ITEM_SQL, {"batch_id": batch_id, "item_id": item_id, "annotator_id": annotator_id},
+                     LockedItem)
+    if row is None:
+        return None
+    return row._replace(assigned=bool(row.assigned), active=bool(row.active), is_open=bool(row.is_open))
 
 
-def state(batch_item_id: int, item_id: int, batch_id: int, annotator_id: int, now: datetime) -> tuple:
-    """After the item's lock: (own answer id, own lease's leased_at, its expires_at, others' non-skipped human
-    answers in the batch, others' live leases) — everything a submit decides on, in one statement."""
-    own_lease = "SELECT {col} FROM {lease} l WHERE l.batch_item_id = %s AND l.annotator_id = %s"
-    sql = ("SELECT (SELECT a.id FROM {annotation} a WHERE a.item_id = %s AND a.annotator_id = %s), "
-           f"({own_lease.format(col='l.leased_at', **T)}), ({own_lease.format(col='l.expires_at', **T)}), "
-           "(SELECT COUNT(*) FROM {annotation} a JOIN {annotator} t ON t.id = a.annotator_id WHERE a.item_id = %s "
-           "AND a.batch_id = %s AND a.skipped = %s AND t.kind = %s AND a.annotator_id <> %s), "
-           "(SELECT COUNT(*) FROM {lease} l WHERE l.batch_item_id = %s AND l.expires_at > %s "
-           "AND l.annotator_id <> %s)")
-    params = [item_id, annotator_id, batch_item_id, annotator_id, batch_item_id, annotator_id, item_id, batch_id,
-              False, HUMAN, annotator_id, batch_item_id, _at(now), annotator_id]
-    row = _one(sql, params)
-    return row[0], _datetime(row[1]), _datetime(row[2]), row[3], row[4]
+class State(NamedTuple):
+    """An item's holders as seen by one annotator, read under the item's lock in a fresh statement."""
+
+    annotation_id: int | None  # the annotator's own answer to the item, in any batch
+    lease_from: datetime | None  # their lease on it in this batch (live or expired)
+    lease_until: datetime | None
+    answers: int  # non-skipped human answers of the others in this batch
+    leases: int  # live leases of the others
+
+
+def _own_lease(column: str) -> str:
+    return (f"(SELECT {column} FROM {LEASE} l WHERE l.batch_item_id = %(batch_item_id)s "
+            "AND l.annotator_id = %(annotator_id)s)")
+
+
+STATE_SQL = "SELECT " + rawsql.select(
+    State,
+    annotation_id=(f"(SELECT a.id FROM {ANNOTATION} a WHERE a.item_id = %(item_id)s "
+                   "AND a.annotator_id = %(annotator_id)s)"),
+    lease_from=_own_lease("l.leased_at"),
+    lease_until=_own_lease("l.expires_at"),
+    answers=f"({_COUNTED_ANSWERS} AND a.annotator_id <> %(annotator_id)s)",
+    leases=f"({_OTHERS_LIVE_LEASES})",
+)
+
+
+def state(*, batch_item_id: int, item_id: int, batch_id: int, annotator_id: int, now: datetime) -> State:
+    """After the item's lock: everything a submit decides on, in one statement."""
+    params = {"batch_item_id": batch_item_id, "item_id": item_id, "batch_id": batch_id,
+              "annotator_id": annotator_id, "now": _at(now), **COUNTED}
+    row = rawsql.row(STATE_SQL, params, State)
+    return row._replace(lease_from=_datetime(row.lease_from), lease_until=_datetime(row.lease_until))
+
+
+_ANSWER_FIELDS = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+_ANSWER_COLUMNS = ", ".join(connection.ops.quote_name(f.column) for f in _ANSWER_FIELDS)
+# The new answer's values are named after their columns; the lease to drop is that of its annotator_id.
+_INSERT_ANSWER = (f"INSERT INTO {ANNOTATION} ({_ANSWER_COLUMNS}) "
+                  f"VALUES ({', '.join(f'%({f.column})s' for f in _ANSWER_FIELDS)}) RETURNING id")
+_DROP_LEASE = f"DELETE FROM {LEASE} WHERE batch_item_id = %(batch_item_id)s AND annotator_id = %(annotator_id)s"
+_COUNT_ANSWER = f"UPDATE {BATCH_ITEM} SET human_answers = human_answers + %(delta)s WHERE id = %(batch_item_id)s"
+
+
+@cache
+def _answer_steps(*, drop_lease: bool, count: bool) -> tuple[str, ...]:
+    """The statements storing a first answer: on PostgreSQL one (the insert, with the lease drop and the count
+    as data-modifying CTEs: one round trip instead of three), on SQLite one per step."""
+    after = (_DROP_LEASE,) * drop_lease + (_COUNT_ANSWER,) * count
+    if not POSTGRESQL:
+        return (_INSERT_ANSWER, *after)
+    ctes = "".join(f", step{n} AS ({step})" for n, step in enumerate(after))
+    return (f"WITH new AS ({_INSERT_ANSWER}){ctes} SELECT id FROM new",)
 
 
 def insert_answer(annotation: Annotation, batch_item_id: int, *, drop_lease: bool, delta: int) -> None:
-    """Store a first answer, drop the annotator's lease and move the item's cached count: one round trip on
-    PostgreSQL (data-modifying CTEs) instead of three. The row is written as save() writes it (the fields' own
-    preparation, auto_now stamps, pre/post_save signals); the ORM's INSERT alone cost ~0.5 ms to build."""
+    """Store a first answer, drop the annotator's lease and move the item's cached count by `delta`. The row is
+    written as save() writes it (the fields' own preparation, auto_now stamps, pre/post_save signals); the
+    ORM's INSERT alone cost ~0.5 ms to build."""
     db = connections[DEFAULT_DB_ALIAS]
     signals.pre_save.send(sender=Annotation, instance=annotation, raw=False, using=db.alias, update_fields=None)
-    values = [f.get_db_prep_save(f.pre_save(annotation, True), db) for f in _ANSWER_FIELDS]
-    insert = f"INSERT INTO {{annotation}} ({_ANSWER_COLUMNS}) VALUES ({', '.join(['%s'] * len(values))}) RETURNING id"
-    drop = "DELETE FROM {lease} WHERE batch_item_id = %s AND annotator_id = %s"
-    bump = "UPDATE {batch_item} SET human_answers = human_answers + %s WHERE id = %s"
-    steps = [(drop, [batch_item_id, annotation.annotator_id])] if drop_lease else []
-    steps += [(bump, [delta, batch_item_id])] if delta else []
-    if db.vendor == "postgresql":
-        ctes = "".join(f", step{n} AS ({sql})" for n, (sql, _) in enumerate(steps))
-        row = _one(f"WITH new AS ({insert}){ctes} SELECT id FROM new", [*values, *(p for _, ps in steps for p in ps)])
-        annotation.pk = row[0]
-    else:
-        annotation.pk = _one(insert, values)[0]
-        for sql, params in steps:
-            _one(sql, params)
+    params = {f.column: f.get_db_prep_save(f.pre_save(annotation, True), db) for f in _ANSWER_FIELDS}
+    params.update(batch_item_id=batch_item_id, delta=delta)
+    insert, *after = _answer_steps(drop_lease=drop_lease, count=bool(delta))
+    annotation.pk = rawsql.one(insert, params)[0]
+    for step in after:
+        rawsql.one(step, params)
     annotation._state.adding, annotation._state.db = False, db.alias
     signals.post_save.send(sender=Annotation, instance=annotation, created=True, update_fields=None, raw=False,
                            using=db.alias)
 
 
-_ANSWER_FIELDS = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
-_ANSWER_COLUMNS = ", ".join(connection.ops.quote_name(f.column) for f in _ANSWER_FIELDS)
-
+# --- progress ----------------------------------------------------------------------------------------------------
 
 # The annotator's answers that can be on the batch's items: those in batches of the batch's task (items belong
 # to one task, and a batch holds its task's items) and those in no batch (imported), driven by the task's few
 # batches, each a range of the Annotation (batch, annotator) index. Read from the annotator's side, the generic
 # plan scanned every answer they ever gave, in every study (~1 µs each: 9 ms per request at 9,000 answers).
 _ANSWERS_THAT_CAN_MEET = (
-    "SELECT a.item_id, a.batch_id, a.skipped FROM {batch} tb JOIN {batch} sb ON sb.task_id = tb.task_id "
-    "JOIN {annotation} a ON a.batch_id = sb.id AND a.annotator_id = %s WHERE tb.id = %s "
-    "UNION ALL SELECT a.item_id, a.batch_id, a.skipped FROM {annotation} a "
-    "WHERE a.batch_id IS NULL AND a.annotator_id = %s")
+    f"SELECT a.item_id, a.batch_id, a.skipped FROM {BATCH} tb JOIN {BATCH} sb ON sb.task_id = tb.task_id "
+    f"JOIN {ANNOTATION} a ON a.batch_id = sb.id AND a.annotator_id = %(annotator_id)s WHERE tb.id = %(batch_id)s "
+    f"UNION ALL SELECT a.item_id, a.batch_id, a.skipped FROM {ANNOTATION} a "
+    "WHERE a.batch_id IS NULL AND a.annotator_id = %(annotator_id)s")
 
 
-def progress(batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:
+class ProgressRow(NamedTuple):
+    done: int  # the annotator's non-skipped answers in the batch
+    skipped: int
+    room: int  # the batch's items with fewer than k human answers
+    answered: int  # of those, the ones the annotator answered (in any batch of the task, or none)
+    blocked: int  # of those not answered, the ones others' live leases fill
+    held_full: int  # of those, the ones only the annotator's own lease keeps
+    leased: int  # the annotator's live leases on items they have not answered
+
+
+# live: the live leases (a short range of the expires_at index) kept when their item, probed by primary key, is
+# in this batch. As a join, the generic plan hashed every item of the batch on each request.
+PROGRESS_SQL = (
+    f"WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {LEASE} l WHERE l.expires_at > %(now)s "
+    f"AND (SELECT lb.batch_id FROM {BATCH_ITEM} lb WHERE lb.id = l.batch_item_id) = %(batch_id)s), "
+    "touched AS (SELECT bi.human_answers AS h, "
+    "SUM(CASE WHEN live.annotator_id = %(annotator_id)s THEN 1 ELSE 0 END) AS held, "
+    "SUM(CASE WHEN live.annotator_id = %(annotator_id)s THEN 0 ELSE 1 END) AS others, "
+    f"{_MINE} AS answered "
+    f"FROM live JOIN {BATCH_ITEM} bi ON bi.id = live.batch_item_id GROUP BY bi.id, bi.human_answers, bi.item_id) "
+    "SELECT " + rawsql.select(
+        ProgressRow, done="mine.done", skipped="mine.skipped",
+        room=f"(SELECT COUNT(*) FROM {BATCH_ITEM} bi WHERE bi.batch_id = %(batch_id)s "
+             "AND bi.human_answers < %(overlap)s)",
+        answered="mine.answered", blocked="leases.blocked", held_full="leases.held_full", leased="leases.leased",
+    ) + " "
+    "FROM (SELECT COUNT(CASE WHEN a.batch_id = %(batch_id)s AND NOT a.skipped THEN 1 END) AS done, "
+    "COUNT(CASE WHEN a.batch_id = %(batch_id)s AND a.skipped THEN 1 END) AS skipped, "
+    f"COUNT(CASE WHEN (SELECT bi.human_answers FROM {BATCH_ITEM} bi WHERE bi.batch_id = %(batch_id)s "
+    f"AND bi.item_id = a.item_id) < %(overlap)s THEN 1 END) AS answered FROM ({_ANSWERS_THAT_CAN_MEET}) a) mine, "
+    "(SELECT COUNT(CASE WHEN others > 0 AND h < %(overlap)s AND h + others >= %(overlap)s THEN 1 END) AS blocked, "
+    "COUNT(CASE WHEN held > 0 AND h + others >= %(overlap)s THEN 1 END) AS held_full, "
+    "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
+
+
+def progress(*, batch_id: int, annotator_id: int, overlap: int, now: datetime) -> dict[str, int]:
     """An annotator's figures in one statement that never walks the batch item by item with subqueries:
     items with room (an index-only count on the cached human_answers), minus those they answered (one pass
     over their answers in the task's batches with an index probe each, which also counts done and skipped),
     minus those others' live leases fill, plus those only their own lease keeps (the batch's live leases: a
     range of the expires_at index). Pass a huge `overlap` for LLM annotators (not bound by k)."""
-    # live: the live leases (a short range of the expires_at index) kept when their item, probed by primary
-    # key, is in this batch. As a join, the generic plan hashed every item of the batch on each request.
-    sql = ("WITH live AS (SELECT l.batch_item_id, l.annotator_id FROM {lease} l WHERE l.expires_at > %s "
-           "AND (SELECT lb.batch_id FROM {batch_item} lb WHERE lb.id = l.batch_item_id) = %s), "
-           "touched AS (SELECT bi.human_answers AS h, "
-           "SUM(CASE WHEN live.annotator_id = %s THEN 1 ELSE 0 END) AS held, "
-           "SUM(CASE WHEN live.annotator_id = %s THEN 0 ELSE 1 END) AS others, "
-           f"{_MINE} AS answered "
-           "FROM live JOIN {batch_item} bi ON bi.id = live.batch_item_id GROUP BY bi.id, bi.human_answers, bi.item_id) "
-           "SELECT mine.done, mine.skipped, "
-           "(SELECT COUNT(*) FROM {batch_item} bi WHERE bi.batch_id = %s AND bi.human_answers < %s), "
-           "mine.answered, leases.blocked, leases.held_full, leases.leased "
-           "FROM (SELECT COUNT(CASE WHEN a.batch_id = %s AND NOT a.skipped THEN 1 END) AS done, "
-           "COUNT(CASE WHEN a.batch_id = %s AND a.skipped THEN 1 END) AS skipped, "
-           "COUNT(CASE WHEN (SELECT bi.human_answers FROM {batch_item} bi WHERE bi.batch_id = %s "
-           f"AND bi.item_id = a.item_id) < %s THEN 1 END) AS answered FROM ({_ANSWERS_THAT_CAN_MEET}) a) mine, "
-           "(SELECT COUNT(CASE WHEN others > 0 AND h < %s AND h + others >= %s THEN 1 END) AS blocked, "
-           "COUNT(CASE WHEN held > 0 AND h + others >= %s THEN 1 END) AS held_full, "
-           "COUNT(CASE WHEN held > 0 THEN 1 END) AS leased FROM touched WHERE NOT answered) leases")
-    me, k = annotator_id, overlap
-    params = [_at(now), batch_id, me, me, me, batch_id, k, batch_id, batch_id, batch_id, k, me, batch_id, me, k, k,
-              k]
-    done, skipped, room, answered, blocked, held_full, leased = _one(sql, params)
-    available = room - answered - blocked + held_full
-    return {"done": done, "skipped": skipped, "total": done + skipped + available, "leased": leased,
-            "available": available}
+    row = rawsql.row(PROGRESS_SQL, {"now": _at(now), "batch_id": batch_id, "annotator_id": annotator_id,
+                                    "overlap": overlap}, ProgressRow)
+    available = row.room - row.answered - row.blocked + row.held_full
+    return {"done": row.done, "skipped": row.skipped, "total": row.done + row.skipped + available,
+            "leased": row.leased, "available": available}

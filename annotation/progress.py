@@ -93,8 +93,9 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
 def annotator_rows(batch: Batch, now: datetime) -> list[AnnotatorRow]:
     assignees = list(BatchAssignee.objects.filter(batch=batch).select_related("annotator__user"))
     annotators = {a.annotator_id: a.annotator for a in assignees}
-    rows = {a.annotator_id: AnnotatorRow(a.annotator_id, a.annotator.name, a.annotator.kind, a.annotator.active,
-                                         a.override_reason) for a in assignees}
+    rows = {a.annotator_id: AnnotatorRow(annotator_id=a.annotator_id, name=a.annotator.name, kind=a.annotator.kind,
+                                         active=a.annotator.active, override_reason=a.override_reason)
+            for a in assignees}
     counts = (Annotation.objects.filter(batch=batch).order_by().values("annotator_id")
               .annotate(done=Count("pk", filter=Q(skipped=False)), skipped=Count("pk", filter=Q(skipped=True)),
                         flagged=Count("pk", filter=Q(flagged=True))))
@@ -144,18 +145,32 @@ ISSUE_HEADER = ("batch_id", "item_external_id", "annotator", "skipped", "skip_re
                 "submitted_at")
 
 
+def _in_header_order(header: tuple[str, ...], cells: dict[str, object]) -> tuple[object, ...]:
+    """A CSV row from cells named by their column, so a header and its rows cannot drift apart."""
+    if set(cells) != set(header):
+        raise ValueError(f"CSV cells {sorted(cells)} do not match the header {sorted(header)}")
+    return tuple(cells[name] for name in header)
+
+
 def progress_csv(progress: BatchProgress) -> str:
     """One row per annotator of the batch."""
     b = progress.batch
-    rows = [(b.pk, b.name, b.language, b.overlap, r.name, r.kind, r.status, r.done, r.skipped, r.flagged, r.leased,
-             r.remaining, None if r.median_ms is None else round(r.median_ms / 1000, 1), r.last_submit,
-             r.override_reason) for r in progress.annotators]
+    rows = [_in_header_order(ANNOTATOR_HEADER, {
+        "batch_id": b.pk, "batch": b.name, "language": b.language, "k": b.overlap, "annotator": r.name,
+        "kind": r.kind, "status": r.status, "done": r.done, "skipped": r.skipped, "flagged": r.flagged,
+        "leased": r.leased, "remaining": r.remaining,
+        "median_seconds": None if r.median_ms is None else round(r.median_ms / 1000, 1),
+        "last_submit": r.last_submit, "override_reason": r.override_reason,
+    }) for r in progress.annotators]
     return to_csv(ANNOTATOR_HEADER, rows)
 
 
 def issues_csv(progress: BatchProgress) -> str:
     """Every skip and flag of the batch with the annotator's reason or comment."""
     b = progress.batch
-    issues = [(b.pk, a.item.external_id, a.annotator.name, a.skipped, a.skip_reason, a.flagged, a.flag_comment,
-               a.submitted_at) for a in progress.issues]
+    issues = [_in_header_order(ISSUE_HEADER, {
+        "batch_id": b.pk, "item_external_id": a.item.external_id, "annotator": a.annotator.name,
+        "skipped": a.skipped, "skip_reason": a.skip_reason, "flagged": a.flagged, "flag_comment": a.flag_comment,
+        "submitted_at": a.submitted_at,
+    }) for a in progress.issues]
     return to_csv(ISSUE_HEADER, issues)

@@ -13,7 +13,7 @@ plan (one generic plan: settings). Django's own cursors never prepare.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
@@ -22,11 +22,32 @@ from django.db.models import Model
 from psycopg.pq import ExecStatus
 
 M = TypeVar("M", bound=Model)
+R = TypeVar("R", bound=tuple)  # a NamedTuple row type
+# Named placeholders, `%(name)s` with a dict, read on both backends (psycopg; Django's SQLite cursor turns them
+# into `:name`); a name used twice is one parameter ($n) on PostgreSQL. Positional `%s` with a list still works.
+Params = Mapping[str, Any] | Sequence[Any]
 TUPLES_OK = ExecStatus.TUPLES_OK
 
 
-def one(sql: str, params: Sequence[Any]) -> tuple | None:
-    """The first row of a statement (None if it returns none), prepared on PostgreSQL."""
+def select(row_type: type[tuple], **expressions: str) -> str:
+    """The select list `expression AS field, ...` of a NamedTuple row type, in its field order, so every column
+    the code reads is named in the SQL too. A list that drifts from its row type fails at import, not later with
+    a value in the wrong field."""
+    fields = row_type._fields  # type: ignore[attr-defined]
+    if tuple(expressions) != fields:
+        raise ValueError(f"{row_type.__name__}: the select list names {tuple(expressions)}, "
+                         f"the row type {fields}")
+    return ", ".join(f"{expression} AS {name}" for name, expression in expressions.items())
+
+
+def row(sql: str, params: Params, row_type: type[R]) -> R | None:
+    """The first row of a statement as a `row_type` (None if it returns none), prepared on PostgreSQL."""
+    found = one(sql, params)
+    return None if found is None else row_type._make(found)  # type: ignore[attr-defined]
+
+
+def one(sql: str, params: Params) -> tuple | None:
+    """The first row of a statement as a plain tuple (None if it returns none), prepared on PostgreSQL."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql" or db.queries_logged:
         # A plain Django cursor: SQLite, and while queries are logged (DEBUG, CaptureQueriesContext), so that

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from agreement.results.mteb_files import load_results_dir
+from agreement.results.mteb_loading import load_results_dir
 from tests.report_builders import answers_from_columns, build_task, import_answers
 
 pytestmark = pytest.mark.django_db

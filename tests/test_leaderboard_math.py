@@ -32,7 +32,8 @@ from agreement.results.leaderboard import (
     to_json,
     win_rates,
 )
-from agreement.results.mteb_files import leaderboard_rows, load_results_dir
+from agreement.results.mteb_files import leaderboard_rows
+from agreement.results.mteb_loading import load_results_dir
 from tasks_app.csv_safety import csv_cell, to_csv
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 

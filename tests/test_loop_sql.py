@@ -3,6 +3,7 @@ errors are Django's, and on PostgreSQL the statements are prepared with one gene
 from __future__ import annotations
 
 from datetime import date
+from typing import NamedTuple
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -46,6 +47,31 @@ def test_a_failing_statement_raises_djangos_error_and_leaves_the_connection_usab
     with pytest.raises(IntegrityError), transaction.atomic():
         rawsql.one(duplicate, [item.pk, alice.pk, batch.pk, False, False, now, now])
     assert rawsql.one("SELECT COUNT(*) FROM annotation_annotation", []) == (1,)
+
+
+class Pair(NamedTuple):
+    total: int
+    label: str
+
+
+def test_named_parameters_bind_by_name_and_a_name_used_twice_is_one_value():
+    assert rawsql.one("SELECT %(n)s + %(n)s, %(word)s", {"word": "ok", "n": 2}) == (4, "ok")
+    assert rawsql.one("SELECT %s + %s", [2, 3]) == (5,)  # positional placeholders still work
+
+
+def test_a_row_comes_back_as_its_named_row_type():
+    select = rawsql.select(Pair, total="%(n)s * 10", label="%(word)s")
+    assert select == "%(n)s * 10 AS total, %(word)s AS label"
+    found = rawsql.row(f"SELECT {select}", {"n": 4, "word": "forty"}, Pair)
+    assert found == Pair(total=40, label="forty") and found.label == "forty"
+    assert rawsql.row(f"SELECT {select} WHERE 1 = 0", {"n": 4, "word": "none"}, Pair) is None
+
+
+def test_a_select_list_that_drifts_from_its_row_type_is_refused():
+    with pytest.raises(ValueError, match=r"Pair: the select list names \('label', 'total'\)"):
+        rawsql.select(Pair, label="'x'", total="1")
+    with pytest.raises(ValueError, match="Pair"):
+        rawsql.select(Pair, total="1")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -17,18 +17,20 @@ from typing import Any
 import pytest
 
 from agreement.results.mteb_files import (
-    MAX_FILE_BYTES,
     ResultsImportError,
     ResultsImportErrors,
     annotator_rows,
     current_revisions,
     evaluation_rows,
     leaderboard_rows,
+    preferred_split,
+    version_key,
+)
+from agreement.results.mteb_loading import (
+    MAX_FILE_BYTES,
     load_results_archive,
     load_results_dir,
     load_task_result_file,
-    preferred_split,
-    version_key,
 )
 
 RESULTS = Path(

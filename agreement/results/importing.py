@@ -1,4 +1,4 @@
-"""Import MTEB results into the database: files → ``ScoreRow`` (agreement/results/mteb_files.py) → rows.
+"""Import MTEB results into the database: files → ``ScoreRow`` (results/mteb_loading.py, mteb_files.py) → rows.
 
 One path for the CLI (``import_results``), the upload page and the API, so all three accept the same
 inputs and refuse them with the same words. Why it is shaped this way:
@@ -32,20 +32,22 @@ from django.utils.datastructures import MultiValueDict
 from agreement.results.models import ResultModel, ResultRevision, ResultScore, stored_rows
 from agreement.results.mteb_files import (
     HUMAN_REFERENCE_MODELS,
-    MAX_FILE_BYTES,
-    MODEL_META_FILE,
     ResultsImportError,
     ScoreRow,
     current_revisions,
-    decode_json,
     evaluation_rows,
+    parse_task_result,
+    version_key,
+)
+from agreement.results.mteb_loading import (
+    MAX_FILE_BYTES,
+    MODEL_META_FILE,
+    decode_json,
     load_archive_members,
     load_results_dir,
     load_task_result_file,
-    parse_task_result,
     read_archive_members,
     read_limited,
-    version_key,
 )
 
 MAX_UPLOAD_BYTES: int = getattr(settings, "RESULTS_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
