@@ -14,6 +14,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -29,7 +30,6 @@ from annotation.models import Annotation
 from tasks_app.models import Item, ItemGold, Task
 
 CHUNK_TEXTS = 512  # texts per chunk: a few seconds of MiniLM on one core, so leases stay short
-LEASE_SECONDS = 300
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
 
 
@@ -81,11 +81,15 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int = CHUNK_TEX
     return run
 
 
+def lease() -> timedelta:
+    return timedelta(seconds=settings.MODEL_RUN_LEASE_SECONDS)
+
+
 def claim_chunk(chunk_id: int) -> uuid.UUID | None:
     token, now = uuid.uuid4(), timezone.now()
     claimed = RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING).filter(
         Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=now)
-    ).update(status=RunChunk.Status.RUNNING, claim_token=token, lease_until=now + timedelta(seconds=LEASE_SECONDS),
+    ).update(status=RunChunk.Status.RUNNING, claim_token=token, lease_until=now + lease(),
              attempts=F("attempts") + 1)
     return token if claimed else None
 
@@ -125,7 +129,7 @@ def claim_scoring(run_id: int) -> uuid.UUID | None:
     ready = Q(status=ModelRun.Status.EMBEDDING, chunks_done__gte=F("chunks_total"))
     stale = Q(status=ModelRun.Status.SCORING, lease_until__lt=now)
     claimed = ModelRun.objects.filter(ready | stale, pk=run_id).update(
-        status=ModelRun.Status.SCORING, claim_token=token, lease_until=now + timedelta(seconds=LEASE_SECONDS))
+        status=ModelRun.Status.SCORING, claim_token=token, lease_until=now + lease())
     return token if claimed else None
 
 
@@ -163,6 +167,13 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
             Prediction.objects.bulk_create(
                 [Prediction(run_id=run_id, item_id=i, value=v) for i, v in predictions.items()], batch_size=1000)
     return "scored" if finished else "taken"
+
+
+def seconds_held(chunk_id: int) -> float | None:
+    """How long another worker's claim on a running chunk still lasts (None: nothing left to wait for)."""
+    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING,
+                                  run__status=ModelRun.Status.EMBEDDING).values_list("lease_until", flat=True).first()
+    return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
 
 
 def unfinished_chunks(run: ModelRun) -> list[int]:
