@@ -18,6 +18,9 @@ from agreement.model_runs.similarity import embed, similarity
 
 Items = Sequence[tuple[int, dict[str, Any]]]
 KINDS = ("sts", "reranking", "graded_relevance", "clustering", "classification", "pairwise", "likert")
+MAIN_METRIC = {"sts": "cosine_spearman", "reranking": "map", "graded_relevance": "ndcg_at_10",
+               "clustering": "v_measure", "classification": "accuracy", "pairwise": "accuracy",
+               "likert": "sage_mean"}
 ENCODER_ONLY = {"classification": "a classifier needs vectors"}
 
 
@@ -58,7 +61,10 @@ def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any]) -> tupl
     if not kept:
         raise scoring.CannotScore("no item has a value to score against")
     scores, predictions = EVALUATORS[kind](model, kept, truth)
-    return scores, {i: p for (i, _), p in zip(kept, predictions, strict=True)}
+    main = MAIN_METRIC[kind]
+    if kind == "clustering" and not model.is_encoder:
+        main = "v_measure_agglomerative"
+    return {"main_metric": main, **scores}, {i: p for (i, _), p in zip(kept, predictions, strict=True)}
 
 
 def _sts(model: Any, items: Items, truth: dict[int, Any]) -> tuple[dict[str, Any], list[Any]]:

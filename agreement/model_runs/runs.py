@@ -20,6 +20,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agreement.model_runs import evaluate as ev
+from agreement.model_runs import significance
 from agreement.model_runs.backends import BackendError
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
@@ -159,6 +160,8 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
     except RUN_ERRORS as exc:
         fail(run, exc)
         return "failed"
+    model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
+    scores["significance"] = significance.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
     with transaction.atomic():
         finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
             status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())

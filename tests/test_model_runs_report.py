@@ -1,0 +1,57 @@
+"""Model rows wherever humans meet models: the report JSON, the report page, the API, and the paired test."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from statsmodels.stats.contingency_tables import mcnemar
+
+from agreement.model_runs import significance
+from hume.roles import ensure_role_groups
+from tests import model_data as data
+
+pytestmark = pytest.mark.django_db
+
+
+def test_mcnemar_counts_the_discordant_items() -> None:
+    # humans right on 1, 2, 3; the model on 3, 4: one item only humans got, one only the model → p = 1.
+    result = significance.mcnemar_exact([True, True, True, False], [False, True, True, True])
+    assert (result["humans_only_right"], result["model_only_right"]) == (1, 1)
+    assert result["p_value"] == pytest.approx(mcnemar([[2, 1], [1, 0]], exact=True).pvalue) == pytest.approx(1.0)
+
+
+def _jaccard_on_pairwise() -> tuple:
+    call_command("add_model", "jaccard", "--backend", "classical", "--metric", "jaccard", stdout=io.StringIO())
+    task = data.build_model_task("pairwise")
+    call_command("run_models", task.name, "--models", "jaccard", "--wait", stdout=io.StringIO())
+    return task
+
+
+def test_report_json_carries_the_model_rows_with_their_paired_test() -> None:
+    task = _jaccard_on_pairwise()
+    out = io.StringIO()
+    call_command("report", task.name, "--format", "json", stdout=out, stderr=io.StringIO())
+    rows = json.loads(out.getvalue())["model_runs"]
+    assert [r["model"]["name"] for r in rows] == ["jaccard"]
+    row = rows[0]
+    assert row["status"] == "done" and row["gold"]["main_metric"] == "accuracy"
+    assert row["significance"]["test"] == "McNemar exact"
+    assert row["significance"]["n"] == 5
+
+
+def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, carol) -> None:
+    task = _jaccard_on_pairwise()
+    ensure_role_groups()
+    client.force_login(dave)
+    page = client.get(f"/reports/task/{task.pk}/").content.decode()
+    assert 'id="model-rows"' in page and "jaccard" in page and "McNemar exact" in page
+    assert "Run all registered models" not in page  # researchers read; admins run
+    api = client.get(f"/api/v1/models/tasks/{task.pk}/").json()
+    assert api["models"][0]["model"]["backend"] == "classical"
+    assert api["models"][0]["significance"]["test"] == "McNemar exact"
+    assert client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["jaccard"]},
+                       content_type="application/json").status_code == 403
+    client.force_login(carol)
+    assert "Run all registered models" in client.get(f"/reports/task/{task.pk}/").content.decode()
