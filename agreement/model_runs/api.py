@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
 from kombu.exceptions import OperationalError as BrokerError
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
@@ -35,12 +36,47 @@ class StartSerializer(serializers.Serializer):
     models = serializers.ListField(child=serializers.CharField(), min_length=1)
 
 
+class ModelSerializer(serializers.Serializer):
+    """A registered model as the API shows it: its identity, never a key or a machine path."""
+
+    name = serializers.CharField()
+    backend = serializers.CharField()
+    metric = serializers.CharField(allow_null=True)
+    model_id = serializers.CharField(allow_null=True)
+    revision = serializers.CharField()
+    dimensions = serializers.IntegerField(allow_null=True)
+    identity = serializers.CharField()
+    mteb_name = serializers.CharField(allow_null=True)
+
+
+class RowSerializer(serializers.Serializer):
+    model = ModelSerializer()
+    run_id = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+    texts_encoded = serializers.IntegerField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    gold = serializers.DictField(allow_null=True, help_text="Scores against gold, MTEB-style for the kind.")
+    humans = serializers.DictField(allow_null=True, help_text="Scores against the humans' consensus.")
+    significance = serializers.DictField(allow_null=True, help_text="Paired test humans vs model, named.")
+
+
+TaskModels = inline_serializer("TaskModelRows", {"task_id": serializers.IntegerField(),
+                                                 "task": serializers.CharField(), "models": RowSerializer(many=True)})
+Started = inline_serializer("StartedModelRuns", {"task_id": serializers.IntegerField(),
+                                                 "runs": serializers.ListField(child=serializers.DictField())})
+
+
+@extend_schema(responses=ModelSerializer(many=True))
 @api_view(["GET"])
 @permission_classes([IsResearcher])
 def model_list(request: Request) -> Response:
     return Response([m.describe() for m in EmbeddingModel.objects.all()])
 
 
+@extend_schema(methods=["GET"], responses=TaskModels)
+@extend_schema(methods=["POST"], request=StartSerializer, responses={202: Started})
 @api_view(["GET", "POST"])
 @permission_classes([IsResearcher])
 def task_models(request: Request, task_id: int) -> Response:
