@@ -6,6 +6,7 @@ similarity to anything: it is refused with the pair's position rather than score
 """
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
@@ -85,6 +86,7 @@ def bm25(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     """
     import bm25s
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG to stderr
     check_pairs(a, b)
     docs = list(dict.fromkeys(b))
     index = {doc: i for i, doc in enumerate(docs)}
