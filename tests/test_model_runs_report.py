@@ -55,3 +55,17 @@ def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, c
                        content_type="application/json").status_code == 403
     client.force_login(carol)
     assert "Run all registered models" in client.get(f"/reports/task/{task.pk}/").content.decode()
+
+
+def test_a_model_run_exports_as_task_results_the_mteb_importer_loads(tmp_path) -> None:
+    from agreement.model_runs.models import ModelRun
+    from agreement.results.mteb_files import load_results_dir
+
+    task = _jaccard_on_pairwise()
+    task.mteb_task_name, task.mteb_subset = "SummPreference", "en"
+    task.save()
+    call_command("export_model_runs", "jaccard", task.name, "--out", str(tmp_path), stdout=io.StringIO())
+    (row,) = load_results_dir(tmp_path)
+    gold = ModelRun.objects.get().scores["gold"]
+    assert (row.model_name, row.mteb_task_name, row.hf_subset) == ("hume-inapp/jaccard", "SummPreference", "en")
+    assert row.main_score == pytest.approx(gold["accuracy"]) and row.metrics["f1"] == pytest.approx(gold["f1"])
