@@ -69,3 +69,18 @@ def test_a_model_run_exports_as_task_results_the_mteb_importer_loads(tmp_path) -
     gold = ModelRun.objects.get().scores["gold"]
     assert (row.model_name, row.mteb_task_name, row.hf_subset) == ("hume-inapp/jaccard", "SummPreference", "en")
     assert row.main_score == pytest.approx(gold["accuracy"]) and row.metrics["f1"] == pytest.approx(gold["f1"])
+
+
+def test_an_in_app_run_joins_the_comparison_as_a_model_next_to_the_humans() -> None:
+    from agreement.model_runs.models import ModelRun
+    from agreement.results.compare import build
+
+    task = _jaccard_on_pairwise()
+    task.mteb_task_name = "SummPreference"
+    task.save()
+    comparison = build()
+    entry = comparison.entries["jaccard (run here)"]
+    assert (entry.kind, entry.origin) == ("model", "this project")
+    (score,) = [s for s in comparison.scores if s.name == "jaccard (run here)"]
+    assert (score.task, score.language) == ("SummPreference", "eng-Latn")
+    assert score.score == pytest.approx(ModelRun.objects.get().scores["gold"]["main_score"])
