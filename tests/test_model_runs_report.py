@@ -84,3 +84,19 @@ def test_an_in_app_run_joins_the_comparison_as_a_model_next_to_the_humans() -> N
     (score,) = [s for s in comparison.scores if s.name == "jaccard (run here)"]
     assert (score.task, score.language) == ("SummPreference", "eng-Latn")
     assert score.score == pytest.approx(ModelRun.objects.get().scores["gold"]["main_score"])
+
+
+def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol) -> None:
+    from agreement.model_runs.models import ModelRun
+
+    call_command("add_model", "rouge", "--backend", "classical", "--metric", "rouge", stdout=io.StringIO())
+    task = data.build_model_task("sts")
+    ensure_role_groups()
+    client.force_login(carol)
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge", "nope"]},
+                           content_type="application/json")
+    assert response.status_code == 400 and "nope" in response.json()["models"][0]
+    assert not ModelRun.objects.exists()
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
+    assert response.status_code == 202
+    assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
