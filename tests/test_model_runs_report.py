@@ -100,3 +100,16 @@ def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol)
     response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
     assert response.status_code == 202
     assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
+
+
+def test_the_paired_bootstrap_spearman_matches_scipy_on_every_resample() -> None:
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(5, 12)), rng.normal(size=(5, 12))
+    a[:, :3] = a[:, [0]]  # ties
+    expected = [stats.spearmanr(x, y).statistic for x, y in zip(a, b, strict=True)]
+    assert significance._row_spearman(a, b) == pytest.approx(expected)
+    result = significance.paired_bootstrap_spearman(range(10), [0, 2, 1, 3, 4, 5, 7, 6, 8, 9], range(10))
+    assert result["difference"] < 0 and 0 <= result["p_value"] <= 1
