@@ -17,6 +17,7 @@ import numpy as np
 from agreement.model_runs.backends import BackendError, Encoder, PairScorer, load_backend
 
 READ_BATCH = 2000
+ENCODE_SLICE = 2048
 _loaded: dict[str, Any] = {}
 
 
@@ -58,16 +59,17 @@ def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = No
     hashes = [text_hash(t) for t in texts]
     found = cached_vectors(model, hashes)
     missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
-    if missing:
-        encoder = backend_of(model)
-        vectors = encoder.encode(list(missing.values()))
-        _check_vectors(model, vectors, len(missing))
+    pending = list(missing.items())
+    for start in range(0, len(pending), ENCODE_SLICE):  # stored slice by slice: a crash keeps what was done
+        part = pending[start:start + ENCODE_SLICE]
+        vectors = backend_of(model).encode([t for _, t in part])
+        _check_vectors(model, vectors, len(part))
         CachedEmbedding.objects.bulk_create(
             [CachedEmbedding(model_identity=model.identity, text_hash=h, dimensions=v.shape[0], vector=v.tobytes())
-             for h, v in zip(missing, vectors, strict=True)],
+             for (h, _), v in zip(part, vectors, strict=True)],
             ignore_conflicts=True, batch_size=1000,
         )
-        found.update(zip(missing, vectors, strict=True))
+        found.update(zip((h for h, _ in part), vectors, strict=True))
         _record_dimensions(model, vectors.shape[1])
     if stats is not None:
         stats["encoded"] = stats.get("encoded", 0) + len(missing)
