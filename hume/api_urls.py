@@ -7,5 +7,6 @@ urlpatterns = [
     path("", include("annotation.manage.api_urls")),
     path("", include("agreement.api_urls")),
     path("", include("agreement.results.api")),
+    path("", include("agreement.model_runs.api_urls")),
     path("llm/", include("annotation.llm.api")),
 ]

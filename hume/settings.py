@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "tasks_app",
     "annotation",
     "agreement",
+    "agreement.model_runs",
 ]
 
 MIDDLEWARE = [
@@ -204,3 +205,7 @@ LOGGING = {
 # quick warm shutdowns).
 LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
+
+# Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
+# by another worker once it has run out.
+MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))

@@ -244,6 +244,9 @@ def build(revision_ids: Collection[int] = (), *, with_project: bool = True) -> C
         from agreement.results.project import add_project_entries  # ORM of annotations; kept apart
 
         add_project_entries(comparison)
+        from agreement.model_runs.comparison import add_model_run_entries  # models run on the study's items
+
+        add_model_run_entries(comparison)
     comparison.kinds = {task: comparison.kinds.get(task) or kind_of_task(task)
                         for task in {score.task for score in comparison.scores}}
     kind_of = comparison.kinds.__getitem__

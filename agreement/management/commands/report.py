@@ -11,6 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.exports import report_csv, report_json
+from agreement.model_runs.rows import model_rows
 from agreement.reports import report_in_process
 from tasks_app.models import Task
 
@@ -45,4 +46,5 @@ class Command(BaseCommand):
             return
         if not options["items"]:
             doc = {k: v for k, v in doc.items() if k not in ITEM_LISTS}
+        doc = {**doc, "model_runs": model_rows(task.pk)}  # models run here on these items (docs/models-in-app.md)
         self.stdout.write(report_json(doc), ending="")

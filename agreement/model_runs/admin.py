@@ -1,0 +1,27 @@
+"""Admin pages of the model registry and of model runs (runs are written by jobs: read-only here)."""
+from django.contrib import admin
+
+from agreement.model_runs.models import EmbeddingModel, ModelRun
+
+
+@admin.register(EmbeddingModel)
+class EmbeddingModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "backend", "metric", "model_id", "dimensions", "short_revision", "created_at")
+    list_filter = ("backend",)
+    search_fields = ("name", "model_id", "mteb_name")
+    readonly_fields = ("revision", "dimensions", "identity", "created_at")
+
+    @admin.display(description="revision")
+    def short_revision(self, obj: EmbeddingModel) -> str:
+        return obj.revision[:16]
+
+
+@admin.register(ModelRun)
+class ModelRunAdmin(admin.ModelAdmin):
+    list_display = ("model", "task", "status", "progress", "chunks_done", "chunks_total", "texts_encoded",
+                    "finished_at")
+    list_filter = ("status", "model")
+    search_fields = ("task__name", "model__name")
+    raw_id_fields = ("task", "model")
+    readonly_fields = ("inputs_digest", "status", "chunks_total", "chunks_done", "texts_encoded", "scores", "error",
+                       "claim_token", "lease_until", "finished_at")

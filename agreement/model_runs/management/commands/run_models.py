@@ -1,0 +1,58 @@
+"""`python manage.py run_models TASK --models a,b [--wait]`: run registered models on a task's items.
+
+Without --wait the chunks go to the Celery workers (after commit; a broker that is down is an error, never
+a silent inline run). With --wait the command does the workers' job itself, with the same code, and prints
+each model's scores against gold and against the humans' consensus as JSON.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from agreement.model_runs.evaluate import UnsupportedKind
+from agreement.model_runs.models import EmbeddingModel
+from agreement.model_runs.runs import enqueue, run_in_process, start_run
+from tasks_app.models import Task
+
+
+def find_models(names: str) -> list[EmbeddingModel]:
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=wanted)}
+    missing = [n for n in wanted if n not in found]
+    if missing or not wanted:
+        raise CommandError(f"no registered model named {', '.join(missing) or '(none given)'} (see add_model)")
+    return [found[n] for n in wanted]
+
+
+class Command(BaseCommand):
+    help = "Run embedding models / classical metrics on a task's items and score them like MTEB."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("task", help="task name (or id)")
+        parser.add_argument("--models", required=True, help="comma-separated registered model names")
+        parser.add_argument("--wait", action="store_true", help="run here, in this process, and print the scores")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from agreement.management.commands.report import find_task
+
+        task: Task = find_task(options["task"])
+        models = find_models(options["models"])
+        try:
+            runs = [start_run(task, model) for model in models]
+        except UnsupportedKind as exc:
+            raise CommandError(str(exc)) from None
+        if not options["wait"]:
+            for run in runs:
+                n = enqueue(run)
+                self.stdout.write(f"{run.model.name}: run {run.pk} {run.status}, {n} chunk(s) queued")
+            return
+        out = {}
+        for run in runs:
+            run = run_in_process(run)
+            if run.status != run.Status.DONE:
+                raise CommandError(f"{run.model.name} on {task.name} failed: {run.error}")
+            out[run.model.name] = {"gold": run.scores.get("gold"), "humans": run.scores.get("humans"),
+                                   "texts_encoded": run.texts_encoded}
+        self.stdout.write(json.dumps({"task": task.name, "kind": task.kind, "models": out}, indent=2))

@@ -1,0 +1,186 @@
+"""The model registry, the embedding cache, model runs (split into chunks) and their item-level predictions.
+
+A model's *identity* is a digest over what decides its outputs (backend, weights' file hash or the
+endpoint's model id and revision, the classical metric), never over its display name: the embedding cache
+is keyed by (identity, sha256 of the text), so renaming a model keeps its cache and two tasks sharing
+texts encode them once.
+
+A run is split into chunks of items. Any worker claims a chunk with one conditional UPDATE (queued, or
+running with an expired lease), embeds the chunk's texts that are not cached yet, and marks it done; the
+worker that finishes the last chunk claims the scoring the same way. A killed worker leaves a chunk whose
+lease runs out: the next worker re-claims it, and everything its predecessor stored stays cached.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from annotation.llm.models import validate_endpoint_url, validate_env_name
+from tasks_app.models import Item, Task
+
+CLASSICAL_METRICS = ("levenshtein", "rouge", "jaccard", "bm25", "tfidf")
+
+
+class EmbeddingModel(models.Model):
+    """A row in the registry: an encoder (local folder or /v1/embeddings endpoint) or a classical metric."""
+
+    class Backend(models.TextChoices):
+        SENTENCE_TRANSFORMERS = "sentence-transformers", "sentence-transformers folder"
+        OPENAI = "openai", "OpenAI-compatible /v1/embeddings"
+        CLASSICAL = "classical", "classical similarity metric"
+
+    name = models.CharField(max_length=200, unique=True, help_text="Shown in reports, e.g. all-MiniLM-L6-v2.")
+    backend = models.CharField(max_length=32, choices=Backend.choices)
+    path = models.CharField(max_length=1000, blank=True,
+                            help_text="sentence-transformers: the model folder (empty: the model shipped with HUME).")
+    shipped = models.BooleanField(default=False, help_text="The MiniLM shipped as a Python package.")
+    base_url = models.CharField(max_length=500, blank=True, validators=[validate_endpoint_url],
+                                help_text="openai: base URL; requests go to <base_url>/embeddings.")
+    model_id = models.CharField(max_length=200, blank=True, help_text="openai: the model name sent in requests.")
+    api_key_env = models.CharField(max_length=100, blank=True, validators=[validate_env_name],
+                                   help_text="openai: name of the environment variable holding the key.")
+    metric = models.CharField(max_length=16, blank=True, choices=[(m, m) for m in CLASSICAL_METRICS])
+    revision = models.CharField(max_length=200, blank=True,
+                                help_text="Weights' file hash (folders), the endpoint model's revision, or the "
+                                          "library version (classical metrics).")
+    dimensions = models.PositiveIntegerField(null=True, blank=True)
+    batch_size = models.PositiveIntegerField(default=32, validators=[MinValueValidator(1)])
+    max_retries = models.PositiveSmallIntegerField(default=4)
+    timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)])
+    mteb_name = models.CharField(max_length=200, blank=True,
+                                 help_text="The same model's name in MTEB results (org/name).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(batch_size__gte=1), name="model_batch_size_positive"),
+            models.CheckConstraint(
+                condition=~Q(backend="classical") | Q(metric__in=CLASSICAL_METRICS), name="classical_model_has_metric"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.backend})"
+
+    @property
+    def is_encoder(self) -> bool:
+        return self.backend != self.Backend.CLASSICAL
+
+    @property
+    def identity(self) -> str:
+        """What decides the outputs, digested: the cache key's first half."""
+        parts = {"backend": self.backend, "revision": self.revision, "metric": self.metric,
+                 "base_url": self.base_url.rstrip("/"), "model_id": self.model_id}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    def clean(self) -> None:
+        if self.backend == self.Backend.OPENAI and not (self.base_url and self.model_id):
+            raise ValidationError("An openai model needs a base URL and a model id.")
+        if self.backend == self.Backend.CLASSICAL and self.metric not in CLASSICAL_METRICS:
+            raise ValidationError(f"A classical model needs a metric: one of {', '.join(CLASSICAL_METRICS)}.")
+        if self.backend == self.Backend.SENTENCE_TRANSFORMERS and not (self.path or self.shipped):
+            raise ValidationError("A sentence-transformers model needs a folder (or the shipped model).")
+
+    def describe(self) -> dict[str, Any]:
+        """What reports and the API show: the identity, never a key or a machine path."""
+        return {"name": self.name, "backend": self.backend, "metric": self.metric or None,
+                "model_id": self.model_id or None, "revision": self.revision, "dimensions": self.dimensions,
+                "identity": self.identity[:16], "mteb_name": self.mteb_name or None}
+
+
+class CachedEmbedding(models.Model):
+    """One text's vector under one model identity (float32 bytes)."""
+
+    model_identity = models.CharField(max_length=64)
+    text_hash = models.CharField(max_length=64)
+    dimensions = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model_identity", "text_hash"], name="embedding_cache_key")]
+
+    def __str__(self) -> str:
+        return f"{self.model_identity[:12]}/{self.text_hash[:12]}"
+
+
+class ModelRun(models.Model):
+    """One model over one task's items: its chunks, its scores against gold and humans, its predictions."""
+
+    class Status(models.TextChoices):
+        EMBEDDING = "embedding", "embedding"
+        SCORING = "scoring", "scoring"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="model_runs")
+    model = models.ForeignKey(EmbeddingModel, on_delete=models.CASCADE, related_name="runs")
+    inputs_digest = models.CharField(max_length=64, help_text="Digest of items, gold and human answers read.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.EMBEDDING)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    texts_encoded = models.PositiveIntegerField(default=0, help_text="Texts sent to the model (cache misses).")
+    scores = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    claim_token = models.UUIDField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["task", "model", "inputs_digest"], name="model_run_once")]
+
+    def __str__(self) -> str:
+        return f"{self.model.name} on {self.task.name} ({self.status})"
+
+    @property
+    def progress(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        return int(90 * self.chunks_done / self.chunks_total) if self.chunks_total else 0
+
+
+class RunChunk(models.Model):
+    """A slice of a run's items that one worker embeds; claimed atomically, re-claimable after its lease."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    item_ids = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    claim_token = models.UUIDField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    encoded = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="run_chunk_index")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} chunk {self.index} ({self.status})"
+
+
+class Prediction(models.Model):
+    """A model's item-level output: similarities, predicted label/choice/partition, per the task's kind."""
+
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="predictions")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="model_predictions")
+    value = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "item"], name="prediction_once")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} item {self.item_id}"

@@ -1,0 +1,29 @@
+"""The model rows of a task, as reports, pages and the API show them: the latest run of each model."""
+from __future__ import annotations
+
+from typing import Any
+
+from agreement.model_runs.models import ModelRun
+
+
+def latest_runs(task_id: int) -> list[ModelRun]:
+    runs = ModelRun.objects.filter(task_id=task_id).select_related("model").order_by("model__name", "-created_at")
+    seen: dict[int, ModelRun] = {}
+    for run in runs:
+        seen.setdefault(run.model_id, run)
+    return list(seen.values())
+
+
+def run_row(run: ModelRun) -> dict[str, Any]:
+    scores = run.scores or {}
+    return {
+        "model": run.model.describe(), "run_id": run.pk, "status": run.status, "progress": run.progress,
+        "error": run.error or None, "texts_encoded": run.texts_encoded,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "gold": scores.get("gold"), "humans": scores.get("humans"), "significance": scores.get("significance"),
+    }
+
+
+def model_rows(task_id: int) -> list[dict[str, Any]]:
+    """Every model's latest run on the task, finished or not, for the report JSON and pages."""
+    return [run_row(run) for run in latest_runs(task_id)]

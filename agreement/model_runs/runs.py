@@ -1,0 +1,216 @@
+"""Model runs: create one per (task, model, inputs), split it into chunks, embed the chunks, score the run.
+
+The same functions run in a Celery worker (agreement/model_runs/tasks.py) and in `run_models --wait`.
+Claims are conditional UPDATEs whose row count decides who works (STYLE.md): a redelivered message, a
+second worker or a re-run command is harmless, and a chunk whose worker died is re-claimed once its lease
+has run out; the texts that worker had already embedded are cached, so they are not encoded again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from agreement.model_runs import evaluate as ev
+from agreement.model_runs import significance
+from agreement.model_runs.backends import BackendError
+from agreement.model_runs.endpoint import BadVectors
+from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
+from agreement.model_runs.scoring import CannotScore
+from agreement.model_runs.similarity import embed
+from annotation.llm.client import EndpointError, ProtocolError
+from annotation.models import Annotation
+from tasks_app.models import Item, ItemGold, Task
+
+CHUNK_TEXTS = 512  # texts per chunk: a few seconds of MiniLM on one core, so leases stay short
+RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
+
+
+def load_inputs(task: Task) -> tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[Any]]]:
+    """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries."""
+    items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
+    gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
+    humans: dict[int, list[Any]] = {}
+    rows = Annotation.objects.filter(item__task=task, skipped=False, value__isnull=False,
+                                     annotator__kind="human").order_by("item_id", "annotator_id")
+    for item_id, value in rows.values_list("item_id", "value"):
+        humans.setdefault(item_id, []).append(value)
+    return items, gold, humans
+
+
+def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: dict[int, list[Any]]) -> str:
+    doc = [[p, gold.get(i), humans.get(i, [])] for i, p in items]
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int = CHUNK_TEXTS) -> list[list[int]]:
+    chunks: list[list[int]] = [[]]
+    count = 0
+    for item_id, payload in items:
+        if count >= size:
+            chunks.append([])
+            count = 0
+        chunks[-1].append(item_id)
+        count += len(ev.item_texts(kind, payload))
+    return [c for c in chunks if c]
+
+
+@transaction.atomic
+def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int = CHUNK_TEXTS) -> ModelRun:
+    """The run of this model on the task's current inputs: an existing one (a failed one is reset), or new."""
+    ev.check_supported(task.kind, model)
+    items, gold, humans = load_inputs(task)
+    if not items:
+        raise ev.UnsupportedKind(f"task {task.name} has no items to run a model on")
+    digest = inputs_digest(items, gold, humans)
+    run, created = ModelRun.objects.get_or_create(task=task, model=model, inputs_digest=digest)
+    if created:
+        chunks = chunk_items(task.kind, items, chunk_texts) if model.is_encoder else []
+        RunChunk.objects.bulk_create([RunChunk(run=run, index=n, item_ids=c) for n, c in enumerate(chunks)])
+        ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
+    elif run.status == ModelRun.Status.FAILED:
+        ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING, error="", claim_token=None)
+    run.refresh_from_db()
+    return run
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=settings.MODEL_RUN_LEASE_SECONDS)
+
+
+def claim_chunk(chunk_id: int) -> uuid.UUID | None:
+    token, now = uuid.uuid4(), timezone.now()
+    claimed = RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING).filter(
+        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=now)
+    ).update(status=RunChunk.Status.RUNNING, claim_token=token, lease_until=now + lease(),
+             attempts=F("attempts") + 1)
+    return token if claimed else None
+
+
+def execute_chunk(chunk_id: int) -> str:
+    """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one."""
+    token = claim_chunk(chunk_id)
+    if token is None:
+        return "taken"
+    chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
+    run = chunk.run
+    payloads = dict(Item.objects.filter(pk__in=chunk.item_ids).values_list("id", "payload"))
+    texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
+    stats: dict[str, int] = {}
+    try:
+        embed(run.model, texts, stats=stats)
+    except RUN_ERRORS as exc:
+        fail(run, exc)
+        RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(status=RunChunk.Status.QUEUED)
+        return "failed"
+    done = RunChunk.objects.filter(pk=chunk_id, claim_token=token, status=RunChunk.Status.RUNNING).update(
+        status=RunChunk.Status.DONE, encoded=stats.get("encoded", 0))
+    if done:
+        ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
+                                                  texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
+    return score_if_ready(run.pk) or "done"
+
+
+def fail(run: ModelRun, exc: Exception) -> None:
+    message = f"{type(exc).__name__}: {exc}"
+    ModelRun.objects.filter(pk=run.pk).exclude(status=ModelRun.Status.DONE).update(
+        status=ModelRun.Status.FAILED, error=message[:2000])
+
+
+def claim_scoring(run_id: int) -> uuid.UUID | None:
+    token, now = uuid.uuid4(), timezone.now()
+    ready = Q(status=ModelRun.Status.EMBEDDING, chunks_done__gte=F("chunks_total"))
+    stale = Q(status=ModelRun.Status.SCORING, lease_until__lt=now)
+    claimed = ModelRun.objects.filter(ready | stale, pk=run_id).update(
+        status=ModelRun.Status.SCORING, claim_token=token, lease_until=now + lease())
+    return token if claimed else None
+
+
+def score_if_ready(run_id: int) -> str | None:
+    token = claim_scoring(run_id)
+    return score_run(run_id, token) if token else None
+
+
+def score_run(run_id: int, token: uuid.UUID) -> str:
+    """Score against gold and against the humans' consensus; store scores and predictions in one transaction."""
+    run = ModelRun.objects.select_related("task", "model").get(pk=run_id)
+    kind = run.task.kind
+    items, gold, humans = load_inputs(run.task)
+    targets = {"gold": {i: ev.gold_truth(kind, g) for i, g in gold.items()},
+               "humans": {i: ev.consensus(kind, a) for i, a in humans.items()}}
+    scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind}
+    predictions: dict[int, dict[str, Any]] = {}
+    try:
+        for target, truth in targets.items():
+            try:
+                scores[target], by_item = ev.evaluate(kind, run.model, items, truth)
+            except CannotScore as exc:
+                scores[target] = {"main_score": None, "reason": str(exc)}
+                continue
+            for item_id, value in by_item.items():
+                predictions.setdefault(item_id, {})[target] = value
+    except RUN_ERRORS as exc:
+        fail(run, exc)
+        return "failed"
+    model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
+    scores["significance"] = significance.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
+    with transaction.atomic():
+        finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
+            status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())
+        if finished:
+            Prediction.objects.filter(run_id=run_id).delete()
+            Prediction.objects.bulk_create(
+                [Prediction(run_id=run_id, item_id=i, value=v) for i, v in predictions.items()], batch_size=1000)
+    return "scored" if finished else "taken"
+
+
+def seconds_held(chunk_id: int) -> float | None:
+    """How long another worker's claim on a running chunk still lasts (None: nothing left to wait for)."""
+    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING,
+                                  run__status=ModelRun.Status.EMBEDDING).values_list("lease_until", flat=True).first()
+    return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
+
+
+def unfinished_chunks(run: ModelRun) -> list[int]:
+    return list(run.chunks.exclude(status=RunChunk.Status.DONE).values_list("id", flat=True))
+
+
+def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -> ModelRun:
+    """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run.refresh_from_db()
+        if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
+            return run
+        pending = unfinished_chunks(run)
+        for chunk_id in pending:
+            execute_chunk(chunk_id)
+        if not pending:
+            score_if_ready(run.pk)
+        run.refresh_from_db()
+        if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
+            return run
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"run {run.pk} did not finish within {timeout:g}s")
+        time.sleep(poll)
+
+
+def enqueue(run: ModelRun) -> int:
+    """Queue a Celery task per unfinished chunk (or the scoring) after commit; never run inline."""
+    from agreement.model_runs.tasks import embed_chunk, score_model_run
+
+    pending = unfinished_chunks(run)
+    if pending:
+        for chunk_id in pending:
+            transaction.on_commit(lambda c=chunk_id: embed_chunk.delay(c))
+    elif run.status != ModelRun.Status.DONE:
+        transaction.on_commit(lambda: score_model_run.delay(run.pk))
+    return len(pending)

@@ -1,0 +1,106 @@
+"""Paired significance of the human–model difference on the same items, against gold. Pure (no Django).
+
+- labels (classification, pairwise): McNemar's exact test on who is right per item (statsmodels);
+- correlations (STS): a paired bootstrap of Spearman(humans) − Spearman(model), items resampled together;
+- rankings (reranking AP, graded nDCG@10) and clustering (V-measure per set): a paired permutation test
+  (sign flips of the per-query or per-set differences, scipy.stats.permutation_test).
+The humans are their consensus (majority / mean), as the human score's protocol has it. Seeded: a report
+gives the same p-value every time.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from sklearn import metrics as skm
+from statsmodels.stats.contingency_tables import mcnemar
+
+SEED = 42
+RESAMPLES = 2000
+
+
+def mcnemar_exact(human_right: Sequence[bool], model_right: Sequence[bool]) -> dict[str, Any]:
+    h, m = np.asarray(human_right, dtype=bool), np.asarray(model_right, dtype=bool)
+    table = [[int((h & m).sum()), int((h & ~m).sum())], [int((~h & m).sum()), int((~h & ~m).sum())]]
+    result = mcnemar(table, exact=True)
+    return {"test": "McNemar exact", "p_value": float(result.pvalue), "n": len(h),
+            "humans_only_right": table[0][1], "model_only_right": table[1][0]}
+
+
+def paired_permutation(human: Sequence[float], model: Sequence[float], unit: str) -> dict[str, Any] | None:
+    h, m = np.asarray(human, dtype=float), np.asarray(model, dtype=float)
+    if len(h) < 2:
+        return None
+    result = stats.permutation_test((h, m), lambda x, y: np.mean(x - y), permutation_type="samples",
+                                    n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
+    return {"test": f"paired permutation over {unit}", "p_value": float(result.pvalue),
+            "mean_difference": float(np.mean(h - m)), "n": len(h)}
+
+
+def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's ρ of each row pair (ties averaged), vectorised over the resamples; NaN for a constant row."""
+    ra, rb = stats.rankdata(a, axis=1), stats.rankdata(b, axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (ra * rb).sum(axis=1) / denominator
+
+
+def paired_bootstrap_spearman(truth: Sequence[float], human: Sequence[float], model: Sequence[float]
+                              ) -> dict[str, Any] | None:
+    t, h, m = (np.asarray(v, dtype=float) for v in (truth, human, model))
+    if len(t) < 4:
+        return None
+    observed = stats.spearmanr(t, h).statistic - stats.spearmanr(t, m).statistic
+    idx = np.random.default_rng(SEED).integers(0, len(t), (RESAMPLES, len(t)))
+    d = _row_spearman(t[idx], h[idx]) - _row_spearman(t[idx], m[idx])
+    d = d[np.isfinite(d)]  # resamples where a side is constant have no ρ
+    p = min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())) if d.size else None
+    return {"test": "paired bootstrap of the Spearman difference", "p_value": p,
+            "difference": float(observed), "n": len(t)}
+
+
+def _ranking_scores(ids: Sequence[str], ranked: Sequence[str]) -> np.ndarray:
+    position = {doc: n for n, doc in enumerate(ranked)}
+    return np.array([-position[d] for d in ids], dtype=float)
+
+
+def compare(kind: str, payloads: dict[int, dict[str, Any]], gold: dict[int, Any], humans: dict[int, Any],
+            model: dict[int, Any]) -> dict[str, Any] | None:
+    """The paired test for this kind on the items with gold, a human consensus and a model prediction.
+
+    humans: the consensus per item (clustering: the list of annotators' partitions); model: the run's
+    item-level prediction against gold.
+    """
+    ids = [i for i in payloads if gold.get(i) is not None and humans.get(i) is not None and model.get(i) is not None]
+    if not ids:
+        return None
+    if kind in ("classification", "pairwise"):
+        return mcnemar_exact([humans[i] == gold[i] for i in ids], [model[i] == gold[i] for i in ids])
+    if kind == "sts":
+        return paired_bootstrap_spearman([gold[i] for i in ids], [humans[i] for i in ids], [model[i] for i in ids])
+    if kind in ("reranking", "graded_relevance"):
+        field = "candidates" if kind == "reranking" else "documents"
+        h, m = [], []
+        for i in ids:
+            docs = [d["id"] for d in payloads[i][field]]
+            truth = np.array([gold[i].get(d, 0) for d in docs], dtype=float)
+            if not (truth > 0).any():
+                continue
+            human = np.array([humans[i].get(d, 0) for d in docs], dtype=float)
+            ranked = _ranking_scores(docs, model[i])
+            if kind == "reranking":
+                h.append(skm.average_precision_score(truth > 0, human))
+                m.append(skm.average_precision_score(truth > 0, ranked))
+            else:
+                h.append(skm.ndcg_score([truth], [human], k=10))
+                m.append(skm.ndcg_score([truth], [ranked], k=10))
+        return paired_permutation(h, m, "queries")
+    if kind == "clustering":
+        h = [float(np.mean([skm.v_measure_score(gold[i], p) for p in humans[i]])) for i in ids]
+        m = [skm.v_measure_score(gold[i], model[i]) for i in ids]
+        return paired_permutation(h, m, "sets")
+    return None  # likert: several axes, no single paired figure yet

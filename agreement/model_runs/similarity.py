@@ -1,0 +1,115 @@
+"""Texts to vectors and pairs to similarities, through the embedding cache.
+
+`embed(model, texts)` returns one float32 row per text. Vectors already stored for (model identity, sha256
+of the text) are read back; only the rest go to the backend, once per distinct text, and are stored with
+`bulk_create(ignore_conflicts=True)` so two workers embedding the same text at once both succeed.
+`similarity(model, a, b)` is the cosine of those vectors for encoders, and the metric's pair score for
+classical metrics (which have no vectors and are never cached: they cost less than a cache read).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agreement.model_runs.backends import BackendError, Encoder, PairScorer, load_backend
+
+READ_BATCH = 2000
+ENCODE_SLICE = 2048
+_loaded: dict[str, Any] = {}
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def backend_of(model: Any) -> Encoder | PairScorer:
+    """The model's backend, loaded once per process and identity (a worker reuses it for every chunk)."""
+    key = model.identity
+    if key not in _loaded:
+        _loaded[key] = load_backend(model)
+    return _loaded[key]
+
+
+def cached_vectors(model: Any, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    from agreement.model_runs.models import CachedEmbedding
+
+    found: dict[str, np.ndarray] = {}
+    wanted = list(dict.fromkeys(hashes))
+    for start in range(0, len(wanted), READ_BATCH):
+        rows = CachedEmbedding.objects.filter(
+            model_identity=model.identity, text_hash__in=wanted[start:start + READ_BATCH]
+        ).values_list("text_hash", "vector")
+        for h, blob in rows:
+            found[h] = np.frombuffer(bytes(blob), dtype=np.float32)
+    return found
+
+
+def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None) -> np.ndarray:
+    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet."""
+    from agreement.model_runs.models import CachedEmbedding
+
+    if not model.is_encoder:
+        raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str) or not text.strip():
+            raise BackendError(f"text {i} is empty; an encoder cannot embed it")
+    hashes = [text_hash(t) for t in texts]
+    found = cached_vectors(model, hashes)
+    missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
+    pending = list(missing.items())
+    for start in range(0, len(pending), ENCODE_SLICE):  # stored slice by slice: a crash keeps what was done
+        part = pending[start:start + ENCODE_SLICE]
+        vectors = backend_of(model).encode([t for _, t in part])
+        _check_vectors(model, vectors, len(part))
+        CachedEmbedding.objects.bulk_create(
+            [CachedEmbedding(model_identity=model.identity, text_hash=h, dimensions=v.shape[0], vector=v.tobytes())
+             for (h, _), v in zip(part, vectors, strict=True)],
+            ignore_conflicts=True, batch_size=1000,
+        )
+        found.update(zip((h for h, _ in part), vectors, strict=True))
+        _record_dimensions(model, vectors.shape[1])
+    if stats is not None:
+        stats["encoded"] = stats.get("encoded", 0) + len(missing)
+        stats["cached"] = stats.get("cached", 0) + len(texts) - len(missing)
+    if not texts:
+        return np.zeros((0, model.dimensions or 0), dtype=np.float32)
+    sizes = {found[h].shape[0] for h in hashes}
+    if len(sizes) != 1:
+        raise BackendError(f"{model.name}: cached vectors of different sizes {sorted(sizes)}; the cache is corrupt")
+    return np.stack([found[h] for h in hashes])
+
+
+def _check_vectors(model: Any, vectors: np.ndarray, n: int) -> None:
+    if vectors.ndim != 2 or vectors.shape[0] != n:
+        raise BackendError(f"{model.name}: the backend returned {vectors.shape} for {n} texts")
+    if model.dimensions and vectors.shape[1] != model.dimensions:
+        raise BackendError(f"{model.name}: vectors of size {vectors.shape[1]}, the model records {model.dimensions}")
+    if not np.isfinite(vectors).all():
+        raise BackendError(f"{model.name}: the backend returned NaN or infinite values")
+
+
+def _record_dimensions(model: Any, dimensions: int) -> None:
+    if model.dimensions is None and getattr(model, "pk", None):
+        type(model).objects.filter(pk=model.pk, dimensions__isnull=True).update(dimensions=dimensions)
+        model.dimensions = dimensions
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of a[i] and b[i] for each row (float64)."""
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)
+    return np.divide((a64 * b64).sum(axis=1), norms, out=np.zeros(len(a64)), where=norms > 0)
+
+
+def similarity(model: Any, a_texts: Sequence[str], b_texts: Sequence[str]) -> np.ndarray:
+    """(n,) similarity of a_texts[i] and b_texts[i]: cosine for encoders, the metric for classical models."""
+    if len(a_texts) != len(b_texts):
+        raise ValueError(f"{len(a_texts)} texts a against {len(b_texts)} texts b")
+    if not model.is_encoder:
+        return np.asarray(backend_of(model).score_pairs(list(a_texts), list(b_texts)), dtype=float)
+    vectors = embed(model, [*a_texts, *b_texts])
+    n = len(a_texts)
+    return cosine_rows(vectors[:n], vectors[n:])

@@ -1,0 +1,28 @@
+"""Celery tasks of model runs: they take ids, claim atomically, and are safe to deliver twice.
+
+A chunk another worker holds is looked at again when that worker's lease runs out: if the worker died
+with it, this task takes the chunk over then (its cached texts are not encoded again).
+"""
+from __future__ import annotations
+
+from celery import shared_task
+
+
+@shared_task(name="model_runs.embed_chunk", acks_late=True, bind=True)
+def embed_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
+    from agreement.model_runs.runs import execute_chunk, seconds_held
+
+    result = execute_chunk(chunk_id)
+    if result == "taken":
+        held = seconds_held(chunk_id)
+        if held is not None:
+            embed_chunk.apply_async((chunk_id,), countdown=held + 1)
+            return "held"
+    return result
+
+
+@shared_task(name="model_runs.score_run", acks_late=True)
+def score_model_run(run_id: int) -> str:
+    from agreement.model_runs.runs import score_if_ready
+
+    return score_if_ready(run_id) or "taken"

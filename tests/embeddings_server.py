@@ -1,0 +1,123 @@
+"""A real local /v1/embeddings server for the openai-backend tests: http.server in a thread on 127.0.0.1.
+
+By default it answers every text with a fixed vector derived from the text (`vector_for`), so a test can
+compute the expected similarities itself. A script of replies is served first, one per request, in order:
+a 429 with Retry-After, a 500, a slow reply, vectors of the wrong size, NaN, a body quoting the key back.
+Every request is recorded (body and Authorization header), so tests count what the app really sent.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+DIMENSIONS = 8
+
+
+def vector_for(text: str, dimensions: int = DIMENSIONS) -> list[float]:
+    seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+    return np.random.default_rng(seed).normal(size=dimensions).round(6).tolist()
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    dimensions: int = DIMENSIONS
+    nan: bool = False
+    reverse: bool = False  # list the vectors in reverse order, with their indexes (the protocol allows it)
+    echo_authorization: bool = False
+
+
+def throttled(retry_after: float) -> Reply:
+    return Reply(status=429, body='{"error": {"message": "rate limited"}}', headers={"Retry-After": f"{retry_after:g}"})
+
+
+@dataclass
+class Seen:
+    body: dict[str, Any]
+    authorization: str | None
+
+
+class EmbeddingsServer:
+    def __init__(self, script: list[Reply] | None = None) -> None:
+        self.script = list(script or [])
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        handler = type("Handler", (_Handler,), {"server_state": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> EmbeddingsServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def texts_sent(self) -> list[str]:
+        return [t for s in self.seen for t in s.body.get("input", [])]
+
+    def next_reply(self, body: dict[str, Any], authorization: str | None) -> Reply:
+        with self.lock:
+            self.seen.append(Seen(body, authorization))
+            return self.script.pop(0) if self.script else Reply()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_state: EmbeddingsServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/embeddings":
+            self._send(404, '{"error": {"message": "not found"}}', {})
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        authorization = self.headers.get("Authorization")
+        reply = self.server_state.next_reply(body, authorization)
+        time.sleep(reply.delay)
+        if reply.echo_authorization:
+            self._send(400, json.dumps({"error": f"bad header {authorization}"}), {})
+            return
+        if reply.body is not None or reply.status != 200:
+            self._send(reply.status, reply.body or "", reply.headers)
+            return
+        data = []
+        for index, text in enumerate(body["input"]):
+            vector = vector_for(text, reply.dimensions)
+            if reply.nan:
+                vector[0] = float("nan")
+            data.append({"object": "embedding", "index": index, "embedding": vector})
+        if reply.reverse:
+            data.reverse()
+        payload = {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 1}}
+        self._send(200, json.dumps(payload), {})  # json writes NaN as NaN, as a broken server would
+
+    def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
+        data = text.encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass

@@ -1,0 +1,115 @@
+"""Model rows wherever humans meet models: the report JSON, the report page, the API, and the paired test."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from statsmodels.stats.contingency_tables import mcnemar
+
+from agreement.model_runs import significance
+from hume.roles import ensure_role_groups
+from tests import model_data as data
+
+pytestmark = pytest.mark.django_db
+
+
+def test_mcnemar_counts_the_discordant_items() -> None:
+    # humans right on 1, 2, 3; the model on 3, 4: one item only humans got, one only the model → p = 1.
+    result = significance.mcnemar_exact([True, True, True, False], [False, True, True, True])
+    assert (result["humans_only_right"], result["model_only_right"]) == (1, 1)
+    assert result["p_value"] == pytest.approx(mcnemar([[2, 1], [1, 0]], exact=True).pvalue) == pytest.approx(1.0)
+
+
+def _jaccard_on_pairwise() -> tuple:
+    call_command("add_model", "jaccard", "--backend", "classical", "--metric", "jaccard", stdout=io.StringIO())
+    task = data.build_model_task("pairwise")
+    call_command("run_models", task.name, "--models", "jaccard", "--wait", stdout=io.StringIO())
+    return task
+
+
+def test_report_json_carries_the_model_rows_with_their_paired_test() -> None:
+    task = _jaccard_on_pairwise()
+    out = io.StringIO()
+    call_command("report", task.name, "--format", "json", stdout=out, stderr=io.StringIO())
+    rows = json.loads(out.getvalue())["model_runs"]
+    assert [r["model"]["name"] for r in rows] == ["jaccard"]
+    row = rows[0]
+    assert row["status"] == "done" and row["gold"]["main_metric"] == "accuracy"
+    assert row["significance"]["test"] == "McNemar exact"
+    assert row["significance"]["n"] == 5
+
+
+def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, carol) -> None:
+    task = _jaccard_on_pairwise()
+    ensure_role_groups()
+    client.force_login(dave)
+    page = client.get(f"/reports/task/{task.pk}/").content.decode()
+    assert 'id="model-rows"' in page and "jaccard" in page and "McNemar exact" in page
+    assert "Run all registered models" not in page  # researchers read; admins run
+    api = client.get(f"/api/v1/models/tasks/{task.pk}/").json()
+    assert api["models"][0]["model"]["backend"] == "classical"
+    assert api["models"][0]["significance"]["test"] == "McNemar exact"
+    assert client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["jaccard"]},
+                       content_type="application/json").status_code == 403
+    client.force_login(carol)
+    assert "Run all registered models" in client.get(f"/reports/task/{task.pk}/").content.decode()
+
+
+def test_a_model_run_exports_as_task_results_the_mteb_importer_loads(tmp_path) -> None:
+    from agreement.model_runs.models import ModelRun
+    from agreement.results.mteb_files import load_results_dir
+
+    task = _jaccard_on_pairwise()
+    task.mteb_task_name, task.mteb_subset = "SummPreference", "en"
+    task.save()
+    call_command("export_model_runs", "jaccard", task.name, "--out", str(tmp_path), stdout=io.StringIO())
+    (row,) = load_results_dir(tmp_path)
+    gold = ModelRun.objects.get().scores["gold"]
+    assert (row.model_name, row.mteb_task_name, row.hf_subset) == ("hume-inapp/jaccard", "SummPreference", "en")
+    assert row.main_score == pytest.approx(gold["accuracy"]) and row.metrics["f1"] == pytest.approx(gold["f1"])
+
+
+def test_an_in_app_run_joins_the_comparison_as_a_model_next_to_the_humans() -> None:
+    from agreement.model_runs.models import ModelRun
+    from agreement.results.compare import build
+
+    task = _jaccard_on_pairwise()
+    task.mteb_task_name = "SummPreference"
+    task.save()
+    comparison = build()
+    entry = comparison.entries["jaccard (run here)"]
+    assert (entry.kind, entry.origin) == ("model", "this project")
+    (score,) = [s for s in comparison.scores if s.name == "jaccard (run here)"]
+    assert (score.task, score.language) == ("SummPreference", "eng-Latn")
+    assert score.score == pytest.approx(ModelRun.objects.get().scores["gold"]["main_score"])
+
+
+def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol) -> None:
+    from agreement.model_runs.models import ModelRun
+
+    call_command("add_model", "rouge", "--backend", "classical", "--metric", "rouge", stdout=io.StringIO())
+    task = data.build_model_task("sts")
+    ensure_role_groups()
+    client.force_login(carol)
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge", "nope"]},
+                           content_type="application/json")
+    assert response.status_code == 400 and "nope" in response.json()["models"][0]
+    assert not ModelRun.objects.exists()
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
+    assert response.status_code == 202
+    assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
+
+
+def test_the_paired_bootstrap_spearman_matches_scipy_on_every_resample() -> None:
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(5, 12)), rng.normal(size=(5, 12))
+    a[:, :3] = a[:, [0]]  # ties
+    expected = [stats.spearmanr(x, y).statistic for x, y in zip(a, b, strict=True)]
+    assert significance._row_spearman(a, b) == pytest.approx(expected)
+    result = significance.paired_bootstrap_spearman(range(10), [0, 2, 1, 3, 4, 5, 7, 6, 8, 9], range(10))
+    assert result["difference"] < 0 and 0 <= result["p_value"] <= 1
