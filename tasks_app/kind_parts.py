@@ -81,5 +81,5 @@ def missing_parts(kinds: Iterable[str] | None = None) -> list[str]:
 
 @checks.register()
 def kinds_are_complete(app_configs: object = None, **kwargs: object) -> list[checks.CheckMessage]:
-    return [checks.Error(problem, hint="see docs/architecture-kinds.md", id="tasks_app.E001")
+    return [checks.Error(problem, hint='see docs/architecture.md, "Adding a task kind"', id="tasks_app.E001")
             for problem in missing_parts()]

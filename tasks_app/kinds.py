@@ -11,7 +11,7 @@ apps register their own per-kind parts keyed by the kind's name (annotation: ans
 LLM prompt; agreement: scorer, main agreement metric, MTEB score keys, judge agreement) and
 `tasks_app/kind_parts.py` checks that no kind lacks any part in any app (a Django system check, so
 runserver, migrate and `manage.py check` refuse an incomplete kind, and tests/test_kind_registry.py).
-Adding a kind: docs/architecture-kinds.md.
+Adding a kind: docs/architecture.md ("Adding a task kind").
 
 Value formats (answers; gold uses the same format):
 - classification: a label string from the task's label set
