@@ -6,7 +6,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
 
 ANNOTATOR, ADMIN, RESEARCHER = "annotator", "admin", "researcher"
-PROJECT_APPS = ("tasks_app", "annotation", "agreement")
+PROJECT_APPS = ("tasks_app", "annotation", "agreement", "retrieval")
 
 
 def ensure_role_groups(**kwargs: Any) -> None:

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "tasks_app",
     "annotation",
     "agreement",
+    "agreement.retrieval",
 ]
 
 MIDDLEWARE = [
