@@ -90,6 +90,9 @@ class Qrel(models.Model):
         constraints = [models.UniqueConstraint(fields=["split", "query", "document"], name="qrel_unique_pair")]
         indexes = [models.Index(fields=["subset", "split"])]
 
+    def __str__(self) -> str:
+        return f"{self.split}: {self.query_id} {self.document_id} = {self.relevance:g}"
+
 
 class Run(models.Model):
     """One system's ranking of a collection's queries."""
@@ -128,6 +131,9 @@ class RunEntry(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "query", "document"], name="runentry_unique_doc")]
         indexes = [models.Index(fields=["run", "query", "rank"])]
 
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.query_id} #{self.rank} {self.document_id}"
+
 
 class Pool(models.Model):
     """The judged pairs of one subset: the union of chosen runs' top-``depth``, as items of ``task``."""
@@ -154,3 +160,6 @@ class PoolUnit(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pool", "query", "document"], name="poolunit_unique_pair"),
                        models.UniqueConstraint(fields=["pool", "pair_id"], name="poolunit_unique_pair_id")]
+
+    def __str__(self) -> str:
+        return self.pair_id

@@ -1,0 +1,33 @@
+"""The retrieval fixtures (tests/fixtures/retrieval) and ways to load or spoil them."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from agreement.retrieval.importing import import_collection
+from agreement.retrieval.runs import import_run
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "retrieval"
+MINIFACT = FIXTURES / "minifact"
+RUN_FILE = FIXTURES / "minifact-run.trec"
+
+
+def load_minifact(name: str = "MiniFact") -> None:
+    import_collection(MINIFACT / "en", name=name, language="eng-Latn", subset="en")
+    import_collection(MINIFACT / "da", name=name, language="dan-Latn", subset="da")
+
+
+def load_run(name: str = "elsewhere", collection: str = "MiniFact", path: Path = RUN_FILE) -> None:
+    with path.open("rb") as stream:
+        import_run(stream, path.name, collection=collection, name=name)
+
+
+def spoiled_copy(tmp_path: Path, subset: str, filename: str, old: str, new: str) -> Path:
+    """A copy of one fixture subset with `old` replaced by `new` in one of its files."""
+    target = tmp_path / subset
+    shutil.copytree(MINIFACT / subset, target)
+    path = target / filename
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {filename}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return target
