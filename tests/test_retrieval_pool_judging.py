@@ -15,7 +15,6 @@ from agreement.retrieval.evaluation import evaluate_collection, judge_usage
 from agreement.retrieval.models import Collection, PoolUnit, Run, RunEntry, Subset
 from agreement.retrieval.pooling import build_pool, pair_id
 from annotation.batches import BatchSpec, create_batch
-from annotation.llm.models import LLMRequest
 from annotation.llm.prompts import POINTWISE_PROMPT
 from annotation.llm.runs import create_run, execute_run
 from annotation.models import Annotation
