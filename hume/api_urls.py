@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("agreement.api_urls")),
     path("", include("agreement.results.api")),
     path("llm/", include("annotation.llm.api")),
+    path("", include("agreement.retrieval.api")),
 ]
