@@ -66,3 +66,29 @@ def test_a_second_run_of_the_same_name_is_refused() -> None:
     embedding_run(Collection.objects.get(), "x", hashed_bag_of_words, k=2)
     with pytest.raises(ValueError, match="already has a run named 'x'"):
         embedding_run(Collection.objects.get(), "x", hashed_bag_of_words, k=2)
+
+
+def word_overlap(query: str, documents: list[str]) -> list[float]:
+    """A real (if simple) reranker: the share of the query's words found in the document."""
+    words = set(re.findall(r"\w\w+", query.lower()))
+    return [len(words & set(re.findall(r"\w\w+", d.lower()))) / max(len(words), 1) for d in documents]
+
+
+def test_a_reranked_run_reorders_the_base_top_k_and_never_adds_a_document() -> None:
+    from agreement.retrieval.system_runs import reranked_run
+    from tests.retrieval_helpers import load_run
+
+    load_minifact()
+    load_run()
+    base = Run.objects.get(name="elsewhere")
+    run = reranked_run(base, "elsewhere+overlap", word_overlap, depth=4)
+    assert (run.kind, run.base_run, run.depth) == ("reranked", base, 4)
+    for query_id in ("1", "3", "q101"):
+        base_top = set(ranked(base, query_id)[:4])
+        assert set(ranked(run, query_id)) == base_top
+    scores = list(RunEntry.objects.filter(run=run, query__query_id="7").order_by("rank")
+                  .values_list("score", flat=True))
+    assert scores == sorted(scores, reverse=True)
+    rows = {(r.run, r.subset): r for r in evaluate_collection(Collection.objects.get(), ks=[4])
+            if r.reference == "qrels:test"}
+    assert rows["elsewhere+overlap", "en"].scores.at("recall", 4) == rows["elsewhere", "en"].scores.at("recall", 4)

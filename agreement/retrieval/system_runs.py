@@ -2,17 +2,19 @@
 
 The embedding side takes any ``embed(texts) -> (n, d) array`` callable, so the model registry
 (``agreement.model_runs.similarity.embed`` bound to a model) plugs in without this module knowing models.
-Each subset is ranked on its own corpus; the whole run is written in one transaction.
+Each subset is ranked on its own corpus; the whole run is written in one transaction. A reranked run takes
+any ``rerank(query, documents) -> scores`` callable (a cross-encoder) over another run's top-K.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import groupby
 
 import bm25s
 import numpy as np
 from django.db import transaction
 
-from agreement.retrieval.models import Collection, Document, Query, Run, Subset
+from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
 from agreement.retrieval.similarity import top_k
 
@@ -84,5 +86,30 @@ def bm25_run(collection: Collection, name: str, *, k: int = 100) -> Run:
             docs = np.asarray(doc_pks)[idx]
             store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
                                 for d, s in zip(row_d, row_s, strict=True) if s > 0))
+        finish_ranking(run)
+    return run
+
+
+Rerank = Callable[[str, list[str]], Sequence[float]]
+
+
+def reranked_run(base: Run, name: str, rerank: Rerank, *, depth: int = 100) -> Run:
+    """Re-sort each query's top-`depth` of `base` by `rerank(query, documents)` scores (a cross-encoder, or
+    any callable): like the study's reranked configurations, it reorders but never recovers a document the
+    base run missed, so Recall@depth equals the base run's."""
+    with transaction.atomic():
+        run = _new_run(base.collection, name, Run.Kind.RERANKED)
+        run.base_run = base
+        run.save(update_fields=["base_run"])
+        entries = (RunEntry.objects.filter(run=base, rank__lte=depth).order_by("query_id", "rank")
+                   .values_list("query_id", "query__text", "query__instruction", "document_id", "document__title",
+                                "document__text"))
+        for query_pk, rows in groupby(entries.iterator(chunk_size=2000), key=lambda row: row[0]):
+            rows = list(rows)
+            query = f"{rows[0][2]} {rows[0][1]}".strip()
+            scores = list(rerank(query, [f"{r[4]} {r[5]}".strip() for r in rows]))
+            if len(scores) != len(rows):
+                raise ValueError(f"rerank returned {len(scores)} scores for {len(rows)} documents")
+            store_entries(run, [(query_pk, r[3], float(s)) for r, s in zip(rows, scores, strict=True)])
         finish_ranking(run)
     return run
