@@ -56,6 +56,11 @@ def test_the_dashboard_shows_the_stored_leaderboard_with_deltas_and_curves(dave)
     assert page.status_code == 200
     assert '<th class="num">average of judges</th>' in html and "judge:judge-a" in html and "<svg" in html
     assert "(+0.0000)" in html  # the baseline's own delta
+    judges = Evaluation.objects.get().judges["en"]
+    units = PoolUnit.objects.count()
+    assert [(p["a"], p["b"], p["pairs"]) for p in judges["pairwise"]] == [("judge-a", "judge-b", units)]
+    assert sum(judges["distributions"]["judge-a"]) == PoolUnit.objects.count()
+    assert "Krippendorff's α (interval)" in html
     rows = Evaluation.objects.get().rows
     board = table(rows, metric="ndcg@5", baseline="elsewhere", subset="en")
     a, b = (board["values"][f"judge:judge-{x}"] for x in "ab")

@@ -180,6 +180,8 @@ class Evaluation(models.Model):
     digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the runs and judgments read.")
     thresholds = models.JSONField(default=dict, blank=True, help_text="Relevance threshold per judge name.")
     rows = models.JSONField(default=list, blank=True)
+    judges = models.JSONField(default=dict, blank=True,
+                              help_text="Per subset: judge–judge and judge–human correlations, α, distributions.")
     error = models.TextField(blank=True)
     claimed_by = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -17,7 +17,8 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 
-from agreement.retrieval.evaluation import evaluate_collection
+from agreement.retrieval.evaluation import evaluate_collection, pool_scores
+from agreement.retrieval.judges import summary as judge_summary
 from agreement.retrieval.leaderboard import deltas, two_stage_average
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
 from agreement.retrieval.scoring import K_VALUES
@@ -73,16 +74,27 @@ def run_evaluation(collection_id: int, claimed_by: str) -> str:
     try:
         state = digest(evaluation.collection, evaluation.thresholds)
         if state == evaluation.digest and evaluation.rows:
-            verdict, rows = "unchanged", evaluation.rows
+            verdict, rows, agreement = "unchanged", evaluation.rows, evaluation.judges
         else:
             found = evaluate_collection(evaluation.collection, thresholds=evaluation.thresholds, ks=K_VALUES)
             verdict, rows = "computed", [row.as_dict(K_VALUES) for row in found]
+            agreement = judge_agreement(evaluation.collection)
         Evaluation.objects.filter(pk=evaluation.pk, claimed_by=claimed_by).update(
-            status=Status.DONE, rows=rows, digest=state, error="")
+            status=Status.DONE, rows=rows, judges=agreement, digest=state, error="")
     except Exception as exc:
         Evaluation.objects.filter(pk=evaluation.pk).update(status=Status.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     return verdict
+
+
+def judge_agreement(collection: Collection) -> dict[str, Any]:
+    """Per subset with a judged pool: every judge and human against every other, α, score distributions."""
+    out = {}
+    for subset in collection.subsets.all():
+        judges, humans = pool_scores(subset)
+        if judges or humans:
+            out[subset.name] = judge_summary({**judges, **humans})
+    return out
 
 
 def table(rows: Sequence[Mapping[str, Any]], *, metric: str = "ndcg@10", baseline: str | None = None,
