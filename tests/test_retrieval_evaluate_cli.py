@@ -11,7 +11,7 @@ import pytest
 import pytrec_eval
 from django.core.management import CommandError, call_command
 
-from tests.retrieval_helpers import RUN_FILE, load_minifact, load_run
+from tests.retrieval_helpers import RUN_FILE, judged_collection, load_minifact, load_run
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +87,10 @@ def test_bad_qrels_files_and_unknown_collections_are_refused(tmp_path: Path) -> 
         "bad.qrels line 3, field \"corpus-id\": unknown document 'nope' for query '1'"]
     with pytest.raises(CommandError, match="no collection named 'Nope'"):
         call_command("evaluate_runs", "Nope")
+
+
+def test_judgments_of_one_pool_task_score_the_runs_against_its_judges_only() -> None:
+    judged_collection()
+    rows = json.loads(evaluate("--judgments", "MiniFact en pool", "--k", "10", "--threshold", "judge-b=5"))
+    assert sorted({(r["subset"], r["reference"], r["threshold"]) for r in rows}) == [
+        ("en", "judge:judge-a", 7.0), ("en", "judge:judge-b", 5.0), ("en", "judges:mean", 7.0)]

@@ -8,27 +8,10 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agreement.retrieval.models import Evaluation, PoolUnit, Run, Subset
-from agreement.retrieval.pooling import build_pool
+from agreement.retrieval.models import Evaluation, PoolUnit, Run
 from agreement.retrieval.reports import AVERAGE, run_evaluation, table
-from annotation.models import Annotation
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
-from tests.conftest import make_annotator
-from tests.retrieval_helpers import FIXTURES, load_minifact, load_run
-
-
-def judged_collection() -> None:
-    """MiniFact, two runs, an English pool at depth 3, and two LLM judges who scored every pair."""
-    load_minifact()
-    load_run("elsewhere")
-    load_run("second", path=FIXTURES / "minifact-run-2.trec")
-    build_pool(Subset.objects.get(name="en"), list(Run.objects.all()), depth=3)
-    for j, name in enumerate(("judge-a", "judge-b")):
-        judge = make_annotator(name, {"eng-Latn": "native"}, kind="llm")
-        Annotation.objects.bulk_create([
-            Annotation(item=unit.item, annotator=judge, source="llm",
-                       value={unit.document.doc_id: float((len(unit.document.text) + 3 * j) % 11)})
-            for unit in PoolUnit.objects.select_related("item", "document")])
+from tests.retrieval_helpers import judged_collection
 
 
 @pytest.mark.django_db
