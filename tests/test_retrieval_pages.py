@@ -80,3 +80,15 @@ def test_a_real_worker_computes_the_evaluation_once(start_worker, dave) -> None:
         ("da", "qrels:test"), ("en", "judge:judge-a"), ("en", "judge:judge-b"), ("en", "judges:mean"),
         ("en", "qrels:test")]
     assert len(rows) == 10 and all(len([k for k in r if k.startswith("ndcg@")]) == 100 for r in rows)
+
+
+@pytest.mark.django_db
+def test_admins_can_browse_the_retrieval_tables_in_the_django_admin(carol) -> None:
+    judged_collection()
+    carol.is_staff = True
+    carol.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(carol)
+    for model in ("collection", "run", "pool", "evaluation"):
+        assert client.get(f"/admin/retrieval/{model}/").status_code == 200, model
+    assert "elsewhere" in client.get("/admin/retrieval/run/").content.decode()
