@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("agreement.results.api")),
     path("", include("agreement.model_runs.api_urls")),
     path("llm/", include("annotation.llm.api")),
+    path("", include("agreement.retrieval.api")),
 ]

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "annotation",
     "agreement",
     "agreement.model_runs",
+    "agreement.retrieval",
 ]
 
 MIDDLEWARE = [

@@ -66,9 +66,11 @@ class ChatServer:
     """Answers each request with the next scripted reply for its item's marker (then `answers[marker]`)."""
 
     def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None,
-                 answer_for: Callable[[Seen], Any] | None = None) -> None:
+                 answer_for: Callable[[Seen], Any] | None = None,
+                 content_for: Callable[[Seen], str] | None = None) -> None:
         self.answers = dict(answers or {})
         self.answer_for = answer_for
+        self.content_for = content_for  # the whole reply text, for prompts with their own answer format
         self.script = {k: list(v) for k, v in (script or {}).items()}
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
@@ -147,6 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(reply.status, reply.body or "", reply.headers)
             return
         content = reply.content
+        if content is None and self.chat.content_for is not None:
+            content = self.chat.content_for(seen)
         if content is None:
             content = json.dumps({"reasoning": f"Judged {seen.marker}.", "answer": reply.answer})
         completion = {

@@ -205,6 +205,8 @@ def prompt_for(kind: str) -> KindPrompt:
 
 def build_messages(task: Task, payload: dict[str, Any]) -> list[dict[str, str]]:
     """System: preamble, the task's own instructions, what to answer and the output format. User: the item."""
+    if is_pointwise_pair(task, payload):
+        return pointwise_messages(payload)
     template = prompt_for(task.kind)
     system = "\n\n".join([
         PREAMBLE,
@@ -247,9 +249,88 @@ def parse_reply(content: str) -> tuple[str, Any]:
 
 def answer_from_reply(task: Task, payload: dict[str, Any], content: str) -> tuple[Any, str]:
     """The validated answer value and the reasoning, or AnswerProblem saying what is wrong."""
+    if is_pointwise_pair(task, payload):
+        return pointwise_answer(task, payload, content)
     reasoning, answer = parse_reply(content)
     value = prompt_for(task.kind).decode(answer, task, payload)
     try:
         return task.validate_answer(value, payload), reasoning
     except ValidationProblem as problem:
         raise AnswerProblem(str(problem).replace("value", "answer", 1)) from None
+
+
+# ------------------------------------------------------------------ pointwise relevance pairs ("Beyond Binary")
+
+POINTWISE_PROMPT = """You are a search relevance judge. You will be given a query and a
+single document. Your task is to evaluate how relevant the document
+is to the query.
+
+Score the document using a floating point number between 0 and 10:
+
+- 10: Near-perfect match. The document directly and comprehensively
+      answers the query.
+- 9:  Extremely relevant. Substantial, directly useful information,
+      missing only minor details.
+- 8:  Highly relevant. Significant related content that would
+      meaningfully help answer the query.
+- 6-7: Moderately relevant. Clear connection with some useful
+       information, but much is tangential.
+- 4-5: Borderline to weakly relevant. Shares a general subject
+       area but unclear if it helps.
+- 2-3: Barely relevant. Only superficial or incidental connection
+       (e.g., shared keywords, different context).
+- 0-1: Irrelevant. No meaningful connection to the query.
+
+Important:
+- Most documents should score below 7.
+- Scores of 9-10 should be rare and reserved for truly exceptional
+  matches.
+- Do not inflate scores.
+
+Respond with JSON: {"reasoning": <string>, "score": <float>}
+
+It is very important that you output your reasoning FIRST and the
+score LAST. Think through why the document is or isn't relevant
+before committing to a number."""
+
+
+def is_pointwise_pair(task: Task, payload: dict[str, Any]) -> bool:
+    """A retrieval pool's judging unit (agreement.retrieval.pooling): one query id, one document, 0–10."""
+    return (task.kind == "graded_relevance" and "query_id" in payload and len(payload.get("documents", ())) == 1
+            and tuple(task.scale[:2]) == (0, 10))
+
+
+def pointwise_messages(payload: dict[str, Any]) -> list[dict[str, str]]:
+    """The study's prompt: rubric and query in the system message (the prefix a provider caches, shared by
+    every document of the query), the one document in the user message."""
+    system = POINTWISE_PROMPT + "\n\n" + fenced("QUERY", payload["query"])
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": fenced("DOCUMENT", payload["documents"][0]["text"])}]
+
+
+def pointwise_answer(task: Task, payload: dict[str, Any], content: str) -> tuple[Any, str]:
+    """{doc id: score} from {"reasoning": ..., "score": <float>}; the float is rounded to the task's step
+    (the grid humans answer on), then validated like a human's answer."""
+    reasoning, score = "", None
+    try:
+        reasoning, score = parse_reply(content)
+    except AnswerProblem:
+        text = content.strip()
+        match = _FENCE.match(text)
+        try:
+            data = json.loads(match.group(1) if match else text[text.find("{"):text.rfind("}") + 1])
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or "score" not in data:
+            raise AnswerProblem('the reply is not a JSON object {"reasoning": ..., "score": <float>}') from None
+        reasoning, score = data.get("reasoning") if isinstance(data.get("reasoning"), str) else "", data["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise AnswerProblem(f"the score must be a number from 0 to 10, got {json.dumps(score)}")
+    lo, _, step = task.scale
+    if step:
+        score = round(lo + round((score - lo) / step) * step, 10)
+    value = {payload["documents"][0]["id"]: score}
+    try:
+        return task.validate_answer(value, payload), reasoning
+    except ValidationProblem as problem:
+        raise AnswerProblem(f"score: {problem.message}") from None

@@ -1,0 +1,93 @@
+"""JSON API of the retrieval room (researchers and admins): collections, and a collection's stored evaluation.
+
+``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs;
+``GET /api/v1/retrieval/collections/<name>/evaluation/`` gives the stored rows (run, subset, reference,
+threshold, queries, map, ndcg@1…100, recall@1…100) and the evaluation's status; ``POST`` to it queues a new one.
+"""
+from __future__ import annotations
+
+from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agreement.results.api import IsResearcherRole
+from agreement.retrieval import reports
+from agreement.retrieval.models import Collection, Evaluation
+
+
+class SubsetOut(serializers.Serializer):
+    name = serializers.CharField()
+    language = serializers.CharField()
+    documents = serializers.IntegerField()
+    queries = serializers.IntegerField()
+
+
+class RunOut(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    depth = serializers.IntegerField()
+
+
+class CollectionOut(serializers.Serializer):
+    name = serializers.CharField()
+    subsets = SubsetOut(many=True)
+    runs = RunOut(many=True)
+
+
+class EvaluationOut(serializers.Serializer):
+    status = serializers.CharField()
+    error = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+class Collections(APIView):
+    permission_classes = [IsAuthenticated & IsResearcherRole]
+
+    @extend_schema(responses=CollectionOut(many=True))
+    def get(self, request: Request) -> Response:
+        out = []
+        for collection in Collection.objects.prefetch_related("runs").order_by("name"):
+            subsets = collection.subsets.annotate(n_docs=Count("documents", distinct=True),
+                                                  n_queries=Count("queries", distinct=True)).order_by("name")
+            out.append({"name": collection.name,
+                        "subsets": [{"name": s.name, "language": s.language, "documents": s.n_docs,
+                                     "queries": s.n_queries} for s in subsets],
+                        "runs": [{"name": r.name, "kind": r.kind, "depth": r.depth} for r in collection.runs.all()]})
+        return Response(CollectionOut(out, many=True).data)
+
+
+class CollectionEvaluation(APIView):
+    permission_classes = [IsAuthenticated & IsResearcherRole]
+
+    @extend_schema(responses=EvaluationOut)
+    def get(self, request: Request, name: str) -> Response:
+        collection = get_object_or_404(Collection, name=name)
+        evaluation = Evaluation.objects.filter(collection=collection).first()
+        if evaluation is None:
+            return Response({"detail": "never evaluated: POST here to queue an evaluation"},
+                            status=status.HTTP_404_NOT_FOUND)
+        return Response(EvaluationOut(evaluation).data)
+
+    @extend_schema(request=None, responses={202: EvaluationOut})
+    def post(self, request: Request, name: str) -> Response:
+        collection = get_object_or_404(Collection, name=name)
+        try:
+            evaluation = reports.request_evaluation(collection)
+        except reports.QueueError as exc:
+            return Response({"detail": f"the evaluation could not be queued: {exc}"},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(EvaluationOut(evaluation).data, status=status.HTTP_202_ACCEPTED)
+
+
+urlpatterns = [
+    path("retrieval/collections/", Collections.as_view(), name="api-retrieval-collections"),
+    path("retrieval/collections/<str:name>/evaluation/", CollectionEvaluation.as_view(),
+         name="api-retrieval-evaluation"),
+]

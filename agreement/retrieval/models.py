@@ -1,0 +1,190 @@
+"""Retrieval collections (BEIR/MTEB layout), runs over them, and pools of (query, document) pairs to judge.
+
+* :class:`Collection` — one retrieval dataset (e.g. ``MIRACLRetrieval``); :class:`Subset` — one of its
+  subsets (a language), holding its own corpus (:class:`Document`), :class:`Query` rows and :class:`Qrel`
+  rows (the original judgments, per split). Rows keep the file line they came from, so later errors can
+  point at it.
+* :class:`Run` — a ranking per query by one system (imported TREC run, or made here); :class:`RunEntry` one
+  ranked document. The database refuses a document twice in one run's ranking of a query.
+* :class:`Pool` — the union of chosen runs' top-K on one subset, judged pair by pair in a ``graded_relevance``
+  task; :class:`PoolUnit` maps each judged item back to its (query, document) pair.
+"""
+from __future__ import annotations
+
+from django.db import models
+
+from tasks_app.models import Item, Task, language_code
+
+
+class Collection(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Subset(models.Model):
+    """One subset of a collection (MTEB ``hf_subset``), in one language, with its own corpus and queries."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="subsets")
+    name = models.CharField(max_length=100, help_text="MTEB hf_subset, e.g. default or ar.")
+    language = models.CharField(max_length=16, validators=[language_code])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection", "name"]
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="subset_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.collection.name}/{self.name}"
+
+
+class Document(models.Model):
+    subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="documents")
+    doc_id = models.CharField(max_length=200)
+    title = models.TextField(blank=True)
+    text = models.TextField()
+    line = models.PositiveIntegerField(help_text="Line of corpus.jsonl it came from.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subset", "doc_id"], name="document_unique_id")]
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+    @property
+    def full_text(self) -> str:
+        """Title and text as BEIR models read them (title, a space, text)."""
+        return f"{self.title} {self.text}".strip() if self.title else self.text
+
+
+class Query(models.Model):
+    subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="queries")
+    query_id = models.CharField(max_length=200)
+    text = models.TextField()
+    instruction = models.TextField(blank=True)
+    line = models.PositiveIntegerField(help_text="Line of queries.jsonl it came from.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subset", "query_id"], name="query_unique_id")]
+
+    def __str__(self) -> str:
+        return self.query_id
+
+
+class Qrel(models.Model):
+    """An original judgment of the collection (binary or graded), from ``qrels/<split>.tsv``."""
+
+    subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="qrels")
+    split = models.CharField(max_length=50)
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    relevance = models.FloatField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["split", "query", "document"], name="qrel_unique_pair")]
+        indexes = [models.Index(fields=["subset", "split"])]
+
+    def __str__(self) -> str:
+        return f"{self.split}: {self.query_id} {self.document_id} = {self.relevance:g}"
+
+
+class Run(models.Model):
+    """One system's ranking of a collection's queries."""
+
+    class Kind(models.TextChoices):
+        IMPORTED = "imported", "imported TREC run"
+        EMBEDDING = "embedding", "embedding model (exact cosine top-K)"
+        BM25 = "bm25", "BM25 (bm25s)"
+        RERANKED = "reranked", "reranker over another run's top-K"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.IMPORTED)
+    tag = models.CharField(max_length=200, blank=True, help_text="The run tag of the TREC file (6th column).")
+    base_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
+                                 help_text="For a reranked run: the run whose top-K it reorders.")
+    depth = models.PositiveIntegerField(default=0, help_text="The longest ranking of a query in this run.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection", "name"]
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="run_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.collection.name}:{self.name}"
+
+
+class RunEntry(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField(help_text="1-based, after trec_eval's order: score down, doc id down.")
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "query", "document"], name="runentry_unique_doc")]
+        indexes = [models.Index(fields=["run", "query", "rank"])]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.query_id} #{self.rank} {self.document_id}"
+
+
+class Pool(models.Model):
+    """The judged pairs of one subset: the union of chosen runs' top-``depth``, as items of ``task``."""
+
+    subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="pools")
+    task = models.OneToOneField(Task, on_delete=models.PROTECT, related_name="retrieval_pool")
+    depth = models.PositiveIntegerField()
+    runs = models.ManyToManyField(Run, related_name="pools")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"pool of {self.subset} at depth {self.depth}"
+
+
+class PoolUnit(models.Model):
+    """One judging unit: a (query, document) pair, shown as one item with one document."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="units")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="retrieval_unit")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    pair_id = models.CharField(max_length=64, help_text="sha256 of (query id, query text, doc id, doc text).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "query", "document"], name="poolunit_unique_pair"),
+                       models.UniqueConstraint(fields=["pool", "pair_id"], name="poolunit_unique_pair_id")]
+
+    def __str__(self) -> str:
+        return self.pair_id
+
+
+class Evaluation(models.Model):
+    """The stored scores of every run of a collection (rows of ``evaluation.Row.as_dict`` at k = 1…100),
+    computed by a Celery task and keyed by a digest of what they were computed from."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    collection = models.OneToOneField(Collection, on_delete=models.CASCADE, related_name="evaluation")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the runs and judgments read.")
+    thresholds = models.JSONField(default=dict, blank=True, help_text="Relevance threshold per judge name.")
+    rows = models.JSONField(default=list, blank=True)
+    judges = models.JSONField(default=dict, blank=True,
+                              help_text="Per subset: judge–judge and judge–human correlations, α, distributions.")
+    error = models.TextField(blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"evaluation of {self.collection.name} ({self.status})"

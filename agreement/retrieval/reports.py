@@ -1,0 +1,134 @@
+"""Stored evaluations of a collection: queue, claim, compute, store; and the leaderboard read from them.
+
+A Celery task computes (``tasks.evaluate_collection``); it claims the row with a conditional UPDATE
+(queued → running) so a duplicated message does nothing, and skips the arithmetic when the digest of what
+it would read (runs, qrels, answers) matches the stored one. Queueing never falls back to computing inline.
+Pages only read the stored rows and arrange them (``table``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count, Max, Sum
+
+from agreement.retrieval.evaluation import evaluate_collection, pool_scores
+from agreement.retrieval.judges import summary as judge_summary
+from agreement.retrieval.leaderboard import deltas, two_stage_average
+from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
+from agreement.retrieval.scoring import K_VALUES
+from annotation.models import Annotation
+
+AVERAGE = "average of judges"
+Status = Evaluation.Status
+
+
+class QueueError(RuntimeError):
+    """The broker is unreachable: the evaluation was not queued (and the row says so)."""
+
+
+def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
+    runs = list(Run.objects.filter(collection=collection).order_by("pk").values_list("pk", "depth")
+                .annotate(n=Count("entries")))
+    qrels = Qrel.objects.filter(subset__collection=collection).aggregate(n=Count("pk"), s=Sum("relevance"))
+    answers = Annotation.objects.filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
+        n=Count("pk"), last=Max("updated_at"))
+    state = [runs, qrels, [answers["n"], str(answers["last"])], sorted(thresholds.items())]
+    return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
+
+
+def request_evaluation(collection: Collection, thresholds: Mapping[str, float] | None = None) -> Evaluation:
+    """Mark the collection's evaluation queued and enqueue it after commit; QueueError if the broker is down."""
+    from agreement.retrieval.tasks import evaluate_collection_task
+
+    evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
+    fields = {"status": Status.QUEUED, "error": ""}
+    if thresholds is not None:
+        fields["thresholds"] = dict(thresholds)
+    Evaluation.objects.filter(pk=evaluation.pk).update(**fields)
+
+    def enqueue() -> None:
+        try:
+            evaluate_collection_task.delay(collection.pk)
+        except Exception as exc:  # kombu raises OperationalError and friends
+            Evaluation.objects.filter(pk=evaluation.pk).update(
+                status=Status.FAILED, error=f"the evaluation could not be queued: {type(exc).__name__}: {exc}")
+            raise QueueError(str(exc)) from exc
+
+    transaction.on_commit(enqueue)
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+def run_evaluation(collection_id: int, claimed_by: str) -> str:
+    """Claim (queued → running), compute unless the digest is unchanged, store; returns what happened."""
+    if not Evaluation.objects.filter(collection_id=collection_id, status=Status.QUEUED).update(
+            status=Status.RUNNING, claimed_by=claimed_by):
+        return "not claimed"
+    evaluation = Evaluation.objects.select_related("collection").get(collection_id=collection_id)
+    try:
+        state = digest(evaluation.collection, evaluation.thresholds)
+        if state == evaluation.digest and evaluation.rows:
+            verdict, rows, agreement = "unchanged", evaluation.rows, evaluation.judges
+        else:
+            found = evaluate_collection(evaluation.collection, thresholds=evaluation.thresholds, ks=K_VALUES)
+            verdict, rows = "computed", [row.as_dict(K_VALUES) for row in found]
+            agreement = judge_agreement(evaluation.collection)
+        Evaluation.objects.filter(pk=evaluation.pk, claimed_by=claimed_by).update(
+            status=Status.DONE, rows=rows, judges=agreement, digest=state, error="")
+    except Exception as exc:
+        Evaluation.objects.filter(pk=evaluation.pk).update(status=Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    return verdict
+
+
+def judge_agreement(collection: Collection) -> dict[str, Any]:
+    """Per subset with a judged pool: every judge and human against every other, α, score distributions."""
+    out = {}
+    for subset in collection.subsets.all():
+        judges, humans = pool_scores(subset)
+        if judges or humans:
+            out[subset.name] = judge_summary({**judges, **humans})
+    return out
+
+
+def table(rows: Sequence[Mapping[str, Any]], *, metric: str = "ndcg@10", baseline: str | None = None,
+          subset: str | None = None, kind: str | None = None) -> dict[str, Any]:
+    """The leaderboard: runs × references (subsets averaged, or one subset), plus the two-stage average of
+    the judges, sorted by `metric` on that average (else the first reference), with deltas to `baseline`."""
+    chosen = [r for r in rows if (subset is None or r["subset"] == subset) and (kind is None or r["kind"] == kind)]
+    by_ref: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(lambda: defaultdict(dict))
+    for r in chosen:
+        by_ref[r["reference"]][r["run"]][r["subset"]] = np.array([r[f"ndcg@{k}"] for k in K_VALUES] +
+                                                                 [r[f"recall@{k}"] for k in K_VALUES] + [r["map"]])
+    references = sorted(by_ref)
+    runs = sorted({r["run"] for r in chosen})
+    curves: dict[str, dict[str, np.ndarray]] = {ref: {run: np.mean(list(by_ref[ref][run].values()), axis=0)
+                                                      for run in by_ref[ref]} for ref in references}
+    judges = [ref for ref in references if ref.startswith("judge:")]
+    if len(judges) > 1:
+        curves[AVERAGE] = {run: two_stage_average({j: by_ref[j][run] for j in judges if run in by_ref[j]})[1]
+                           for run in runs if all(run in by_ref[j] for j in judges)}
+        references.insert(0, AVERAGE)
+    column = _column(metric)
+    lead = references[0] if references else None
+    values = {ref: {run: float(c[column]) for run, c in curves[ref].items()} for ref in references}
+    order = sorted(runs, key=lambda run: -values[lead].get(run, -1.0)) if lead else runs
+    delta = {ref: deltas(values[ref], baseline) for ref in references
+             if baseline and baseline in values[ref]}
+    return {"references": references, "runs": order, "values": values, "deltas": delta, "metric": metric,
+            "curves": {ref: {run: c[:200].tolist() for run, c in curves[ref].items()} for ref in references}}
+
+
+def _column(metric: str) -> int:
+    if metric == "map":
+        return 200
+    name, _, k = metric.partition("@")
+    if name not in ("ndcg", "recall") or not k.isdigit() or not 1 <= int(k) <= 100:
+        raise ValueError(f"unknown metric {metric!r}: use ndcg@k, recall@k (k = 1…100) or map")
+    return (0 if name == "ndcg" else 100) + int(k) - 1

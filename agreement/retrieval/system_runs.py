@@ -1,0 +1,115 @@
+"""Runs made here: exact cosine top-K of an embedding model, and BM25 (bm25s), stored like imported runs.
+
+The embedding side takes any ``embed(texts) -> (n, d) array`` callable, so the model registry
+(``agreement.model_runs.similarity.embed`` bound to a model) plugs in without this module knowing models.
+Each subset is ranked on its own corpus; the whole run is written in one transaction. A reranked run takes
+any ``rerank(query, documents) -> scores`` callable (a cross-encoder) over another run's top-K.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import groupby
+
+import bm25s
+import numpy as np
+from django.db import transaction
+
+from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
+from agreement.retrieval.runs import finish_ranking, store_entries
+from agreement.retrieval.similarity import top_k
+
+Embed = Callable[[list[str]], np.ndarray]
+BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep every word
+
+
+def subset_texts(subset: Subset) -> tuple[list[int], list[str], list[int], list[str]]:
+    """(query pks, query texts, document pks, document texts as title + text) in key order."""
+    queries = list(Query.objects.filter(subset=subset).order_by("pk").values_list("pk", "text", "instruction"))
+    docs = list(Document.objects.filter(subset=subset).order_by("pk").values_list("pk", "title", "text"))
+    return ([q[0] for q in queries], [f"{q[2]} {q[1]}".strip() for q in queries],
+            [d[0] for d in docs], [f"{d[1]} {d[2]}".strip() for d in docs])
+
+
+def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
+    parts = []
+    for start in range(0, len(texts), batch):
+        part = np.asarray(embed(list(texts[start:start + batch])))
+        if part.ndim != 2 or len(part) != len(texts[start:start + batch]):
+            raise ValueError(f"embed returned shape {part.shape} for {len(texts[start:start + batch])} texts")
+        parts.append(part)
+    return np.vstack(parts)
+
+
+def _new_run(collection: Collection, name: str, kind: str) -> Run:
+    if Run.objects.filter(collection=collection, name=name).exists():
+        raise ValueError(f"collection {collection.name!r} already has a run named {name!r}")
+    return Run.objects.create(collection=collection, name=name, kind=kind, tag=name[:200])
+
+
+def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
+                  batch: int = 256) -> Run:
+    """Rank every subset's corpus for its queries by exact cosine similarity of `embed`'s vectors."""
+    with transaction.atomic():
+        run = _new_run(collection, name, Run.Kind.EMBEDDING)
+        for subset in collection.subsets.all():
+            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
+            if not query_pks or not doc_pks:
+                continue
+            idx, val = top_k(embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch), k, chunk)
+            docs = np.asarray(doc_pks)[idx]
+            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
+                                for d, s in zip(row_d, row_s, strict=True)))
+        finish_ranking(run)
+    return run
+
+
+def bm25_scores(query_texts: Sequence[str], doc_texts: Sequence[str], k: int,
+                language: str) -> tuple[np.ndarray, np.ndarray]:
+    """bm25s (Lucene's BM25, k1 1.5, b 0.75) top-k document indices and scores per query."""
+    stopwords = BM25_STOPWORDS.get(language.split("-")[0])
+    tokens = bm25s.tokenize(list(doc_texts), stopwords=stopwords, return_ids=False, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    queries = bm25s.tokenize(list(query_texts), stopwords=stopwords, return_ids=False, show_progress=False)
+    return retriever.retrieve(queries, k=min(k, len(doc_texts)), show_progress=False)
+
+
+def bm25_run(collection: Collection, name: str, *, k: int = 100) -> Run:
+    """BM25 over each subset; documents sharing no term with the query (score 0) are not retrieved, as in Lucene."""
+    with transaction.atomic():
+        run = _new_run(collection, name, Run.Kind.BM25)
+        for subset in collection.subsets.all():
+            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
+            if not query_pks or not doc_pks:
+                continue
+            idx, val = bm25_scores(query_texts, doc_texts, k, subset.language)
+            docs = np.asarray(doc_pks)[idx]
+            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
+                                for d, s in zip(row_d, row_s, strict=True) if s > 0))
+        finish_ranking(run)
+    return run
+
+
+Rerank = Callable[[str, list[str]], Sequence[float]]
+
+
+def reranked_run(base: Run, name: str, rerank: Rerank, *, depth: int = 100) -> Run:
+    """Re-sort each query's top-`depth` of `base` by `rerank(query, documents)` scores (a cross-encoder, or
+    any callable): like the study's reranked configurations, it reorders but never recovers a document the
+    base run missed, so Recall@depth equals the base run's."""
+    with transaction.atomic():
+        run = _new_run(base.collection, name, Run.Kind.RERANKED)
+        run.base_run = base
+        run.save(update_fields=["base_run"])
+        entries = (RunEntry.objects.filter(run=base, rank__lte=depth).order_by("query_id", "rank")
+                   .values_list("query_id", "query__text", "query__instruction", "document_id", "document__title",
+                                "document__text"))
+        for query_pk, rows in groupby(entries.iterator(chunk_size=2000), key=lambda row: row[0]):
+            rows = list(rows)
+            query = f"{rows[0][2]} {rows[0][1]}".strip()
+            scores = list(rerank(query, [f"{r[4]} {r[5]}".strip() for r in rows]))
+            if len(scores) != len(rows):
+                raise ValueError(f"rerank returned {len(scores)} scores for {len(rows)} documents")
+            store_entries(run, [(query_pk, r[3], float(s)) for r, s in zip(rows, scores, strict=True)])
+        finish_ranking(run)
+    return run

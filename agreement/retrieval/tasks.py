@@ -1,0 +1,11 @@
+"""Celery tasks of the retrieval room: they take ids and claim their work, so a repeated message is harmless."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from agreement.retrieval import reports
+
+
+@shared_task(name="retrieval.evaluate_collection", bind=True, acks_late=True, reject_on_worker_lost=True)
+def evaluate_collection_task(self, collection_id: int) -> str:
+    return reports.run_evaluation(collection_id, claimed_by=self.request.id or "inline")

@@ -1,0 +1,96 @@
+"""Pointwise judging throughput against a local chat-completions server that answers in 200 ms.
+
+Why: the study ran each judge at up to 1,024 calls in flight; the app's LLM runs keep `max_concurrency`
+requests in flight (at most 64 today, the field's validator). With latency L and C in flight, the bound is
+C / L requests per second; this prints the rate reached over N pool-style pairs (one query id, one document,
+the study's prompt and `{"reasoning", "score"}` reply) and checks every answer is stored exactly once.
+Goal: ≥ 0.8× the bound. Uses the configured database (DATABASE_URL); its rows are deleted afterwards.
+
+Run: DATABASE_URL=... .venv/bin/python bench/bench_pointwise_judging.py [pairs] [in_flight]
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+os.environ.setdefault("LLM_SLICE_SECONDS", "600")
+
+import django
+
+django.setup()
+
+from annotation.llm.models import LLMRequest  # noqa: E402
+from annotation.llm.runs import create_llm_annotator, create_run, execute_run  # noqa: E402
+from annotation.models import Annotation  # noqa: E402
+from tasks_app.kinds import content_digest  # noqa: E402
+from tasks_app.models import Item, Task  # noqa: E402
+
+LATENCY = 0.2
+NAME = "bench: pointwise judging"
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        time.sleep(LATENCY)
+        content = json.dumps({"reasoning": "Shares the topic.", "score": 6.5})
+        body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                        "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 300, "completion_tokens": 40}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def main(pairs: int, in_flight: int) -> None:
+    ThreadingHTTPServer.request_queue_size = 1024
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    task = Task.objects.create(name=NAME, kind="graded_relevance", language="eng-Latn", scale_min=0,
+                               scale_max=10, scale_step=0.1)
+    Item.objects.bulk_create([Item(task=task, uid=content_digest(NAME, i), external_id=f"p{i}", position=i,
+                                   payload={"query": f"query {i // 50}", "query_id": f"q{i // 50}",
+                                            "documents": [{"id": f"d{i}", "text": f"document {i}"}]})
+                              for i in range(pairs)])
+    os.environ["BENCH_JUDGE_API_KEY"] = "sk-bench"
+    try:
+        judge = create_llm_annotator("bench-judge", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                                     model="bench", api_key_env="BENCH_JUDGE_API_KEY", max_concurrency=in_flight,
+                                     requests_per_minute=1_000_000, timeout_seconds=30, max_retries=0)
+    except Exception:
+        task.delete()
+        raise
+    try:
+        run = create_run(judge.annotator, task=task)
+        start = time.perf_counter()
+        while execute_run(run.pk) == "continue":
+            pass
+        seconds = time.perf_counter() - start
+        stored = Annotation.objects.filter(annotator=judge.annotator).count()
+        requests = LLMRequest.objects.filter(annotator=judge.annotator).count()
+        bound = in_flight / LATENCY
+        print(f"{pairs:,} pairs, {in_flight} in flight, {LATENCY * 1000:.0f} ms per answer: {seconds:.1f} s, "
+              f"{pairs / seconds:.0f} requests/s against a bound of {bound:.0f}/s = {pairs / seconds / bound:.2f}× "
+              f"(goal ≥ 0.8×); answers stored {stored}, request rows {requests}")
+        assert stored == requests == pairs
+    finally:
+        judge.annotator.user.delete()
+        task.delete()
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, int(sys.argv[2]) if len(sys.argv) > 2 else 64)
