@@ -11,14 +11,13 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agreement.results.api import IsResearcherRole
 from agreement.retrieval import reports
 from agreement.retrieval.models import Collection, Evaluation
+from hume.roles import IsResearcher
 
 
 class SubsetOut(serializers.Serializer):
@@ -48,7 +47,7 @@ class EvaluationOut(serializers.Serializer):
 
 
 class Collections(APIView):
-    permission_classes = [IsAuthenticated & IsResearcherRole]
+    permission_classes = [IsResearcher]
 
     @extend_schema(responses=CollectionOut(many=True))
     def get(self, request: Request) -> Response:
@@ -64,7 +63,7 @@ class Collections(APIView):
 
 
 class CollectionEvaluation(APIView):
-    permission_classes = [IsAuthenticated & IsResearcherRole]
+    permission_classes = [IsResearcher]
 
     @extend_schema(responses=EvaluationOut)
     def get(self, request: Request, name: str) -> Response:
