@@ -1,0 +1,51 @@
+"""python manage.py embedding_run COLLECTION --model NAME [--name RUN] [--k 100]: a registered model's run.
+
+The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
+(agreement.model_runs.similarity.embed), so a second run, or another collection holding the same texts,
+encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/similarity.py.
+"""
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError
+
+from agreement.model_runs.backends import BackendError
+from agreement.model_runs.models import EmbeddingModel
+from agreement.model_runs.similarity import embed
+from agreement.retrieval.models import Collection
+from agreement.retrieval.system_runs import embedding_run
+
+
+class Command(BaseCommand):
+    help = "Rank every subset of a collection by cosine similarity of a registered model's embeddings."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("collection")
+        parser.add_argument("--model", required=True, help="a model of the registry (python manage.py add_model)")
+        parser.add_argument("--name", help="run name (default: the model's name)")
+        parser.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        collection = Collection.objects.filter(name=opts["collection"]).first()
+        if collection is None:
+            raise CommandError(f"no collection named {opts['collection']!r}")
+        model = EmbeddingModel.objects.filter(name=opts["model"]).first()
+        if model is None:
+            raise CommandError(f"no model named {opts['model']!r} (add it with python manage.py add_model)")
+        if not model.is_encoder:
+            raise CommandError(f"{model.name} is a classical metric: it has no vectors to rank by cosine "
+                               f"(use bm25_run for BM25)")
+
+        def vectors(texts: Sequence[str]) -> np.ndarray:
+            return embed(model, texts)
+
+        try:
+            run = embedding_run(collection, opts["name"] or model.name, vectors, k=opts["k"])
+        except (ValueError, BackendError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"run {run.name} on collection {collection.name}: {run.entries.count()} ranked documents, "
+                          f"depth {run.depth}")
