@@ -98,14 +98,30 @@ def count_table(codes: npt.ArrayLike, n_categories: int) -> IntArray:
     return counts.reshape(c.shape[0], n_categories)
 
 
-def majority_vote(table: npt.ArrayLike) -> IntArray:
-    """Winning category code per item (ties → lowest code); -1 for items nobody answered."""
+def majority_vote(table: npt.ArrayLike, rng: np.random.Generator | None = None) -> IntArray:
+    """Winning category code per item; -1 for items nobody answered.
+
+    Ties go to the lowest code (the lexicographically first label), or, given `rng`, to one of the
+    tied categories drawn uniformly: a U[0, 1) jitter on the tied maxima of integer counts cannot
+    lift any other category above them.
+    """
     t = np.asarray(table)
     if t.shape[1] == 0:
         return np.full(t.shape[0], -1, dtype=np.int64)
+    if rng is not None:
+        t = t + rng.random(t.shape) * (t == t.max(axis=1, keepdims=True))
     winner = t.argmax(axis=1).astype(np.int64)
-    winner[t.sum(axis=1) == 0] = -1
+    winner[np.asarray(table).sum(axis=1) == 0] = -1
     return winner
+
+
+def tied_items(table: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Items whose top count is shared by two or more categories (a majority-vote tie)."""
+    t = np.asarray(table)
+    if t.shape[1] == 0:
+        return np.zeros(t.shape[0], dtype=bool)
+    top = t.max(axis=1, keepdims=True)
+    return ((t == top).sum(axis=1) >= 2) & (top[:, 0] > 0)
 
 
 def fleiss_rows(table: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -237,7 +253,7 @@ def spearman_mean(ratings: npt.ArrayLike) -> float:
 @metric
 def kendall_mean(ratings: npt.ArrayLike) -> float:
     """Mean over rater pairs of Kendall's τ-b on co-rated items."""
-    return _pairwise_correlation(ratings, lambda x, y: float(stats.kendalltau(x, y).statistic))
+    return _pairwise_correlation(ratings, kendall_tau)
 
 
 @metric
@@ -259,6 +275,39 @@ def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, Floa
     if not values:
         raise Undefined("undefined: constant ratings (or < 2 shared items) for every annotator pair")
     return float(np.mean(values))
+
+
+def grouped_correlation(
+    ratings: npt.ArrayLike, bounds: Sequence[int], fn: Callable[[FloatArray, FloatArray], float]
+) -> tuple[float | None, int, int]:
+    """Per group of rows (a query's candidates, rows bounds[g]:bounds[g+1]), the mean of `fn` over
+    rater pairs, then the mean over groups: HUME's reranking agreement, Spearman/Kendall per query.
+
+    A pair is skipped on a query where either rater's judgments are constant (the correlation is
+    undefined); a query with no defined pair is left out. Returns (mean, queries used, left out).
+    """
+    r = np.asarray(ratings, dtype=float)
+    _require_two_raters(r)
+    means, left_out = [], 0
+    for lo, hi in itertools.pairwise(bounds):
+        block = r[lo:hi]
+        if np.isnan(block).all(axis=0).sum() > r.shape[1] - 2:
+            continue  # fewer than two raters judged this query: not a query of the agreement
+        try:
+            means.append(_pairwise_correlation(block, fn))
+        except Undefined:
+            left_out += 1
+    return (float(np.mean(means)) if means else None), len(means), left_out
+
+
+def spearman_rho(x: FloatArray, y: FloatArray) -> float:
+    """Spearman's ρ (scipy) of two defined, non-constant vectors."""
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def kendall_tau(x: FloatArray, y: FloatArray) -> float:
+    """Kendall's τ-b (scipy) of two defined, non-constant vectors."""
+    return float(stats.kendalltau(x, y).statistic)
 
 
 def ari_pairs(partitions: Sequence[Sequence[Hashable]]) -> list[float]:
