@@ -31,6 +31,7 @@ from typing import Any
 
 from agreement import metrics as m
 from agreement.results import leaderboard as lb
+from agreement.results import paper_figures as pf
 from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
@@ -319,6 +320,22 @@ def llm_correlations(comparison: Comparison, human: str, languages: Collection[s
         mean = {key: sum(values) / len(values) for key, values in per_subset.items()}
         result.append({"name": "mean of the LLMs", **lb.spearman(own, mean)})
     return result
+
+
+def paper_figure(comparison: Comparison, number: str, human: str, languages: Collection[str]) -> dict[str, Any]:
+    """Data of HUME Figure 1 or 12–16 for one human entry (the drawing is paper_figures.render)."""
+    if number == "1":
+        return pf.figure_1(leaderboard_rows(comparison, languages))
+    if number == "12":
+        return pf.figure_12(win_rate_table(comparison, human, languages))
+    rows = lb.per_task(comparison.for_languages(languages), human=human, languages=languages, kinds=comparison.kinds)
+    if number in ("13", "14"):
+        return pf.figure_gap(rows, "best" if number == "13" else "median")
+    if number == "15":
+        return pf.figure_15(rows)
+    if number == "16":
+        return pf.figure_16(rows)
+    raise ValueError(f"HUME figure {number!r} is not drawn here; figures: {', '.join(pf.FIGURES)}")
 
 
 def figure_rows(comparison: Comparison, human: str, languages: Collection[str],

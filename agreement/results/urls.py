@@ -10,6 +10,7 @@ urlpatterns = [
     path("tasks/<str:task>/", views.task_detail, name="task"),
     path("tasks/<str:task>/plot.<str:fmt>", views.plot, name="task-plot"),
     path("plot.<str:fmt>", views.plot, name="plot"),
+    path("figures/<str:number>.<str:fmt>", views.paper_figure, name="paper-figure"),
     path("export/leaderboard.<str:fmt>", views.export_leaderboard, name="export-leaderboard"),
     path("export/tasks.<str:fmt>", views.export_tasks, name="export-tasks"),
     path("import/", views.import_page, name="import"),

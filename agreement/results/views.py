@@ -27,7 +27,7 @@ from django.views.decorators.http import require_POST
 
 from agreement.results import compare as rc
 from agreement.results import leaderboard as lb
-from agreement.results import plots
+from agreement.results import paper_figures, plots
 from agreement.results.importing import (
     MAX_UPLOAD_BYTES,
     UploadLimit,
@@ -232,6 +232,19 @@ def plot(request: HttpRequest, fmt: str, task: str | None = None) -> HttpRespons
     name = f"hume-figure2-{slugify(lb.short_task_name(task)) if task else 'all-tasks'}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+@researcher_required
+def paper_figure(request: HttpRequest, number: str, fmt: str) -> HttpResponse:
+    """HUME Figure 1 or 12–16 as SVG or PNG, with the page's selection (human entry, languages)."""
+    if fmt not in ("svg", "png") or number not in paper_figures.FIGURES:
+        raise Http404(f"Figures {', '.join(paper_figures.FIGURES)} are available as .svg and .png.")
+    comparison, selection = _comparison(request)
+    if not selection.human:
+        raise Http404("No human scores to plot.")
+    drawing = paper_figures.render(rc.paper_figure(comparison, number, selection.human, selection.languages), fmt)
+    content_type = "image/png" if fmt == "png" else "image/svg+xml; charset=utf-8"
+    return HttpResponse(drawing, content_type=content_type)
 
 
 # ---------------------------------------------------------------------------------------------
