@@ -113,3 +113,27 @@ def test_section_5_1_models_gain_most_where_humans_agree_least(hume_results) -> 
 def test_an_unknown_human_entry_is_refused_with_the_known_ones(hume_results) -> None:
     with pytest.raises(CommandError, match="known: baseline/Human"):
         table("8", "json", "--human", "nobody")
+
+
+def test_table_2_puts_each_llm_annotator_beside_the_human_on_the_same_subsets() -> None:
+    from agreement.results.leaderboard import SubsetScore
+    from agreement.results.paper_tables import table2
+
+    def score(name: str, kind: str, task: str, language: str, value: float) -> SubsetScore:
+        return SubsetScore(name, kind, task, language, value)
+
+    scores = [score("H", "human", "HUMESTS22", "eng-Latn", 0.8), score("H", "human", "HUMESTS12", "eng-Latn", 0.9),
+              score("H", "human", "HUMEEmotionClassification", "eng-Latn", 0.5),
+              score("gpt", "llm", "HUMESTS22", "eng-Latn", 0.6), score("gpt", "llm", "HUMESTS12", "eng-Latn", 0.7),
+              score("gpt", "llm", "HUMEEmotionClassification", "eng-Latn", 0.4),
+              score("half", "llm", "HUMESTS22", "eng-Latn", 0.9),  # missing subsets: no mean, not a better one
+              score("m", "model", "HUMESTS22", "eng-Latn", 0.7), score("m", "model", "HUMESTS12", "eng-Latn", 0.8),
+              score("m", "model", "HUMEEmotionClassification", "eng-Latn", 0.6)]
+
+    rows = {row["category"]: row for row in table2(scores, human="H")}
+
+    assert rows["STS"]["human"] == pytest.approx(0.85) and rows["STS"]["llms"] == {"gpt": pytest.approx(0.65),
+                                                                                    "half": None}
+    assert rows["STS"]["best_model"] == {"name": "m", "score": pytest.approx(0.75)}
+    assert rows["Average"]["n_subsets"] == 3 and rows["Average"]["llms"]["gpt"] == pytest.approx(1.7 / 3)
+    assert "Reranking" not in rows and rows["Average"]["best_model"] is None

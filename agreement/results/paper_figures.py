@@ -26,7 +26,9 @@ from matplotlib.figure import Figure
 from agreement.results.leaderboard import compact_task_name
 from agreement.results.plots import COLORS, STYLE
 
-FIGURES = ("1", "12", "13", "14", "15", "16")
+TITLES = {"1": "overall bars", "12": "win rates", "13": "gap to the best model", "14": "gap to the median model",
+          "15": "difficulty bands", "16": "model range per subset"}
+FIGURES = tuple(TITLES)
 BAND_COLORS = {"easy": "#1e7b45", "medium": "#b7791f", "hard": "#b42318"}
 GROUP_COLORS = {"human": COLORS["above"], "llm": "#7a4cc2", "model": COLORS["within"], "best": COLORS["above"],
                 "median": COLORS["within"], "mean": COLORS["median"], "ahead": COLORS["above"],

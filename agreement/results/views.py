@@ -134,6 +134,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         context["human_row"] = next((row for row in rows if row["name"] == selection.human), None)
         context["best_model"] = next((row for row in rows if row["kind"] == "model" and row["rank"]), None)
         context["n_models"] = sum(row["kind"] == "model" for row in rows)
+        context["paper_figures"] = paper_figures.TITLES.items()
     return _render(request, "leaderboard", context)
 
 

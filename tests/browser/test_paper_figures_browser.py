@@ -32,6 +32,7 @@ def test_every_figure_opens_as_an_image_with_data(dave, logged_in_page: Callable
     call_command("import_results", str(RESULTS), stdout=StringIO())
     page = logged_in_page("dave")
     page.goto(f"{live_server.url}/results/")
+    assert page.locator("#paper-figures a[download]").count() == len(FIGURES)  # linked from the leaderboard
 
     loaded = page.evaluate(LOAD, [f"/results/figures/{n}.{fmt}" for n in FIGURES for fmt in ("png", "svg")])
 
