@@ -85,7 +85,7 @@ def test_the_cli_writes_a_figure_file_and_says_what_it_shows(hume_results, tmp_p
 def test_the_figure_pages_serve_images_to_researchers_only(hume_results, dave, alice) -> None:
     researcher, annotator = Client(), Client()
     researcher.force_login(dave)
-    annotator.force_login(alice.user if hasattr(alice, "user") else alice)
+    annotator.force_login(alice.user)
     response = researcher.get("/results/figures/15.png")
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
     assert researcher.get("/results/figures/3.svg").status_code == 404

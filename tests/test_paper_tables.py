@@ -137,3 +137,20 @@ def test_table_2_puts_each_llm_annotator_beside_the_human_on_the_same_subsets() 
     assert rows["STS"]["best_model"] == {"name": "m", "score": pytest.approx(0.75)}
     assert rows["Average"]["n_subsets"] == 3 and rows["Average"]["llms"]["gpt"] == pytest.approx(1.7 / 3)
     assert "Reranking" not in rows and rows["Average"]["best_model"] is None
+
+
+def test_the_results_page_links_the_tables_and_serves_them_to_researchers_only(hume_results, dave, alice) -> None:
+    from django.test import Client
+
+    researcher, annotator = Client(), Client()
+    researcher.force_login(dave)
+    annotator.force_login(alice.user)
+    page = researcher.get("/results/").content.decode()
+    assert 'id="paper-tables"' in page and "/results/export/table-5.1.csv" in page
+
+    gap = json.loads(researcher.get("/results/export/table-5.1.json").content)
+    assert gap["n"] == 16 and gap["rho"] < 0
+    lines = list(csv.DictReader(io.StringIO(researcher.get("/results/export/table-8.csv").content.decode())))
+    assert len(lines) == 26
+    assert researcher.get("/results/export/table-3.csv").status_code == 404
+    assert annotator.get("/results/export/table-8.csv").status_code in (302, 403)

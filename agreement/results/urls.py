@@ -11,6 +11,7 @@ urlpatterns = [
     path("tasks/<str:task>/plot.<str:fmt>", views.plot, name="task-plot"),
     path("plot.<str:fmt>", views.plot, name="plot"),
     path("figures/<str:number>.<str:fmt>", views.paper_figure, name="paper-figure"),
+    path("export/table-<str:table>.<str:fmt>", views.paper_table, name="paper-table"),
     path("export/leaderboard.<str:fmt>", views.export_leaderboard, name="export-leaderboard"),
     path("export/tasks.<str:fmt>", views.export_tasks, name="export-tasks"),
     path("import/", views.import_page, name="import"),

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement.results import leaderboard as lb
 from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
-from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, per_task_rows
+from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, paper_table
 
 TABLES = {
     "1": "Table 1: humans, models and LLM annotators per task kind and language",
@@ -57,8 +57,8 @@ class Command(BaseCommand):
         if table == "1":
             self._table1(comparison, languages, fmt)
             return
-        data = self._data(comparison, table, languages if given or table not in pt.DATASET_TABLES else None,
-                          options["human"])
+        human = "" if table in pt.DATASET_TABLES else self._human(comparison, options["human"])
+        data = paper_table(comparison, table, languages if given or table not in pt.DATASET_TABLES else None, human)
         if fmt == "csv":
             self.stdout.write(pt.rows_to_csv(table, data), ending="")
         elif fmt == "latex":
@@ -94,15 +94,3 @@ class Command(BaseCommand):
             known = ", ".join(comparison.names("human")) or "none imported or computed"
             raise CommandError(f"--human {human!r} is not a human entry (known: {known})")
         return human
-
-    def _data(self, comparison: Comparison, table: str, languages: list[str] | None, human: str | None) -> Any:
-        if table in pt.DATASET_TABLES:
-            return pt.dataset_table(comparison.scores, pt.DATASET_TABLES[table], kinds=comparison.kinds,
-                                    languages=languages)
-        assert languages is not None  # only tables 4-7 read every language
-        scores = comparison.for_languages(languages)
-        human = self._human(comparison, human)
-        if table == "2":
-            return pt.table2(scores, human=human, kinds=comparison.kinds, languages=languages)
-        rows = per_task_rows(comparison, human, languages)
-        return pt.table8(rows) if table == "8" else pt.agreement_gap(rows)
