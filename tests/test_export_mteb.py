@@ -11,11 +11,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agreement.results.mteb_files import load_results_dir
+from tests.hume_paper import RESULTS
 from tests.report_builders import answers_from_columns, build_task, import_answers
 
 pytestmark = pytest.mark.django_db
 
-BASELINE = Path("/work/shared/data/mteb-hume-results/baseline__Human/2025_09_25")
+BASELINE = RESULTS / "baseline__Human" / "2025_09_25"
 SENTIMENT = "HUMEMultilingualSentimentClassification"
 
 
