@@ -26,7 +26,10 @@ Item = Hashable
 Answers = Mapping[Item, Mapping[str, Any]]
 Explained = tuple[float | None, str | None]
 Scores = dict[str, float | None]
-SpearmanVariance = Literal["bonett_wright", "fisher", "fieller"]
+SpearmanVariance = Literal["fisher", "bonett_wright", "fieller"]
+Gains = Literal["linear", "exponential"]
+TIE_RULE = "lexicographically first label"
+TIE_SEED = 0  # the seed of the random tie-break score: fixed, so a report is reproducible
 # How a judge panel's judges are compared (agreement/judge_panels.py): as labels (κ, α nominal), as
 # partitions (ARI), or as numbers per unit (r, ρ, and α at this level of measurement).
 JudgeAgreement = Literal["labels", "partition", "nominal", "interval", "ordinal"]
@@ -49,7 +52,8 @@ class Context:
     k: int
     threshold: float
     include_llm: bool
-    spearman_variance: SpearmanVariance = "bonett_wright"
+    spearman_variance: SpearmanVariance = "fisher"
+    gains: Gains = "linear"
 
     def value(self, item: Item, name: str) -> Any:
         """The annotator's answer, None when skipped or not assigned."""
@@ -70,6 +74,7 @@ class Human:
     n_items_scored: int
     reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    ci_method: str | None = None  # when the CI rule depends on the data (one annotator or several)
 
 
 @dataclass
@@ -133,6 +138,10 @@ class KindScorer(ABC):
         """Kind-specific exclusions on top of the common ones (no gold, no answers)."""
         return []
 
+    def agreement_counts(self) -> dict[str, int]:
+        """Counts behind the agreement values (e.g. reranking's queries left out), after `agreement`."""
+        return {}
+
 
 # ---------------------------------------------------------------- categorical kinds
 
@@ -190,13 +199,24 @@ class CategoricalScorer(KindScorer):
         return self._scores(self.codes[:, self.ctx.names.index(name)])
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        """Majority vote per item (tie → lexicographically first label), accuracy, Wilson CI."""
+        """Majority vote per item (tie → lexicographically first label), accuracy, Wilson CI.
+
+        A fixed tie rule can favour gold (HUME used two annotators, so ties are common): the report
+        names the rule, gives the share of tied items, and the accuracy with ties broken at random
+        (seeded), so a reader sees how much the rule moves the human row.
+        """
         vote = m.majority_vote(self.table)
         scored = (self.gold_codes >= 0) & (vote >= 0)
         correct = int((vote[scored] == self.gold_codes[scored]).sum())
         n = int(scored.sum())
         scores = self._scores(vote)
-        return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n)
+        n_tied = int((m.tied_items(self.table) & scored).sum())
+        random_vote = m.majority_vote(self.table, np.random.default_rng(TIE_SEED))
+        extra = {"combination": f"majority vote per item, ties to the {TIE_RULE}", "tie_rule": TIE_RULE,
+                 "n_tied_items": n_tied, "tied_share": n_tied / n if n else None,
+                 "main_score_random_ties": self._scores(random_vote)["accuracy"], "tie_seed": TIE_SEED,
+                 "n": n, "n_unit": "items"}
+        return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n, extra=extra)
 
     def disagreement(self) -> Disagreement:
         """1 − share of the majority label; with gold: 1 − share of the gold label."""
@@ -270,8 +290,15 @@ class ClusteringScorer(KindScorer):
         return {key: _mean([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
                 for key, fn in self.gold_metrics.items()}
 
+    def n_texts(self, names: Sequence[str]) -> int:
+        """Texts in the sets with gold that any of `names` clustered: HUME's N for clustering."""
+        return sum(len(self.ctx.gold[i]) for i in self.ctx.items
+                   if self.ctx.has_gold(i) and any(n in self.valid[i] for n in names))
+
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics))
+        scored = [n for n, s in per_annotator.items() if s[self.main_metric] is not None]
+        return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics),
+                                   self.n_texts(scored), "texts")
 
     def disagreement(self) -> Disagreement:
         """Share of text pairs on which two annotators disagree about "same cluster", averaged over
@@ -303,11 +330,19 @@ def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     return float((same_a != same_b).mean())
 
 
-def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...]) -> Human:
-    """HUME's clustering/reranking protocol: mean over annotators, annotator range as CI."""
+def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...], n: int,
+                        unit: str) -> Human:
+    """HUME's clustering/reranking protocol: mean over annotators; CI the annotator range with two or
+    more annotators, and with one the Wilson interval of the score with N = texts or queries (HUME
+    Table 8, e.g. SIB200 ara: 76.0 [58.4, 87.8], N = 30) — a one-annotator range has zero width."""
     scores = {key: _mean([s[key] for s in per_annotator.values()]) for key in keys}
-    mains = [s[main] for s in per_annotator.values()]
-    return Human(scores[main], m.annotator_range.explain(mains), scores, sum(v is not None for v in mains))
+    mains = [v for s in per_annotator.values() if (v := s[main]) is not None]
+    extra: dict[str, Any] = {"combination": "mean over annotators", "n": n, "n_unit": unit}
+    if len(mains) == 1:
+        ci = m.wilson_interval.explain(mains[0] * n, n)
+        return Human(scores[main], ci, scores, len(mains), extra=extra, ci_method=f"wilson (one annotator, N = {unit})")
+    return Human(scores[main], m.annotator_range.explain(mains), scores, len(mains), extra=extra,
+                 ci_method="annotator_range")
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

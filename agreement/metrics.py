@@ -10,18 +10,17 @@ Conventions
 - A value that is mathematically undefined is None, never NaN (reports are JSON). Every public
   metric is a `Metric`: calling it gives `float | None`, and `.explain(...)` gives
   `(value, reason)` from the same code path, so a report can say *why* a value is missing.
-- Ties in rankings are handled tie-aware (McSherry & Najork 2008: the expectation over all orders
-  of the tied documents), so a result never depends on the order candidates were stored in.
+- This module holds agreement coefficients, label and partition scores, correlations, bands and
+  the validity flag; confidence intervals are in `intervals`, ranking metrics in `ranking`, the
+  `Metric` wrapper in `metric_base` (all re-exported here).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import warnings
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Generic, Literal, ParamSpec, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -29,18 +28,35 @@ import numpy.typing as npt
 from scipy import stats
 from sklearn import metrics as skm
 from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
-from statsmodels.stats.proportion import proportion_confint
 
-P = ParamSpec("P")
-R = TypeVar("R", float, tuple[float, float])
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-Interval = tuple[float, float]
+# The split modules, re-exported so `from agreement import metrics as m; m.wilson_interval` keeps working.
+from agreement.intervals import annotator_range as annotator_range
+from agreement.intervals import bootstrap_interval as bootstrap_interval
+from agreement.intervals import fisher_z_interval as fisher_z_interval
+from agreement.intervals import spearman_interval as spearman_interval
+from agreement.intervals import wilson_interval as wilson_interval
+from agreement.metric_base import SINGLE_ANNOTATOR as SINGLE_ANNOTATOR
+from agreement.metric_base import FloatArray as FloatArray
+from agreement.metric_base import IntArray as IntArray
+from agreement.metric_base import Interval as Interval
+from agreement.metric_base import Metric as Metric
+from agreement.metric_base import Undefined as Undefined
+from agreement.metric_base import _is_constant, _require_two_raters, metric
+from agreement.metric_base import partition_codes as partition_codes
+from agreement.ranking import average_precision as average_precision
+from agreement.ranking import mean_over_queries as mean_over_queries
+from agreement.ranking import ndcg_at_k as ndcg_at_k
+from agreement.ranking import ranked_average_precision as ranked_average_precision
+from agreement.ranking import ranked_mean as ranked_mean
+from agreement.ranking import ranked_ndcg_at_k as ranked_ndcg_at_k
+from agreement.ranking import ranked_reciprocal_rank as ranked_reciprocal_rank
+from agreement.ranking import recall_at_k as recall_at_k
+from agreement.ranking import reciprocal_rank as reciprocal_rank
+
 Level = Literal["nominal", "ordinal", "interval"]
 Family = Literal["chance", "correlation"]
 
 LOW_AGREEMENT_MESSAGE = "low agreement: model scores above the human level may reflect label artifacts"
-SINGLE_ANNOTATOR = "n/a: single annotator"
 # HUME §5.3 / DESIGN §3: κ-like (chance-corrected) agreement below 0.4 or a correlation below 0.6.
 LOW_AGREEMENT_THRESHOLDS: dict[str, float] = {"chance": 0.4, "correlation": 0.6}
 _BANDS: dict[str, tuple[tuple[float, str], ...]] = {
@@ -48,43 +64,6 @@ _BANDS: dict[str, tuple[tuple[float, str], ...]] = {
     "correlation": ((0.7, "strong"), (0.4, "moderate")),
 }
 _LOWEST_BAND = {"chance": "poor", "correlation": "weak"}
-
-
-class Undefined(ValueError):
-    """Raised inside a metric when it has no value on this data; the message is the reason."""
-
-
-class Metric(Generic[P, R]):
-    """A metric that answers None (with a reason) instead of NaN or a crash when undefined."""
-
-    def __init__(self, fn: Callable[P, R]) -> None:
-        self._fn = fn
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R | None:
-        return self.explain(*args, **kwargs)[0]
-
-    def explain(self, *args: P.args, **kwargs: P.kwargs) -> tuple[R | None, str | None]:
-        """Return (value, None) or (None, reason); library warnings on degenerate data are muted
-        because the degenerate case is answered explicitly instead."""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                warnings.simplefilter("ignore", UserWarning)
-                value = self._fn(*args, **kwargs)
-        except Undefined as exc:
-            return None, str(exc)
-        numbers = value if isinstance(value, tuple) else (value,)
-        if not all(math.isfinite(float(v)) for v in numbers):
-            return None, "undefined: the computation gave no finite value"
-        clean = tuple(float(v) for v in numbers) if isinstance(value, tuple) else float(value)
-        return clean, None  # type: ignore[return-value]
-
-
-def metric(fn: Callable[P, R]) -> Metric[P, R]:
-    """Decorator turning a function that may raise `Undefined` into a `Metric`."""
-    return Metric(fn)
-
 
 # ---------------------------------------------------------------- label tables
 
@@ -119,14 +98,30 @@ def count_table(codes: npt.ArrayLike, n_categories: int) -> IntArray:
     return counts.reshape(c.shape[0], n_categories)
 
 
-def majority_vote(table: npt.ArrayLike) -> IntArray:
-    """Winning category code per item (ties → lowest code); -1 for items nobody answered."""
+def majority_vote(table: npt.ArrayLike, rng: np.random.Generator | None = None) -> IntArray:
+    """Winning category code per item; -1 for items nobody answered.
+
+    Ties go to the lowest code (the lexicographically first label), or, given `rng`, to one of the
+    tied categories drawn uniformly: a U[0, 1) jitter on the tied maxima of integer counts cannot
+    lift any other category above them.
+    """
     t = np.asarray(table)
     if t.shape[1] == 0:
         return np.full(t.shape[0], -1, dtype=np.int64)
+    if rng is not None:
+        t = t + rng.random(t.shape) * (t == t.max(axis=1, keepdims=True))
     winner = t.argmax(axis=1).astype(np.int64)
-    winner[t.sum(axis=1) == 0] = -1
+    winner[np.asarray(table).sum(axis=1) == 0] = -1
     return winner
+
+
+def tied_items(table: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Items whose top count is shared by two or more categories (a majority-vote tie)."""
+    t = np.asarray(table)
+    if t.shape[1] == 0:
+        return np.zeros(t.shape[0], dtype=bool)
+    top = t.max(axis=1, keepdims=True)
+    return ((t == top).sum(axis=1) >= 2) & (top[:, 0] > 0)
 
 
 def fleiss_rows(table: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -258,7 +253,7 @@ def spearman_mean(ratings: npt.ArrayLike) -> float:
 @metric
 def kendall_mean(ratings: npt.ArrayLike) -> float:
     """Mean over rater pairs of Kendall's τ-b on co-rated items."""
-    return _pairwise_correlation(ratings, lambda x, y: float(stats.kendalltau(x, y).statistic))
+    return _pairwise_correlation(ratings, kendall_tau)
 
 
 @metric
@@ -280,6 +275,39 @@ def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, Floa
     if not values:
         raise Undefined("undefined: constant ratings (or < 2 shared items) for every annotator pair")
     return float(np.mean(values))
+
+
+def grouped_correlation(
+    ratings: npt.ArrayLike, bounds: Sequence[int], fn: Callable[[FloatArray, FloatArray], float]
+) -> tuple[float | None, int, int]:
+    """Per group of rows (a query's candidates, rows bounds[g]:bounds[g+1]), the mean of `fn` over
+    rater pairs, then the mean over groups: HUME's reranking agreement, Spearman/Kendall per query.
+
+    A pair is skipped on a query where either rater's judgments are constant (the correlation is
+    undefined); a query with no defined pair is left out. Returns (mean, queries used, left out).
+    """
+    r = np.asarray(ratings, dtype=float)
+    _require_two_raters(r)
+    means, left_out = [], 0
+    for lo, hi in itertools.pairwise(bounds):
+        block = r[lo:hi]
+        if np.isnan(block).all(axis=0).sum() > r.shape[1] - 2:
+            continue  # fewer than two raters judged this query: not a query of the agreement
+        try:
+            means.append(_pairwise_correlation(block, fn))
+        except Undefined:
+            left_out += 1
+    return (float(np.mean(means)) if means else None), len(means), left_out
+
+
+def spearman_rho(x: FloatArray, y: FloatArray) -> float:
+    """Spearman's ρ (scipy) of two defined, non-constant vectors."""
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def kendall_tau(x: FloatArray, y: FloatArray) -> float:
+    """Kendall's τ-b (scipy) of two defined, non-constant vectors."""
+    return float(stats.kendalltau(x, y).statistic)
 
 
 def ari_pairs(partitions: Sequence[Sequence[Hashable]]) -> list[float]:
@@ -395,229 +423,6 @@ def _correlatable(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, Float
     return a, b
 
 
-# ---------------------------------------------------------------- ranking, one query (scores per candidate)
-
-
-@metric
-def average_precision(gold: Sequence[float], scores: Sequence[float]) -> float:
-    """sklearn average precision of candidate scores (HUME: the annotator's 0/1 judgments) vs 0/1
-    gold. Undefined for a query with no relevant gold candidate: such queries are excluded."""
-    g = _relevant_mask(gold)
-    return float(skm.average_precision_score(g, np.asarray(scores, dtype=float)))
-
-
-@metric
-def reciprocal_rank(gold: Sequence[float], scores: Sequence[float], k: int = 10) -> float:
-    """Tie-aware reciprocal rank of the first relevant candidate within the top k (0 if none).
-
-    With 0/1 judgments as scores almost everything is tied, so we take the expectation over the
-    orders of each tied group: if the first group holding relevant candidates starts after `before`
-    candidates and has g members of which r relevant, P(first relevant at slot s) = C(g−s, r−1)/C(g, r).
-    """
-    g = _relevant_mask(gold)
-    before = 0
-    for group in _tie_groups(np.asarray(scores, dtype=float)):
-        size, hits = group.size, int(g[group].sum())
-        if hits:
-            slots = range(1, size - hits + 2)
-            total = math.comb(size, hits)
-            return sum(math.comb(size - s, hits - 1) / total / (before + s) for s in slots if before + s <= k)
-        before += size
-    return 0.0
-
-
-@metric
-def ndcg_at_k(
-    gold: Sequence[float], scores: Sequence[float], k: int = 10, gains: Literal["exponential", "linear"] = "exponential"
-) -> float:
-    """nDCG@k (sklearn, tie-averaged) with gains 2^rel − 1 (graded; equal to rel for 0/1) or rel."""
-    rel = np.asarray(gold, dtype=float)
-    if rel.size < 2:
-        raise Undefined("undefined: nDCG needs at least 2 candidates")
-    if not (rel > 0).any():
-        raise Undefined("excluded: no relevant gold candidate")
-    gain = np.power(2.0, rel) - 1.0 if gains == "exponential" else rel
-    return float(skm.ndcg_score(gain[None, :], np.asarray(scores, dtype=float)[None, :], k=k))
-
-
-@metric
-def recall_at_k(gold: Sequence[float], scores: Sequence[float], k: int = 10, threshold: float = 1.0) -> float:
-    """Tie-aware share of the documents with gold ≥ threshold that rank in the top k.
-
-    A tied group straddling the cut contributes its relevant count × the share of its slots above
-    the cut (the expectation over orders of the tie).
-    """
-    relevant = np.asarray(gold, dtype=float) >= threshold
-    if not relevant.any():
-        raise Undefined(f"excluded: no gold document at or above {threshold:g}")
-    found, before = 0.0, 0
-    for group in _tie_groups(np.asarray(scores, dtype=float)):
-        slots = min(group.size, max(k - before, 0))
-        found += relevant[group].sum() * slots / group.size
-        before += group.size
-    return float(found / relevant.sum())
-
-
-def mean_over_queries(
-    fn: Metric[..., float], queries: Iterable[tuple[Sequence[float], Sequence[float]]], **kwargs: Any
-) -> tuple[float | None, int]:
-    """Mean of a per-query metric over the queries where it is defined, and how many were excluded."""
-    values = [fn(gold, scores, **kwargs) for gold, scores in queries]
-    kept = [v for v in values if v is not None]
-    return (float(np.mean(kept)) if kept else None), len(values) - len(kept)
-
-
-def _relevant_mask(gold: Sequence[float]) -> npt.NDArray[np.bool_]:
-    g = np.asarray(gold, dtype=float) > 0
-    if not g.any():
-        raise Undefined("excluded: no relevant gold candidate")
-    return g
-
-
-def _tie_groups(scores: FloatArray) -> list[IntArray]:
-    """Indices of candidates grouped by equal score, best score first."""
-    values = np.unique(scores)[::-1]
-    return [np.flatnonzero(scores == v) for v in values]
-
-
-# ---------------------------------------------------------------- ranking, trec_eval style (ranked list + qrels)
-
-
-@metric
-def ranked_average_precision(ranking: Sequence[str], qrels: Mapping[str, float]) -> float:
-    """trec_eval `map` for one query: Σ precision@i over relevant retrieved docs / all relevant."""
-    relevant = {d for d, rel in qrels.items() if rel > 0}
-    if not relevant:
-        raise Undefined("excluded: no relevant document in qrels")
-    hits, total = 0, 0.0
-    for i, doc in enumerate(ranking, start=1):
-        if doc in relevant:
-            hits += 1
-            total += hits / i
-    return total / len(relevant)
-
-
-@metric
-def ranked_reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, float], k: int = 10) -> float:
-    """trec_eval `recip_rank` cut at k: 1/rank of the first relevant doc in the top k, else 0."""
-    if not any(rel > 0 for rel in qrels.values()):
-        raise Undefined("excluded: no relevant document in qrels")
-    for i, doc in enumerate(ranking[:k], start=1):
-        if qrels.get(doc, 0) > 0:
-            return 1.0 / i
-    return 0.0
-
-
-@metric
-def ranked_ndcg_at_k(
-    ranking: Sequence[str], qrels: Mapping[str, float], k: int = 10, gains: Literal["linear", "exponential"] = "linear"
-) -> float:
-    """nDCG@k of a ranked list; the ideal DCG uses every judged doc (trec_eval `ndcg_cut_k`, whose
-    gain is the relevance level itself, i.e. gains="linear"); discount 1/log2(rank + 1)."""
-
-    def gain(rel: float) -> float:
-        return 2.0**rel - 1.0 if gains == "exponential" else float(rel)
-
-    ideal_rels = sorted((r for r in qrels.values() if r > 0), reverse=True)[:k]
-    if not ideal_rels:
-        raise Undefined("excluded: no relevant document in qrels")
-    dcg = sum(gain(qrels.get(d, 0)) / math.log2(i + 1) for i, d in enumerate(ranking[:k], start=1))
-    ideal = sum(gain(r) / math.log2(i + 1) for i, r in enumerate(ideal_rels, start=1))
-    return dcg / ideal
-
-
-def ranked_mean(
-    fn: Metric[..., float], run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, float]], **kwargs: Any
-) -> tuple[float | None, int]:
-    """Mean over the run's queries that have qrels with a relevant doc, and how many were excluded."""
-    values = [fn(run[q], qrels.get(q, {}), **kwargs) for q in run]
-    kept = [v for v in values if v is not None]
-    return (float(np.mean(kept)) if kept else None), len(values) - len(kept)
-
-
-# ---------------------------------------------------------------- confidence intervals
-
-
-@metric
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """Wilson (1927) score interval for a proportion (statsmodels), HUME's CI for accuracy."""
-    if n <= 0:
-        raise Undefined("undefined: no scored items")
-    low, high = proportion_confint(successes, n, alpha=1 - confidence, method="wilson")
-    return float(low), float(high)
-
-
-@metric
-def fisher_z_interval(
-    r: float | None,
-    n: int,
-    confidence: float = 0.95,
-    variance: Literal["fisher", "bonett_wright", "fieller"] = "fisher",
-) -> Interval:
-    """CI for a correlation through Fisher's z = artanh(r), back-transformed with tanh.
-
-    Var(z) is 1/(n−3) for Pearson's r ("fisher"; also what HUME's Table 8 used for Spearman),
-    (1 + r²/2)/(n−3) for Spearman (Bonett & Wright 2000, "bonett_wright") or 1.06/(n−3) (Fieller
-    et al. 1957, "fieller").
-    """
-    if r is None:
-        raise Undefined("undefined: no correlation")
-    if n <= 3:
-        raise Undefined("undefined: Fisher z needs more than 3 items")
-    if abs(r) >= 1.0:
-        return float(r), float(r)
-    numerator = {"fisher": 1.0, "bonett_wright": 1.0 + r * r / 2.0, "fieller": 1.06}[variance]
-    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * math.sqrt(numerator / (n - 3))
-    z = math.atanh(r)
-    return math.tanh(z - half), math.tanh(z + half)
-
-
-@metric
-def spearman_interval(rho: float | None, n: int, confidence: float = 0.95) -> Interval:
-    """Fisher z CI for Spearman's ρ with the Bonett–Wright (2000) variance (1 + ρ²/2)/(n − 3).
-
-    Chosen over the plain 1/(n−3) because ρ's sampling variance exceeds r's, so the plain variance
-    undercovers (Bonett & Wright 2000). HUME's Table 8 used the plain variance: call
-    `fisher_z_interval(rho, n)` to reproduce it.
-    """
-    interval, reason = fisher_z_interval.explain(rho, n, confidence, variance="bonett_wright")
-    if interval is None:
-        raise Undefined(reason or "undefined")
-    return interval
-
-
-@metric
-def annotator_range(scores: Sequence[float | None]) -> Interval:
-    """Min–max of the annotators' scores (HUME's CI for clustering and reranking, K = 2)."""
-    kept = [s for s in scores if s is not None]
-    if not kept:
-        raise Undefined("undefined: no annotator score")
-    return float(min(kept)), float(max(kept))
-
-
-@metric
-def bootstrap_interval(
-    values: Sequence[float], confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
-) -> Interval:
-    """Seeded (deterministic) BCa bootstrap CI of the mean (scipy), where no closed form applies.
-
-    Falls back to the percentile method when BCa is degenerate, and to [v, v] for a single value
-    or identical values (nothing to resample).
-    """
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        raise Undefined("undefined: no values to resample")
-    if data.size == 1 or _is_constant(data):
-        return float(data[0]), float(data[0])
-    for method in ("BCa", "percentile"):
-        res = stats.bootstrap((data,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-                              method=method, rng=np.random.default_rng(seed))
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if math.isfinite(low) and math.isfinite(high):
-            return low, high
-    raise Undefined("undefined: bootstrap gave no finite interval")
-
-
 # ---------------------------------------------------------------- bands and validity
 
 
@@ -634,21 +439,3 @@ def agreement_band(value: float | None, family: Family) -> str | None:
 def is_low_agreement(value: float | None, family: Family) -> bool:
     """HUME §5.3 validity flag: κ < 0.4 or ρ < 0.6. An undefined value is not flagged."""
     return value is not None and value < LOW_AGREEMENT_THRESHOLDS[family]
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def _require_two_raters(matrix: npt.NDArray[Any]) -> None:
-    if matrix.ndim != 2 or matrix.shape[1] < 2:
-        raise Undefined(SINGLE_ANNOTATOR)
-
-
-def _is_constant(a: npt.NDArray[Any]) -> bool:
-    return bool(a.size == 0 or (a == a.flat[0]).all())
-
-
-def partition_codes(labels: Sequence[Hashable]) -> IntArray:
-    """Cluster ids → codes by first appearance, so str and int ids (or mixes) compare safely."""
-    index: dict[Hashable, int] = {}
-    return np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)

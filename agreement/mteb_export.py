@@ -2,6 +2,8 @@
 
 Mirrors the published human baseline (``mteb-hume-results/baseline__Human/2025_09_25/``): one
 ``<TaskName>.json`` per MTEB task under ``<org__model>/<revision>/`` with a ``model_meta.json`` beside it,
+and beside the aggregate one ``<org__model>/annotator_<uuid>/`` folder per human annotator with their own
+scores (the published ``annotator_<id>`` layout), so a re-import derives the same annotator-range CIs;
 each subset carrying ``main_score``, the kind's metric keys, ``hf_subset``, ``languages``,
 ``scores_per_experiment`` (one entry per human annotator) and an ``agreement`` block. Several project tasks
 that are subsets of one MTEB task (same ``mteb_task_name``, different ``mteb_subset``) become one file
@@ -10,6 +12,7 @@ with several subset entries. Only numbers already in the stored report are writt
 from __future__ import annotations
 
 import json
+import uuid
 from collections import defaultdict
 from datetime import date
 from pathlib import Path
@@ -21,7 +24,11 @@ from tasks_app.models import Task
 SPLIT = "test"
 DATASET_REVISION = "human_evaluation"  # what the published human baseline writes
 MTEB_FORMAT_VERSION = "1.18.0"  # the TaskResult layout of the published baseline files
-DEFAULT_MODEL_NAME = "hume/Human"
+DEFAULT_MODEL_NAME = "hume/Human"  # a human reference on re-import (mteb_files.HUMAN_REFERENCE_MODELS)
+ANNOTATOR_PREFIX = "annotator_"
+# Annotator folders are named by a UUID derived from the annotator's name: stable across tasks and exports
+# (so one person's files sit in one folder), and anonymous, like the published annotator_<uuid> folders.
+ANNOTATOR_NAMESPACE = uuid.UUID("6f1c7a52-2d0e-4b8e-9a55-1d8c4f0e9b31")
 
 # The agreement block's headline metric (the report's agreement_main) as the baseline names it.
 HEADLINE_NAMES = {"ari_mean": "mean_pairwise_ari", "spearman_mean": "mean_pairwise_spearman"}
@@ -42,12 +49,12 @@ def mteb_keys(kind: str, scores: dict[str, Any]) -> dict[str, Any]:
 
 def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
     """The baseline's agreement block: headline metric, band, counts, and the kind's extra values."""
-    agreement, counts = doc["agreement"], {
-        "n_annotators": doc["n_annotators"], "n_items": doc["n_items"], "total_annotations": doc["n_answers"]}
+    agreement, counts = doc["agreement"], _counts(doc)
     if doc["kind"] == "reranking":
         return {**counts, "mean_spearman": agreement.get("spearman_mean"),
                 "mean_kendall_tau": agreement.get("kendall_mean"),
-                "mean_binary_kappa": agreement.get("cohen_kappa_mean")}
+                "mean_binary_kappa": agreement.get("cohen_kappa_mean"),
+                "n_comparisons": (doc.get("agreement_counts") or {}).get("n_queries")}
     ours = doc.get("agreement_main") or ""
     block: dict[str, Any] = {"metric": HEADLINE_NAMES.get(ours, ours), "value": agreement.get(ours)}
     band = doc.get("agreement_bands", {}).get(ours)
@@ -58,6 +65,14 @@ def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
         block |= {"mean_pairwise_kappa": agreement.get("cohen_kappa_mean"),
                   "mean_percentage_agreement": agreement.get("percent_agreement")}
     return block
+
+
+def _counts(doc: dict[str, Any]) -> dict[str, Any]:
+    """N, K and the total as HUME Table 8 counts them: N is texts, queries or items (the human block's
+    `n`), never sets of texts; the total of a clustering task is N × K, one annotation per text."""
+    n = doc["human"].get("n") or doc["n_items"]
+    total = n * doc["n_annotators"] if doc["kind"] == "clustering" else doc["n_answers"]
+    return {"n_annotators": doc["n_annotators"], "n_items": n, "total_annotations": total}
 
 
 def subset_entry(task: Task, doc: dict[str, Any]) -> dict[str, Any]:
@@ -91,6 +106,32 @@ def task_results(reports: list[tuple[Task, dict[str, Any]]]) -> dict[str, dict[s
             for name, entries in grouped.items()}
 
 
+def annotator_folder(name: str) -> str:
+    return f"{ANNOTATOR_PREFIX}{uuid.uuid5(ANNOTATOR_NAMESPACE, name)}"
+
+
+def annotator_results(reports: list[tuple[Task, dict[str, Any]]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per human annotator (folder name), their own TaskResult documents: main score and the kind's
+    metrics per subset, as in the published ``baseline__Human/annotator_<id>/`` files."""
+    per_annotator: dict[str, list[tuple[Task, dict[str, Any]]]] = defaultdict(list)
+    for task, doc in reports:
+        main = doc["human"]["main_metric"]
+        for person in doc["annotators"]:
+            score = person["scores"].get(main)
+            if person["kind"] != "human" or score is None:
+                continue
+            alone = {**doc, "human": {**doc["human"], "main_score": score, "scores": person["scores"]},
+                     "annotators": []}
+            per_annotator[annotator_folder(person["name"])].append((task, alone))
+    result = {}
+    for folder, docs in per_annotator.items():
+        result[folder] = task_results(docs)
+        for document in result[folder].values():
+            for entry in document["scores"][SPLIT]:
+                entry.pop("agreement", None)
+    return result
+
+
 def model_meta(model_name: str, revision: str, languages: list[str]) -> dict[str, Any]:
     """model_meta.json with the keys of the published baseline's, filled for human annotators."""
     return {
@@ -116,15 +157,22 @@ def write_results(
     revision = revision or default_revision()
     if not revision or "/" in revision or revision in (".", ".."):
         raise ExportError(f"revision {revision!r} cannot be a folder name")
-    results = task_results(reports)
-    folder = out / model_name.replace("/", "__", 1) / revision
+    folders = {revision: task_results(reports), **annotator_results(reports)}
+    languages = sorted({task.language for task, _ in reports})
+    written = []
+    for name, results in folders.items():
+        written += _write_folder(out / model_name.replace("/", "__", 1) / name, results,
+                                 model_meta(model_name, name, languages))
+    return written
+
+
+def _write_folder(folder: Path, results: dict[str, dict[str, Any]], meta: dict[str, Any]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, result in sorted(results.items()):
         path = folder / f"{name}.json"
         path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)
-    languages = sorted({task.language for task, _ in reports})
-    meta = folder / "model_meta.json"
-    meta.write_text(json.dumps(model_meta(model_name, revision, languages), indent=4) + "\n", encoding="utf-8")
-    return [*written, meta]
+    meta_path = folder / "model_meta.json"
+    meta_path.write_text(json.dumps(meta, indent=4) + "\n", encoding="utf-8")
+    return [*written, meta_path]

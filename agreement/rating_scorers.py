@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -84,11 +84,12 @@ def _per_item(items: list[Item], unit_item: np.ndarray, among: np.ndarray, off: 
 
 
 class StsScorer(UnitScorer):
-    """STS: mean rating per pair, then Spearman vs gold (HUME main), Fisher z CI."""
+    """STS: mean rating per pair, then Spearman vs gold (HUME main), Fisher z CI with Var = 1/(n − 3)
+    (HUME Table 8; Bonett–Wright or Fieller as a named option). Kendall's τ beside ρ and r."""
 
     main_metric = "spearman"
-    ci_method = "fisher_z_bonett_wright"
-    agreement_metrics = ("spearman_mean", "pearson_mean", "krippendorff_alpha")
+    ci_method = "fisher_z"
+    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha")
     flag_metrics = (("spearman_mean", "correlation"),)
     main_agreement = "spearman_mean"
     mteb_score_keys = {"spearman": "spearman", "pearson": "pearson"}
@@ -98,9 +99,7 @@ class StsScorer(UnitScorer):
         return [(i, None) for i in self.ctx.items]
 
     def agreement(self) -> dict[str, Explained]:
-        return {"spearman_mean": m.spearman_mean.explain(self.pool_matrix),
-                "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
-                "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
+        return _rating_agreement(self.pool_matrix)
 
     def _pairs(self, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gold = np.array([self.gold_of(i, None) for i in self.ctx.items], dtype=float)
@@ -109,13 +108,14 @@ class StsScorer(UnitScorer):
 
     def annotator_scores(self, name: str) -> Scores:
         x, y = self._pairs(self.matrix[:, self.ctx.names.index(name)])
-        return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y)}
+        return _correlations(x, y)
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         x, y = self._pairs(_nanmean_rows(self.pool_matrix))
         rho, reason = m.spearman.explain(x, y)
         ci = m.fisher_z_interval.explain(rho, x.size, variance=self.ctx.spearman_variance)
-        return Human(rho, ci, {"spearman": rho, "pearson": m.pearson(x, y)}, int(x.size), reason=reason)
+        extra = {"combination": "mean rating per pair, then Spearman against gold", "n": int(x.size), "n_unit": "pairs"}
+        return Human(rho, ci, _correlations(x, y), int(x.size), reason=reason, extra=extra)
 
     def ci_name(self) -> str:
         return "fisher_z" if self.ctx.spearman_variance == "fisher" else f"fisher_z_{self.ctx.spearman_variance}"
@@ -141,10 +141,10 @@ class LikertScorer(UnitScorer):
         return [(i, axis) for i in self.ctx.items for axis in self.ctx.axes]
 
     def agreement_names(self) -> tuple[str, ...]:
-        return tuple(f"krippendorff_alpha_{axis}" for axis in self.ctx.axes)
+        return tuple(f"{metric}_{axis}" for axis in self.ctx.axes for metric in LIKERT_AGREEMENT)
 
     def flags(self) -> tuple[tuple[str, m.Family], ...]:
-        return tuple((name, "chance") for name in self.agreement_names())
+        return tuple((f"krippendorff_alpha_{axis}", "chance") for axis in self.ctx.axes)
 
     def _axis(self, matrix: np.ndarray, axis: str) -> np.ndarray:
         return matrix[[j for j, (_, a) in enumerate(self.units) if a == axis]]
@@ -153,9 +153,13 @@ class LikertScorer(UnitScorer):
         low, high = self.ctx.scale
         observed = self.pool_matrix[~np.isnan(self.pool_matrix)]
         domain = np.union1d(np.arange(math.ceil(low), math.floor(high) + 1), observed)
-        alpha = m.krippendorff_alpha.explain
-        return {f"krippendorff_alpha_{a}": alpha(self._axis(self.pool_matrix, a), "ordinal", domain)
-                for a in self.ctx.axes}
+        result = {}
+        for a in self.ctx.axes:
+            ratings = self._axis(self.pool_matrix, a)
+            result[f"krippendorff_alpha_{a}"] = m.krippendorff_alpha.explain(ratings, "ordinal", domain)
+            result |= {f"{name}_{a}": value for name, value in _rating_agreement(ratings).items()
+                       if name != "krippendorff_alpha"}
+        return result
 
     def _scores(self, ratings: np.ndarray) -> tuple[Scores, list[int]]:
         scores: Scores = {}
@@ -164,7 +168,7 @@ class LikertScorer(UnitScorer):
         for axis in self.ctx.axes:
             x, y = self._axis(ratings[:, None], axis)[:, 0], self._axis(gold[:, None], axis)[:, 0]
             keep = ~np.isnan(x) & ~np.isnan(y)
-            scores[f"pearson_{axis}"] = m.pearson(x[keep], y[keep])
+            scores |= {f"{name}_{axis}": value for name, value in _correlations(x[keep], y[keep]).items()}
             scores[f"sage_{axis}"] = m.sage_score(scores[f"pearson_{axis}"])
             sizes.append(int(keep.sum()))
         scores["pearson_mean"] = _mean([scores[f"pearson_{a}"] for a in self.ctx.axes])
@@ -240,13 +244,24 @@ class RerankingScorer(QueryScorer):
         return math.nan if value is None else float(value.get(key) or 0)
 
     def agreement(self) -> dict[str, Explained]:
+        """Spearman and Kendall per query over annotator pairs, averaged over queries (HUME's scoring
+        script); κ and % agreement over all candidate judgments."""
         codes = np.where(np.isnan(self.pool_matrix), -1, self.pool_matrix).astype(np.int64)
         table = m.count_table(codes, 2)
-        return {"spearman_mean": m.spearman_mean.explain(self.pool_matrix),
-                "kendall_mean": m.kendall_mean.explain(self.pool_matrix),
+        return {"spearman_mean": self._per_query(m.spearman_rho),
+                "kendall_mean": self._per_query(m.kendall_tau),
                 "cohen_kappa_mean": m.cohen_kappa_mean.explain(codes),
                 "fleiss_kappa": m.fleiss_kappa.explain(table),
                 "percent_agreement": m.percent_agreement.explain(table)}
+
+    def _per_query(self, fn: Callable[[np.ndarray, np.ndarray], float]) -> Explained:
+        value, used, left_out = m.grouped_correlation(self.pool_matrix, self.bounds, fn)
+        self.counts = {"n_queries": used, "n_queries_left_out": left_out}
+        reason = "undefined: constant judgments on every query" if value is None else None
+        return value, reason or f"mean over {used} queries; {left_out} left out (constant judgments)"
+
+    def agreement_counts(self) -> dict[str, int]:
+        return getattr(self, "counts", {})
 
     def annotator_scores(self, name: str) -> Scores:
         queries = list(self.queries(self.matrix[:, self.ctx.names.index(name)]).values())
@@ -257,8 +272,12 @@ class RerankingScorer(QueryScorer):
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         k = self.ctx.k
-        human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"))
-        human.extra["n_excluded_queries"] = len(self.no_relevant())
+        scored = [self.queries(self.matrix[:, self.ctx.names.index(n)]) for n, s in per_annotator.items()
+                  if s["map"] is not None]
+        no_relevant = set(self.no_relevant())
+        n = len(set().union(*scored) - no_relevant) if scored else 0
+        human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries")
+        human.extra["n_excluded_queries"] = len(no_relevant)
         return human
 
     def disagreement(self) -> Disagreement:
@@ -273,32 +292,35 @@ class RerankingScorer(QueryScorer):
 
 
 class GradedRelevanceScorer(QueryScorer):
-    """Graded scores per document: mean score per document, rank, nDCG@k with gains 2^rel − 1
-    (main) and Recall@k at a threshold; CI by a seeded bootstrap over queries."""
+    """Graded scores per document: mean score per document, rank, nDCG@k (main) with trec_eval's
+    gains (the grade itself, what MTEB computes through pytrec_eval; 2^rel − 1 as a labelled option)
+    and Recall@k at a threshold; Spearman, Pearson and Kendall of all ratings against the gold grades;
+    CI by a seeded bootstrap over queries."""
 
     main_metric = "ndcg_at_k"
     ci_method = "bootstrap_bca"
-    agreement_metrics = ("spearman_mean", "pearson_mean", "krippendorff_alpha")
+    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha")
     flag_metrics = (("spearman_mean", "correlation"),)
     main_agreement = "spearman_mean"
     mteb_score_keys = {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"}
     judge_agreement = "interval"
 
     def agreement(self) -> dict[str, Explained]:
-        return {"spearman_mean": m.spearman_mean.explain(self.pool_matrix),
-                "pearson_mean": m.pearson_mean.explain(self.pool_matrix),
-                "krippendorff_alpha": m.krippendorff_alpha.explain(self.pool_matrix, "interval")}
+        return _rating_agreement(self.pool_matrix)
 
     def _per_query(self, column: np.ndarray) -> dict[Item, tuple[float | None, float | None]]:
         """(nDCG@k, Recall@k) per query with gold, for one column of scores."""
         k, threshold = self.ctx.k, self.ctx.threshold
-        return {item: (m.ndcg_at_k(g, s, k=k), m.recall_at_k(g, s, k=k, threshold=threshold))
+        return {item: (m.ndcg_at_k(g, s, k=k, gains=self.ctx.gains), m.recall_at_k(g, s, k=k, threshold=threshold))
                 for item, (g, s) in self.queries(column).items()}
 
     def _scores(self, column: np.ndarray) -> Scores:
         per_query = self._per_query(column).values()
         k = self.ctx.k
-        return {f"ndcg_at_{k}": _mean([n for n, _ in per_query]), f"recall_at_{k}": _mean([r for _, r in per_query])}
+        gold = np.array([self.gold_of(i, key) for i, key in self.units], dtype=float)
+        keep = ~np.isnan(column) & ~np.isnan(gold)
+        return {f"ndcg_at_{k}": _mean([n for n, _ in per_query]), f"recall_at_{k}": _mean([r for _, r in per_query]),
+                **_correlations(column[keep], gold[keep])}
 
     def main(self) -> str:
         return f"ndcg_at_{self.ctx.k}"
@@ -310,7 +332,9 @@ class GradedRelevanceScorer(QueryScorer):
         column = _nanmean_rows(self.pool_matrix)
         ndcg = [n for n, _ in self._per_query(column).values() if n is not None]
         scores = self._scores(column)
-        return Human(scores[self.main()], m.bootstrap_interval.explain(ndcg), scores, len(ndcg))
+        extra = {"combination": "mean score per document, then rank", "ndcg_gains": GAIN_LABELS[self.ctx.gains],
+                 "n": len(ndcg), "n_unit": "queries"}
+        return Human(scores[self.main()], m.bootstrap_interval.explain(ndcg), scores, len(ndcg), extra=extra)
 
     def disagreement(self) -> Disagreement:
         """Among annotators: rating spread over the scale (as for STS). With gold: 1 − nDCG@k of
@@ -319,6 +343,23 @@ class GradedRelevanceScorer(QueryScorer):
         ndcg = {item: n for item, (n, _) in self._per_query(_nanmean_rows(self.pool_matrix)).items()}
         with_gold = [math.nan if ndcg.get(i) is None else 1.0 - ndcg[i] for i in spread.items]
         return Disagreement(spread.items, spread.among, np.array(with_gold, dtype=float))
+
+
+LIKERT_AGREEMENT = ("krippendorff_alpha", "spearman_mean", "pearson_mean", "kendall_mean")
+GAIN_LABELS = {"linear": "linear: gain = grade (trec_eval ndcg_cut, as MTEB via pytrec_eval)",
+               "exponential": "exponential: gain = 2^grade - 1 (option, not MTEB's)"}
+
+
+def _rating_agreement(matrix: np.ndarray) -> dict[str, Explained]:
+    """Mean pairwise Spearman, Pearson and Kendall, and interval Krippendorff's α, of a rating matrix."""
+    return {"spearman_mean": m.spearman_mean.explain(matrix), "pearson_mean": m.pearson_mean.explain(matrix),
+            "kendall_mean": m.kendall_mean.explain(matrix),
+            "krippendorff_alpha": m.krippendorff_alpha.explain(matrix, "interval")}
+
+
+def _correlations(x: np.ndarray, y: np.ndarray) -> Scores:
+    """Spearman, Pearson and Kendall of ratings against gold (None where undefined)."""
+    return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y), "kendall": m.kendall(x, y)}
 
 
 def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ from agreement.kind_scorers import (
     Context,
     Disagreement,
     Explained,
+    Gains,
     Human,
     Item,
     KindScorer,
@@ -73,7 +74,8 @@ def score_task(
     include_llm: bool = False,
     k: int = 10,
     relevance_threshold: float = 1.0,
-    spearman_variance: SpearmanVariance = "bonett_wright",
+    spearman_variance: SpearmanVariance = "fisher",
+    gains: Gains = "linear",
 ) -> Report:
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
@@ -81,8 +83,9 @@ def score_task(
     the formats of DESIGN §2. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
     `relevance_threshold`: a graded_relevance document with gold ≥ it is relevant for Recall@k
     (default 1, the TREC convention: any positive grade).
-    `spearman_variance` picks Var(z) of the STS Fisher z CI: Bonett–Wright by default, "fisher"
-    (1/(n−3)) reproduces the CIs printed in HUME's Table 8.
+    `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by
+    default, "bonett_wright" or "fieller" as named options. `gains` picks graded relevance's nDCG
+    gains: "linear" (trec_eval's, what MTEB computes) by default, "exponential" (2^grade − 1).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
@@ -97,7 +100,7 @@ def score_task(
         pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
         scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
         threshold=float(relevance_threshold),
-        include_llm=include_llm, spearman_variance=spearman_variance,
+        include_llm=include_llm, spearman_variance=spearman_variance, gains=gains,
     )
     return _report(KINDS[kind](ctx))
 
@@ -120,6 +123,7 @@ def _report(scorer: KindScorer) -> Report:
         "agreement": {name: value for name, (value, _) in agreement.items()},
         "agreement_notes": {name: note for name, (_, note) in agreement.items() if note},
         "agreement_bands": _bands(agreement),
+        "agreement_counts": scorer.agreement_counts(),
         "human": _human_block(scorer, human),
         "annotators": [{"name": n, "kind": ctx.kinds[n], "n_answers": counts[n][0], "n_skipped": counts[n][1],
                         "scores": per_annotator[n]} for n in ctx.names],
@@ -171,7 +175,7 @@ def _human_block(scorer: KindScorer, human: Human) -> dict[str, Any]:
         "main_score": human.main_score,
         "ci_low": interval[0] if interval else None,
         "ci_high": interval[1] if interval else None,
-        "ci_method": scorer.ci_name(),
+        "ci_method": human.ci_method or scorer.ci_name(),
         "ci_note": ci_reason,
         "reason": reason,
         "n_items_scored": human.n_items_scored,

@@ -52,3 +52,13 @@ def test_pairwise_correlation_skips_constant_pairs_and_reports_when_all_are_cons
     value, reason = m.spearman_mean.explain(np.full((3, 2), 4.0))
     assert value is None and "constant" in reason
     assert m.kendall_mean.explain(ratings[:, :1]) == (None, m.SINGLE_ANNOTATOR)
+
+
+def test_grouped_correlation_is_per_query_and_counts_the_queries_left_out() -> None:
+    # HUME's reranking agreement: Spearman per query over rater pairs, then the mean over queries.
+    ratings = np.array([[1, 1], [0, 1], [1, 0], [0, 0],   # q1: φ = 0
+                        [0, 0], [1, 1], [0, 0],           # q2: identical → 1
+                        [1, 0], [0, 0],                   # q3: rater 2 constant → left out
+                        [1, np.nan], [0, np.nan]], float)  # q4: one rater → not a query of the agreement
+    value, used, left_out = m.grouped_correlation(ratings, [0, 4, 7, 9, 11], m.spearman_rho)
+    assert (value, used, left_out) == (pytest.approx(0.5), 2, 1)

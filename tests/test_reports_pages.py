@@ -90,6 +90,18 @@ def test_the_report_page_shows_agreement_bands_human_ci_and_llm_annotators_apart
     assert "1 skipped" in text and "1 flags on 1 items" in text
 
 
+def test_the_report_page_states_how_annotators_were_combined_and_the_tie_rule(dave, task) -> None:
+    text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    human = Report.objects.get(task=task).result["human"]
+
+    # t1: reader1 pos, reader2 neg → a tie, broken to "neg" (lexicographically first); gold is pos
+    assert (human["n_tied_items"], human["tied_share"]) == (1, 0.25)
+    assert "Annotators combined by: majority vote per item, ties to the lexicographically first label." in text
+    assert "N = 4 items." in text
+    assert (f"Tie rule: lexicographically first label; 1 tied item (0.250 of scored); with ties broken at random "
+            f"(seed 0): {human['main_score_random_ties']:.3f}.") in text
+
+
 def test_the_item_view_escapes_text_sets_its_direction_and_shows_gold_and_comments(dave, task) -> None:
     text = client_for(dave).get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
 

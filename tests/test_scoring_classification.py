@@ -117,3 +117,25 @@ def test_hume_emotion_classification_sized_task_reproduces_table_8() -> None:
     # items ≥ 22 tie between anger and sadness → "anger" (lexicographic) ≠ gold
     assert 100 * human["main_score"] == pytest.approx(45.8, abs=0.05)
     assert (100 * human["ci_low"], 100 * human["ci_high"]) == pytest.approx((32.6, 59.7), abs=0.05)
+
+
+def test_the_tie_rule_is_named_with_the_tied_share_and_a_seeded_random_tie_score(report) -> None:
+    human = report["human"]
+    # item 2 is the only tie (alice sad, bob joy) among 4 scored items; the fixed rule picks "joy" (wrong),
+    # the seeded coin picks "sad" here — so the rule costs the human row 0.25 on this task.
+    assert human["tie_rule"] == "lexicographically first label"
+    assert human["combination"] == "majority vote per item, ties to the lexicographically first label"
+    assert (human["n_tied_items"], human["tied_share"]) == (1, 0.25)
+    assert (human["main_score"], human["main_score_random_ties"], human["tie_seed"]) == (0.75, 1.0, 0)
+    assert score_task("classification", ANSWERS, GOLD, annotator_kinds=KINDS)["human"] == human  # seeded
+
+
+def test_a_random_tie_break_picks_only_among_the_tied_labels_and_evenly() -> None:
+    import numpy as np
+
+    table = np.array([[1, 1, 0], [2, 0, 0], [1, 1, 1]])
+    picks = np.array([m.majority_vote(table, np.random.default_rng(seed)) for seed in range(2000)])
+    assert set(picks[:, 1]) == {0}  # no tie: the majority, whatever the draw
+    assert np.bincount(picks[:, 0], minlength=3)[2] == 0  # never the label outside the tie
+    assert abs((picks[:, 0] == 0).mean() - 0.5) < 0.05
+    assert list(m.tied_items(table)) == [True, False, True]

@@ -1,5 +1,6 @@
-"""score_task for graded relevance: mean score per document, rank, nDCG@k with gains 2^rel − 1,
-Recall@k at a threshold, seeded bootstrap CI over queries. k = 2 keeps the hand computation short.
+"""score_task for graded relevance: mean score per document, rank, nDCG@k with trec_eval's linear gains
+(the grade itself, as MTEB computes through pytrec_eval; 2^rel − 1 as a labelled option), Recall@k at a
+threshold, seeded bootstrap CI over queries. k = 2 keeps the hand computation short.
 
 q1  gold d1 3, d2 1, d3 0   alice 9, 1, 5   bob 7, 3, 5   mean 8, 2, 5 → ranking d1, d3, d2
 q2  gold d1 0, d2 2         alice 2, 8      bob 4, 6      mean 3, 7    → ranking d2, d1
@@ -20,8 +21,18 @@ ANSWERS = {
 }
 
 
-def test_human_ndcg_at_k_of_mean_scores_with_exponential_gains() -> None:
+def test_human_ndcg_at_k_uses_trec_eval_linear_gains_by_default() -> None:
     human = score_task("graded_relevance", ANSWERS, GOLD, k=2)["human"]
+    # trec_eval ndcg_cut (m_ndcg_cut.c) takes the relevance level as the gain:
+    # q1 top 2 = d1 (gain 3), d3 (0): DCG = 3; IDCG@2 = 3 + 1/log2 3; q2 perfect → 1
+    q1 = 3 / (3 + 1 / math.log2(3))
+    assert human["main_score"] == pytest.approx((q1 + 1) / 2)
+    assert human["ndcg_gains"].startswith("linear: gain = grade (trec_eval")
+
+
+def test_human_ndcg_at_k_of_mean_scores_with_exponential_gains() -> None:
+    human = score_task("graded_relevance", ANSWERS, GOLD, k=2, gains="exponential")["human"]
+    assert human["ndcg_gains"].startswith("exponential: gain = 2^grade - 1")
     # q1 top 2 = d1 (gain 2³ − 1 = 7), d3 (0): DCG = 7; IDCG@2 = 7 + 1/log2 3 → 0.917321; q2 perfect → 1
     q1 = 7 / (7 + 1 / math.log2(3))
     assert human["main_metric"] == "ndcg_at_2"
@@ -51,8 +62,8 @@ def test_graded_agreement_is_pearson_spearman_and_interval_alpha() -> None:
 def test_per_annotator_scores_use_their_own_ranking() -> None:
     annotators = score_task("graded_relevance", ANSWERS, GOLD, k=2)["annotators"]
     alice = next(a for a in annotators if a["name"] == "alice")
-    # alice ranks q1 as d1, d3, d2 and q2 as d2, d1: the same as the mean
-    assert alice["scores"]["ndcg_at_2"] == pytest.approx((7 / (7 + 1 / math.log2(3)) + 1) / 2)
+    # alice ranks q1 as d1, d3, d2 and q2 as d2, d1: the same as the mean (linear gains)
+    assert alice["scores"]["ndcg_at_2"] == pytest.approx((3 / (3 + 1 / math.log2(3)) + 1) / 2)
 
 
 def test_a_query_without_relevant_gold_is_excluded() -> None:
@@ -69,4 +80,4 @@ def test_disagreement_with_gold_is_one_minus_the_query_ndcg() -> None:
     assert rows[0] == {"item": "q2", "disagreement": pytest.approx(0.1), "gold_disagreement": pytest.approx(0.0)}
     assert rows[1]["item"] == "q1"
     assert rows[1]["disagreement"] == pytest.approx(2 / 30)
-    assert rows[1]["gold_disagreement"] == pytest.approx(1 - 7 / (7 + 1 / math.log2(3)))
+    assert rows[1]["gold_disagreement"] == pytest.approx(1 - 3 / (3 + 1 / math.log2(3)))

@@ -55,12 +55,20 @@ def test_query_without_relevant_candidate_is_excluded_and_counted() -> None:
     assert report["human"]["n_excluded_queries"] == 1
 
 
-def test_agreement_over_candidate_judgments() -> None:
+def test_rank_agreement_is_per_query_then_averaged_with_the_left_out_queries_counted() -> None:
+    report = score_task("reranking", ANSWERS, GOLD)
+    agreement = report["agreement"]
+    # per query, as HUME's scoring script: q1 alice 1100, bob 1010 → n11 = n10 = n01 = n00 = 1 → φ = 0;
+    # q2 both 010 → 1; q3 bob judged 00 (constant) → left out. Mean over q1, q2 = 0.5 (ρ and τ-b alike).
+    assert agreement["spearman_mean"] == pytest.approx(0.5)
+    assert agreement["kendall_mean"] == pytest.approx(0.5)
+    assert report["agreement_counts"] == {"n_queries": 2, "n_queries_left_out": 1}
+    assert report["agreement_notes"]["spearman_mean"] == "mean over 2 queries; 1 left out (constant judgments)"
+
+
+def test_binary_agreement_over_candidate_judgments() -> None:
     agreement = score_task("reranking", ANSWERS, GOLD)["agreement"]
     # 9 judgments each: alice 1100 010 10, bob 1010 010 00 → n11 = 2, n10 = 2, n01 = 1, n00 = 4.
-    # Spearman on 0/1 data is φ = (2·4 − 2·1)/√(4·5·3·6) = 6/√360
-    assert agreement["spearman_mean"] == pytest.approx(6 / math.sqrt(360))
-    assert agreement["kendall_mean"] == pytest.approx(6 / math.sqrt(360))
     # Cohen: p_o = 6/9; p_e = 4/9·3/9 + 5/9·6/9 = 42/81 → κ = (54 − 42)/(81 − 42) = 12/39
     assert agreement["cohen_kappa_mean"] == pytest.approx(12 / 39)
     assert agreement["percent_agreement"] == pytest.approx(6 / 9)

@@ -25,8 +25,8 @@ GOLD = {i: float(g) for i, g in enumerate([1, 2, 3, 4, 5], start=1)}
 ANSWERS = {i: {"alice": a, "bob": b} for i, (a, b) in enumerate(zip(ALICE, BOB, strict=True), start=1)}
 
 
-def test_human_spearman_of_mean_ratings_with_bonett_wright_ci() -> None:
-    human = score_task("sts", ANSWERS, GOLD)["human"]
+def test_human_spearman_of_mean_ratings_with_a_bonett_wright_ci_on_request() -> None:
+    human = score_task("sts", ANSWERS, GOLD, spearman_variance="bonett_wright")["human"]
     assert human["main_metric"] == "spearman"
     assert human["main_score"] == pytest.approx(0.9)
     # Var(z) = (1 + 0.9²/2)/(5 − 3) → half-width 1.959964·√(1.405/2)
@@ -40,8 +40,8 @@ def test_human_spearman_of_mean_ratings_with_bonett_wright_ci() -> None:
     assert human["scores"]["pearson"] == pytest.approx(10 / math.sqrt(122))
 
 
-def test_plain_fisher_variance_is_available_to_match_hume_table_8() -> None:
-    human = score_task("sts", ANSWERS, GOLD, spearman_variance="fisher")["human"]
+def test_plain_fisher_variance_is_the_default_as_in_hume_table_8() -> None:
+    human = score_task("sts", ANSWERS, GOLD)["human"]
     assert (human["ci_low"], human["ci_high"]) == pytest.approx(m.fisher_z_interval(0.9, 5))
     assert human["ci_method"] == "fisher_z"
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from agreement import metrics as m
 from agreement.results import leaderboard as lb
+from agreement.results import paper_figures as pf
+from agreement.results import paper_tables as pt
 from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
@@ -350,6 +352,35 @@ def llm_correlations(comparison: Comparison, human: str, languages: Collection[s
         mean = {key: sum(values) / len(values) for key, values in per_subset.items()}
         result.append({"name": "mean of the LLMs", **lb.spearman(own, mean)})
     return result
+
+
+def paper_table(comparison: Comparison, table: str, languages: Collection[str] | None, human: str) -> Any:
+    """Data of HUME Table 2, 4–7, 8 or the §5.1 analysis (``languages`` None: every language, tables 4–7)."""
+    if table in pt.DATASET_TABLES:
+        return pt.dataset_table(comparison.scores, pt.DATASET_TABLES[table], kinds=comparison.kinds,
+                                languages=languages)
+    languages = languages or lb.HUME_LANGUAGES
+    if table == "2":
+        return pt.table2(comparison.for_languages(languages), human=human, kinds=comparison.kinds,
+                         languages=languages)
+    rows = per_task_rows(comparison, human, languages)
+    return pt.table8(rows) if table == "8" else pt.agreement_gap(rows)
+
+
+def paper_figure(comparison: Comparison, number: str, human: str, languages: Collection[str]) -> dict[str, Any]:
+    """Data of HUME Figure 1 or 12–16 for one human entry (the drawing is paper_figures.render)."""
+    if number == "1":
+        return pf.figure_1(leaderboard_rows(comparison, languages))
+    if number == "12":
+        return pf.figure_12(win_rate_table(comparison, human, languages))
+    rows = lb.per_task(comparison.for_languages(languages), human=human, languages=languages, kinds=comparison.kinds)
+    if number in ("13", "14"):
+        return pf.figure_gap(rows, "best" if number == "13" else "median")
+    if number == "15":
+        return pf.figure_15(rows)
+    if number == "16":
+        return pf.figure_16(rows)
+    raise ValueError(f"HUME figure {number!r} is not drawn here; figures: {', '.join(pf.FIGURES)}")
 
 
 def figure_rows(comparison: Comparison, human: str, languages: Collection[str],

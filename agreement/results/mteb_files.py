@@ -23,8 +23,9 @@ Rules this module fixes (and why):
   :func:`current_revisions` picks one per model: the most complete (most task-subsets), then the one
   run with the newest MTEB version (MTEB's own leaderboard rule), then the latest date-like revision
   name, then the greatest revision string. File times are never used: copies and checkouts reset them.
-* **Human baseline.** ``baseline__Human`` rows are human reference rows. Its ``annotator_<id>``
-  revisions hold single annotators: they carry ``annotator_id`` and never compete for "current".
+* **Human baseline.** ``baseline__Human`` rows are human reference rows. ``annotator_<id>`` revisions
+  (of it, or of any human export) hold single annotators: they carry ``annotator_id`` and never compete
+  for "current".
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-HUMAN_REFERENCE_MODELS = frozenset({"baseline/Human"})
+# The published baseline, and what `export_mteb` writes by default (mteb_export.DEFAULT_MODEL_NAME).
+HUMAN_REFERENCE_MODELS = frozenset({"baseline/Human", "hume/Human"})
 ANNOTATOR_PREFIX = "annotator_"
 SPLIT_PREFERENCE = ("test", "devtest", "dev", "validation")
 LANGUAGE_ALIASES = {"nor-Latn": "nob-Latn"}
@@ -230,8 +232,9 @@ def _optional_str(data: Mapping[str, Any], key: str, source: str) -> str | None:
 
 
 def _annotator_id(model_name: str, revision: str) -> str | None:
-    """Human baseline revisions named ``annotator_<id>`` hold one annotator's own scores."""
-    if model_name in HUMAN_REFERENCE_MODELS and revision.startswith(ANNOTATOR_PREFIX):
+    """Revisions named ``annotator_<id>`` hold one annotator's own scores (the published baseline's layout,
+    which ``export_mteb`` writes for any model name)."""
+    if revision.startswith(ANNOTATOR_PREFIX):
         return revision[len(ANNOTATOR_PREFIX) :] or None
     return None
 

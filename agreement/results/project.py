@@ -118,7 +118,8 @@ def _human_subset(task: Task, report: dict[str, Any]) -> HumanSubset:
     low, high = human.get("ci_low"), human.get("ci_high")
     return HumanSubset(
         ci=(low, high) if low is not None and high is not None else None,
-        ci_method=human.get("ci_method"), n_items=report.get("n_items"), n_annotators=report.get("n_annotators"),
+        ci_method=human.get("ci_method"), n_items=human.get("n") or report.get("n_items"),  # texts, not sets
+        n_annotators=report.get("n_annotators"),
         agreement_metric=metric, agreement=value, band=m.agreement_band(value, family),
         low_agreement=bool((report.get("flags") or {}).get("low_agreement")), source=task.name)
 

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_POST
 
 from agreement.results import compare as rc
 from agreement.results import leaderboard as lb
-from agreement.results import plots
+from agreement.results import paper_figures, paper_tables, plots
 from agreement.results.importing import (
     MAX_UPLOAD_BYTES,
     UploadLimit,
@@ -161,6 +161,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         context["human_row"] = next((row for row in rows if row["name"] == selection.human), None)
         context["best_model"] = next((row for row in rows if row["kind"] == "model" and row["rank"]), None)
         context["n_models"] = sum(row["kind"] == "model" for row in rows)
+        context["paper_figures"] = paper_figures.TITLES.items()
+        context["paper_tables"] = ("2", "4", "5", "6", "7", "8", "5.1")
     return _render(request, "leaderboard", context)
 
 
@@ -260,6 +262,37 @@ def plot(request: HttpRequest, fmt: str, task: str | None = None) -> HttpRespons
     name = f"hume-figure2-{slugify(lb.short_task_name(task)) if task else 'all-tasks'}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+@researcher_required
+def paper_table(request: HttpRequest, table: str, fmt: str) -> HttpResponse:
+    """HUME Table 2, 4–7, 8 or §5.1 as CSV, JSON or LaTeX (as ``leaderboard --table``), for the selection."""
+    if fmt not in ("csv", "json", "tex") or table not in paper_tables.DATASET_TABLES.keys() | {"2", "8", "5.1"}:
+        raise Http404("Tables 2, 4-7, 8 and 5.1 export as .csv, .json and .tex.")
+    comparison, selection = _comparison(request)
+    if not selection.human and table not in paper_tables.DATASET_TABLES:
+        raise Http404("No human scores to tabulate.")
+    data = rc.paper_table(comparison, table, selection.languages, selection.human or "")
+    name = f"hume-table-{table}.{fmt}"
+    if fmt == "csv":
+        return _download(paper_tables.rows_to_csv(table, data), "text/csv", name)
+    if fmt == "tex":
+        return _download(paper_tables.rows_to_latex(table, data, caption=f"HUME table {table}"), "application/x-tex",
+                         name)
+    return _download(lb.to_json(data), "application/json", name)
+
+
+@researcher_required
+def paper_figure(request: HttpRequest, number: str, fmt: str) -> HttpResponse:
+    """HUME Figure 1 or 12–16 as SVG or PNG, with the page's selection (human entry, languages)."""
+    if fmt not in ("svg", "png") or number not in paper_figures.FIGURES:
+        raise Http404(f"Figures {', '.join(paper_figures.FIGURES)} are available as .svg and .png.")
+    comparison, selection = _comparison(request)
+    if not selection.human:
+        raise Http404("No human scores to plot.")
+    drawing = paper_figures.render(rc.paper_figure(comparison, number, selection.human, selection.languages), fmt)
+    content_type = "image/png" if fmt == "png" else "image/svg+xml; charset=utf-8"
+    return HttpResponse(drawing, content_type=content_type)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,37 +1,78 @@
-"""``python manage.py leaderboard``: HUME Table 1 from the imported results and this project's humans."""
+"""``python manage.py leaderboard [--table 1|2|4|5|6|7|8|5.1]``: HUME's tables from the imported results and
+this project's humans (Table 1 by default; the math is in agreement/results/leaderboard.py and paper_tables.py)."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.reports import report_in_process
 from agreement.results import leaderboard as lb
-from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows
+from agreement.results import paper_figures as pf
+from agreement.results import paper_tables as pt
+from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, paper_table
 from tasks_app.models import Task
+
+TABLES = {
+    "1": "Table 1: humans, models and LLM annotators per task kind and language",
+    "2": "Table 2: LLM annotators against humans and the best embedding model per category",
+    "4": "Table 4: every model per clustering dataset, averaged across languages",
+    "5": "Table 5: every model per classification dataset, averaged across languages",
+    "6": "Table 6: every model per reranking dataset, averaged across languages",
+    "7": "Table 7: every model per STS dataset, averaged across languages",
+    "8": "Table 8: human performance with 95% confidence intervals",
+    "5.1": "Section 5.1: Spearman between agreement and the best model's % of human",
+}
 
 
 class Command(BaseCommand):
     help = (
-        "Print the leaderboard in the shape of HUME Table 1: models, humans and LLM annotators ranked on the "
-        "unweighted mean main score over task-language subsets. JSON scores are on MTEB's 0-1 scale; "
-        "CSV and LaTeX print them x100 like the paper."
+        "Print one of HUME's tables (default Table 1: models, humans and LLM annotators ranked on the unweighted "
+        "mean main score over task-language subsets). JSON scores are on MTEB's 0-1 scale; CSV and LaTeX print "
+        "them x100 like the paper."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--languages", default=",".join(lb.HUME_LANGUAGES),
-                            help="Comma-separated language codes (default: HUME's five)")
+        parser.add_argument("--languages", default=None,
+                            help="Comma-separated language codes (default: HUME's five; for tables 4-7 every "
+                                 "language of the result files, as the paper's tables average them)")
         parser.add_argument("--format", choices=("json", "csv", "latex"), default="json")
+        parser.add_argument("--table", choices=tuple(TABLES), default="1",
+                            help="; ".join(f"{key}: {text}" for key, text in TABLES.items()))
+        parser.add_argument("--figure", choices=pf.FIGURES,
+                            help="Draw HUME Figure 1 or 12-16 instead of a table, into --out (.svg or .png)")
+        parser.add_argument("--out", type=Path, help="File the figure is written to (.svg or .png)")
+        parser.add_argument("--human", help="The human entry of tables 2, 8 and 5.1 (default: this project's "
+                                            "humans when they have scores, else the imported reference)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        languages = [code.strip() for code in options["languages"].split(",") if code.strip()]
+        given = options["languages"]
+        languages = [code.strip() for code in (given or ",".join(lb.HUME_LANGUAGES)).split(",") if code.strip()]
         if not languages:
             raise CommandError("--languages needs at least one language code, e.g. eng-Latn")
-        rows = leaderboard_rows(self.comparison(), languages)
-        if options["format"] == "csv":
+        comparison, table, fmt = self.comparison(), options["table"], options["format"]
+        if options["figure"]:
+            self._figure(comparison, options["figure"], languages, options["human"], options["out"])
+            return
+        if table == "1":
+            self._table1(comparison, languages, fmt)
+            return
+        human = "" if table in pt.DATASET_TABLES else self._human(comparison, options["human"])
+        data = paper_table(comparison, table, languages if given or table not in pt.DATASET_TABLES else None, human)
+        if fmt == "csv":
+            self.stdout.write(pt.rows_to_csv(table, data), ending="")
+        elif fmt == "latex":
+            self.stdout.write(pt.rows_to_latex(table, data, caption=TABLES[table]), ending="")
+        else:
+            self.stdout.write(lb.to_json(data))
+
+    def _table1(self, comparison: Comparison, languages: list[str], fmt: str) -> None:
+        rows = leaderboard_rows(comparison, languages)
+        if fmt == "csv":
             self.stdout.write(lb.table1_to_csv(rows), ending="")
-        elif options["format"] == "latex":
+        elif fmt == "latex":
             self.stdout.write(lb.table1_to_latex(rows, caption="Humans, models and LLM annotators "
                                                  f"({', '.join(languages)})", label="tab:leaderboard"), ending="")
         else:
@@ -47,3 +88,22 @@ class Command(BaseCommand):
             _, how = report_in_process(task)
             self.stderr.write(f"{task.name}: report {how}")
         return build()
+
+    def _figure(self, comparison: Comparison, number: str, languages: list[str], human: str | None,
+                out: Path | None) -> None:
+        if out is None or out.suffix not in (".svg", ".png"):
+            raise CommandError("--figure needs --out FILE.svg or FILE.png")
+        data = paper_figure(comparison, number, self._human(comparison, human), languages)
+        drawing = pf.render(data, out.suffix[1:])
+        if isinstance(drawing, bytes):
+            out.write_bytes(drawing)
+        else:
+            out.write_text(drawing, encoding="utf-8")
+        self.stdout.write(f"{out}: {data['title']} — {data['summary']}")
+
+    def _human(self, comparison: Comparison, human: str | None) -> str:
+        human = human or comparison.default_human()
+        if human is None or human not in comparison.names("human"):
+            known = ", ".join(comparison.names("human")) or "none imported or computed"
+            raise CommandError(f"--human {human!r} is not a human entry (known: {known})")
+        return human
