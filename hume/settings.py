@@ -5,6 +5,7 @@ to start on an unsafe SECRET_KEY or an empty ALLOWED_HOSTS, so a production depl
 with development values.
 """
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "axes",
+    "drf_spectacular_sidecar",
     "tasks_app",
     "annotation",
     "agreement",
@@ -63,6 +66,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
 ROOT_URLCONF = "hume.urls"
@@ -161,8 +165,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # token first: DRF answers a failed authentication with the first class's challenge, so 401 with
+        # `WWW-Authenticate: Token` (session authentication has no challenge and gave 403)
         "hume.authentication.TokenAuthentication",  # DRF's, in one prepared statement
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -204,3 +210,43 @@ LOGGING = {
 # quick warm shutdowns).
 LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
+
+# Hardening (issue 14): login lockout, API authentication throttling, endpoint policy, CSP.
+AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCK_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+THROTTLE_CACHE = "throttle"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # shared by every web process, so a limit holds across gunicorn workers
+    THROTTLE_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                     "KEY_PREFIX": "hume-throttle"},
+}
+API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
+API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
+
+# Outgoing requests to LLM and embedding endpoints (annotation/llm/endpoint_policy.py) may not reach loopback,
+# private, link-local or reserved addresses, except the networks listed here, e.g. "127.0.0.0/8,::1/128" for
+# a local inference server (the run command's demo sets that).
+ENDPOINT_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ENDPOINT_ALLOWED_NETWORKS", "").split(",")
+                             if n.strip()]
+
+# Content-Security-Policy on every response (django-csp): nothing inline, nothing from elsewhere.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
