@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "csp",
     "axes",
     "drf_spectacular_sidecar",
     "tasks_app",
@@ -66,6 +67,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
@@ -237,6 +239,10 @@ API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
 # a local inference server (the run command's demo sets that).
 ENDPOINT_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ENDPOINT_ALLOWED_NETWORKS", "").split(",")
                              if n.strip()]
+
+# /api/docs/ works offline: Swagger UI is served from the project, not a CDN.
+SPECTACULAR_SETTINGS.update({"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+                             "REDOC_DIST": "SIDECAR"})
 
 # Content-Security-Policy on every response (django-csp): nothing inline, nothing from elsewhere.
 CONTENT_SECURITY_POLICY = {
