@@ -21,7 +21,8 @@ SKIP = ("/accounts/logout", "/export", ".csv", ".json", ".jsonl", ".svg", ".png"
 WATCH = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", e =>
-  window.__cspViolations.push(`${e.violatedDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
+  window.__cspViolations.push(
+    `${e.violatedDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`));
 """
 
 
