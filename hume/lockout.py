@@ -30,8 +30,18 @@ class LockoutBackend(AxesStandaloneBackend):
         return super().authenticate(request, username, password, **kwargs)
 
 
+def client_address(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT reverse proxies the address the first
+    of them saw (X-Forwarded-For counted from the right, so a client cannot choose it)."""
+    proxies = settings.TRUSTED_PROXY_COUNT
+    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+    if proxies and len(forwarded) >= proxies:
+        return forwarded[-proxies]
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def _cache_key(request: HttpRequest) -> str:
-    return f"api-auth-failures:{request.META.get('REMOTE_ADDR', '')}"
+    return f"api-auth-failures:{client_address(request)}"
 
 
 def refuse_if_throttled(request: HttpRequest) -> None:

@@ -224,6 +224,8 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limi
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))  # reverse proxies in front of the app
+AXES_CLIENT_IP_CALLABLE = "hume.lockout.client_address"
 THROTTLE_CACHE = "throttle"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

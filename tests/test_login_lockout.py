@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
 
 ATTACKER = "203.0.113.7"  # TEST-NET-3: no other test sends from here
@@ -85,3 +86,17 @@ def test_an_address_sending_bad_tokens_is_throttled_even_with_a_good_one(client:
     assert "try again later" in refused.json()["detail"]
     # other addresses are not affected
     assert client.get("/api/v1/tasks/", HTTP_AUTHORIZATION=f"Token {good}").status_code == 200
+
+
+def test_behind_a_proxy_the_lock_follows_the_client_not_the_proxy(client: Client, alice, settings) -> None:
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy = "10.0.0.2"
+    for i in range(settings.AXES_FAILURE_LIMIT):
+        client.post("/accounts/login/", {"username": f"nobody-{i}", "password": "x"}, REMOTE_ADDR=proxy,
+                    HTTP_X_FORWARDED_FOR=f"1.2.3.4, {ATTACKER}")  # the client wrote 1.2.3.4 itself
+    other = Client().post("/accounts/login/", {"username": "alice", "password": PASSWORD}, REMOTE_ADDR=proxy,
+                          HTTP_X_FORWARDED_FOR="198.51.100.9")
+    assert other.status_code == 302  # another client through the same proxy is not locked
+    again = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD}, REMOTE_ADDR=proxy,
+                        HTTP_X_FORWARDED_FOR=f"5.6.7.8, {ATTACKER}")
+    assert again.status_code == 429
