@@ -2,9 +2,11 @@
 
 Every request of the annotator loop authenticates; DRF's `select_related('user').get(key=...)` cost ~1 ms of
 Python to build on the 2-core test machine (see annotation/rawsql.py). Same rules: unknown key or inactive
-user → 401.
+user → 401. Failures are counted per address and refused for a while past a limit (hume/lockout.py).
 """
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
@@ -12,6 +14,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from annotation import rawsql
+from hume import lockout
 
 User = get_user_model()
 _SQL = (f"SELECT {rawsql.columns(Token, 't')}, {rawsql.columns(User, 'u')} FROM {Token._meta.db_table} t "
@@ -19,6 +22,17 @@ _SQL = (f"SELECT {rawsql.columns(Token, 't')}, {rawsql.columns(User, 'u')} FROM 
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
+    def authenticate(self, request: Any) -> tuple[User, Token] | None:
+        scheme = authentication.get_authorization_header(request).split()[:1]
+        if not scheme or scheme[0].lower() != self.keyword.lower().encode():
+            return None  # no token offered: not this class's business (and not a failure)
+        lockout.refuse_if_throttled(request)
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            lockout.count_failure(request)
+            raise
+
     def authenticate_credentials(self, key: str) -> tuple[User, Token]:
         row = rawsql.one(_SQL, [key]) if "\x00" not in key else None
         if row is None:

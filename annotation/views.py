@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
-import markdown
-import nh3
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -35,6 +32,7 @@ from annotation.assignment import (
 )
 from annotation.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
 from annotation.models import Annotation, Annotator, Batch
+from tasks_app import instructions
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item, Task
 
@@ -46,14 +44,9 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
                            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
-@lru_cache(maxsize=256)
-def _instructions_html(task_id: int, updated_at: datetime, text: str) -> str:
-    return nh3.clean(markdown.markdown(text, extensions=["sane_lists"]))
-
-
 def instructions_html(task: Task) -> SafeString:
-    """Admin-written Markdown, sanitised with nh3: instructions are shown on every item, so cache them."""
-    return mark_safe(_instructions_html(task.pk, task.updated_at, task.instructions or ""))
+    """Admin-written Markdown, rendered as on every other page (tasks_app/instructions.py, cached there)."""
+    return instructions.to_html(task.instructions)
 
 
 def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ to start on an unsafe SECRET_KEY or an empty ALLOWED_HOSTS, so a production depl
 with development values.
 """
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -48,6 +49,9 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "csp",
+    "axes",
+    "drf_spectacular_sidecar",
     "tasks_app",
     "annotation",
     "agreement",
@@ -65,6 +69,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
 ROOT_URLCONF = "hume.urls"
@@ -161,14 +167,19 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
+API_MAX_PAGE_SIZE = int(os.environ.get("API_MAX_PAGE_SIZE", "1000"))  # rows per API page at most
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # token first: DRF answers a failed authentication with the first class's challenge, so 401 with
+        # `WWW-Authenticate: Token` (session authentication has no challenge and gave 403)
         "annotation.authentication.TokenAuthentication",  # DRF's, in one prepared statement
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["hume.parsers.JSONBodyParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "hume.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -210,3 +221,49 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+
+# Hardening (issue 14): login lockout, API authentication throttling, endpoint policy, CSP.
+AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCK_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))  # reverse proxies in front of the app
+AXES_CLIENT_IP_CALLABLE = "hume.lockout.client_address"
+THROTTLE_CACHE = "throttle"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # shared by every web process, so a limit holds across gunicorn workers
+    THROTTLE_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                     "KEY_PREFIX": "hume-throttle"},
+}
+API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
+API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
+
+# Outgoing requests to LLM and embedding endpoints (annotation/llm/endpoint_policy.py) may not reach loopback,
+# private, link-local or reserved addresses, except the networks listed here, e.g. "127.0.0.0/8,::1/128" for
+# a local inference server (the run command's demo sets that).
+ENDPOINT_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ENDPOINT_ALLOWED_NETWORKS", "").split(",")
+                             if n.strip()]
+
+# /api/docs/ works offline: Swagger UI is served from the project, not a CDN.
+SPECTACULAR_SETTINGS.update({"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+                             "REDOC_DIST": "SIDECAR"})
+
+# Content-Security-Policy on every response (django-csp): nothing inline, nothing from elsewhere.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}

@@ -3,7 +3,7 @@ the API lives under /api/v1/."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import views
 
@@ -23,5 +23,6 @@ urlpatterns = [
     path("models/", include("agreement.model_runs.urls")),
     path("retrieval/", include("agreement.retrieval.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Swagger UI from the project (drf-spectacular-sidecar), its start script a file of its own (CSP)
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install (if missing) and start the services the test suite needs: PostgreSQL, Redis, Chromium.
-# Sourced by scripts/test; exports DATABASE_URL, REDIS_URL and CHROMIUM_PATH for the tests.
+# Sourced by scripts/test; exports DATABASE_URL, REDIS_URL and CHROMIUM_PATH for the tests, and sets
+# STARTED_SERVICES to what it started itself ("postgresql", "redis"), for scripts/test to stop at the end.
 set -euo pipefail
+STARTED_SERVICES=()
 
 need=()
 command -v pg_ctlcluster >/dev/null 2>&1 || need+=(postgresql)
@@ -19,6 +21,7 @@ PG_VERSION=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$PG_VERSION" ]; then echo "No PostgreSQL cluster found under /etc/postgresql" >&2; exit 1; fi
 if ! pg_lsclusters -h | awk '{print $4}' | grep -q online; then
   pg_ctlcluster "$PG_VERSION" main start
+  STARTED_SERVICES+=(postgresql)
 fi
 for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
 PGUSER_NAME=${PGUSER_NAME:-hume}
@@ -39,6 +42,7 @@ export DATABASE_URL=${DATABASE_URL:-postgres://$PGUSER_NAME:$PGPASS@127.0.0.1:54
 REDIS_PORT=${REDIS_PORT:-6390}
 if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes >/dev/null
+  STARTED_SERVICES+=(redis)
   for _ in $(seq 1 30); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
 fi
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:$REDIS_PORT/0}

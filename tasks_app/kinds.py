@@ -101,6 +101,8 @@ def number_field(value: Any, name: str) -> float:
             value = float(value.strip())
         except ValueError:
             raise ValidationProblem(name, f"must be a number, got {value!r}") from None
+    if isinstance(value, int) and abs(value) > 1e300:  # math.isfinite(10**400) raises OverflowError
+        raise ValidationProblem(name, "must be a finite number, got an integer too large to use (over 10^300)")
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValidationProblem(name, f"must be a finite number, got {value!r}")
     return float(value)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
-from .kinds import KIND_CHOICES, TaskKind, get_kind
+from . import limits
+from .kinds import KIND_CHOICES, KINDS, TaskKind, get_kind
 
 language_code = RegexValidator(
     r"^[a-z]{3}-[A-Z][a-z]{3}$", "Use an MTEB-style language code such as eng-Latn or ara-Arab."
@@ -65,7 +67,17 @@ class Task(models.Model):
         script = self.language.split("-")[-1]
         return "rtl" if script in RTL_SCRIPTS else "ltr"
 
+    def clean(self) -> None:
+        super().clean()
+        if self.kind not in KINDS:
+            return  # the kind field's own validation says so
+        problems = limits.task_problems(self.labels or [], self.axes or [], self.scale,
+                                        buttons=self.kind_definition.needs_axes)
+        if problems:
+            raise ValidationError(problems)
+
     def validate_answer(self, value: Any, payload: dict[str, Any]) -> Any:
+        limits.check_answer(value)  # sizes first, so no kind quotes a 9 MB value back
         return self.kind_definition.validate_answer(value, self, payload)
 
 

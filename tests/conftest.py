@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -128,3 +129,14 @@ def purge_broker_queue_between_worker_tests(request: pytest.FixtureRequest) -> N
         from hume.celery import app
 
         app.control.purge()
+
+
+LOCAL_NETWORKS = "127.0.0.0/8,::1/128"
+
+
+@pytest.fixture
+def local_llm_endpoints(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Allow the local fake LLM servers (tests/llm_server.py) past the endpoint policy, in this process and in
+    the worker processes started after it; by default loopback endpoints are refused (SSRF)."""
+    settings.ENDPOINT_ALLOWED_NETWORKS = LOCAL_NETWORKS.split(",")
+    monkeypatch.setenv("ENDPOINT_ALLOWED_NETWORKS", LOCAL_NETWORKS)

@@ -58,8 +58,8 @@ def test_a_task_reads_with_its_settings(client: Client, carol, tasks: dict[str, 
 
 
 def test_anonymous_callers_get_nothing(client: Client, tasks: dict[str, Task]) -> None:
-    assert client.get("/api/v1/tasks/").status_code == 403
-    assert client.post("/api/v1/tasks/import/", {}).status_code == 403
+    assert client.get("/api/v1/tasks/").status_code == 401
+    assert client.post("/api/v1/tasks/import/", {}).status_code == 401
 
 
 def test_only_admins_may_import(client: Client, alice, dave) -> None:

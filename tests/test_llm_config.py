@@ -12,6 +12,8 @@ from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, Reply
 
+pytestmark = pytest.mark.usefixtures("local_llm_endpoints")  # the fake LLM servers listen on 127.0.0.1
+
 FORM = {"name": "llm-gpt-mini", "base_url": "https://api.example.org/v1", "model": "gpt-4.1-mini",
         "api_key_env": "OPENAI_API_KEY", "temperature": "0", "max_concurrency": "4", "requests_per_minute": "60",
         "timeout_seconds": "60", "max_retries": "4", "max_answer_retries": "2", "json_mode": "on"}

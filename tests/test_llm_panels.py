@@ -19,6 +19,8 @@ from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer
 
+pytestmark = pytest.mark.usefixtures("local_llm_endpoints")  # the fake LLM servers listen on 127.0.0.1
+
 # Three judges' graded scores on (item, document) units; item 3 was not answered by the third judge.
 SCORES = {
     "judge-a": [{"d1": 7, "d2": 0}, {"d1": 9, "d2": 2}, {"d1": 3, "d2": 1}],

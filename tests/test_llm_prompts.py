@@ -13,6 +13,8 @@ from tasks_app.models import Task
 from tests.llm_helpers import make_task
 from tests.llm_server import ChatServer, Reply, server_error, throttled
 
+pytestmark = pytest.mark.usefixtures("local_llm_endpoints")  # the fake LLM servers listen on 127.0.0.1
+
 
 def test_every_task_kind_has_a_versioned_prompt() -> None:
     assert set(PROMPT_VERSIONS) == set(KINDS)

@@ -28,6 +28,8 @@ from annotation.models import Annotation, Lease
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, Reply, malformed, server_error, slow, throttled, valid
 
+pytestmark = pytest.mark.usefixtures("local_llm_endpoints")  # the fake LLM servers listen on 127.0.0.1
+
 KEY = "sk-test-runs-0123456789"
 
 

@@ -29,7 +29,7 @@ SECRET_KEY = "sk-DISTINCTIVE-secret-Wm42kRt7"
 FORM = {"model": "judge", "temperature": "0", "max_concurrency": "2", "requests_per_minute": "6000",
         "timeout_seconds": "2", "max_retries": "2", "max_answer_retries": "1", "json_mode": "on"}
 
-pytestmark = [pytest.mark.worker, pytest.mark.postgres]
+pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.usefixtures("local_llm_endpoints")]
 
 
 def wait_for_runs(timeout: float = 120) -> None:

@@ -20,7 +20,7 @@ from tests.conftest import require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, malformed, server_error, slow, throttled, valid
 
-pytestmark = [pytest.mark.worker, pytest.mark.postgres]
+pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.usefixtures("local_llm_endpoints")]
 
 
 @pytest.fixture(autouse=True)

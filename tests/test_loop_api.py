@@ -205,16 +205,16 @@ def test_the_fast_responses_equal_their_documented_serializers(alice, kind):
 
 
 def test_a_wrong_token_or_a_deactivated_users_token_is_refused(alice):
-    """403 rather than 401: DRF answers with the first authentication class (session), which sends no
-    WWW-Authenticate challenge."""
+    """401 with a `WWW-Authenticate: Token` challenge (token authentication is DRF's first class)."""
     batch = batch_of("sts", [alice])
     client = api_as(alice)
     assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 200
     alice.user.is_active = False
     alice.user.save(update_fields=["is_active"])
     refused = client.get(f"/api/v1/batches/{batch.pk}/next/")
-    assert refused.status_code == 403 and refused.json()["detail"] == "User inactive or deleted."
+    assert refused.status_code == 401 and refused.json()["detail"] == "User inactive or deleted."
     for key in ("0" * 40, "bad\x00key"):
         client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
         refused = client.get(f"/api/v1/batches/{batch.pk}/next/")
-        assert refused.status_code == 403 and refused.json()["detail"] == "Invalid token."
+        assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token."
+        assert refused["WWW-Authenticate"] == "Token"

@@ -305,7 +305,7 @@ def test_an_oversized_file_is_refused_before_it_is_read(tmp_path):
     path.parent.mkdir(parents=True)
     with path.open("wb") as handle:
         handle.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk space, no memory
-    with pytest.raises(ResultsImportError, match="over the 52428800-byte limit") as caught:
+    with pytest.raises(ResultsImportError, match=f"over the {MAX_FILE_BYTES}-byte limit") as caught:
         load_task_result_file(path)
     assert str(path) in str(caught.value)
 

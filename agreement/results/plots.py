@@ -67,7 +67,22 @@ def figure2_inline_svg(rows: Sequence[Mapping[str, Any]], *, title: str, human_l
     document = figure2_svg(rows, title=title, human_label=human_label)
     element = document[document.index("<svg"):]
     label = title.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    return re.sub(r"^<svg ", f'<svg role="img" aria-label="{label}" class="plot" ', element, count=1)
+    return re.sub(r"^<svg ", f'<svg role="img" aria-label="{label}" class="plot" ', without_inline_css(element),
+                  count=1)
+
+
+def without_inline_css(svg: str) -> str:
+    """The SVG with matplotlib's `style` attributes and `<style>` element turned into presentation attributes
+    (fill, stroke, font-size, ...), which a Content-Security-Policy without 'unsafe-inline' does not block."""
+    def attributes(declarations: str) -> str:
+        pairs = (d.split(":", 1) for d in declarations.split(";") if ":" in d)
+        return " ".join(f'{name.strip()}="{value.strip()}"' for name, value in pairs)
+
+    sheet = re.search(r'<style type="text/css">\*\{([^}]*)\}</style>', svg)
+    if sheet:  # one rule for every element: inherited from the root instead
+        svg = svg.replace(sheet.group(0), "")
+        svg = re.sub(r"^<svg ", f"<svg {attributes(sheet.group(1))} ", svg, count=1)
+    return re.sub(r'style="([^"]*)"', lambda m: attributes(m.group(1)), svg)
 
 
 def figure2_png(rows: Sequence[Mapping[str, Any]], *, title: str, human_label: str = "Human") -> bytes:

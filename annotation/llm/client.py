@@ -20,12 +20,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.llm import endpoint_policy
+
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 FATAL_STATUS = {401, 403, 404}  # the configuration is wrong: every further request would fail the same way
 MAX_RETRY_AFTER_SECONDS = 300.0
 REDACTED = "[redacted]"
+MAX_REPLY_BYTES = 4 * 1024 * 1024  # a chat completion is a few kB; an endless reply must not fill the worker
+EXCERPT_CHARS = 1000  # what is kept of a reply that failed (it may come from anywhere: keep little)
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a failed reply, labelled as an excerpt when it was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [excerpt: the first {limit} of {len(text)} characters of the endpoint's reply]"
 
 
 class EndpointError(Exception):
@@ -100,7 +111,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         raise urllib.error.HTTPError(req.full_url, code, f"redirect to another URL refused ({code})", headers, fp)
 
 
-_opener = urllib.request.build_opener(_NoRedirect())
+_opener = endpoint_policy.opener(_NoRedirect())  # connects only where the endpoint policy allows
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -169,15 +180,17 @@ class ChatClient:
             request.add_unredirected_header("Authorization", f"Bearer {self._api_key}")
         try:
             with _opener.open(request, timeout=self.timeout) as response:
-                return response.status, response.read().decode("utf-8", errors="replace")
+                return response.status, response.read(MAX_REPLY_BYTES).decode("utf-8", errors="replace")
         except urllib.error.HTTPError as exc:
-            body = self.redact(exc.read().decode("utf-8", errors="replace")[:2000]) if exc.fp else ""
+            body = excerpt(self.redact(exc.read(MAX_REPLY_BYTES).decode("utf-8", errors="replace"))) if exc.fp else ""
             retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
             raise EndpointError(f"HTTP {exc.code} from the endpoint", kind="http", status=exc.code,
                                 fatal=exc.code in FATAL_STATUS, body=body, retry_after=retry_after) from None
         except TimeoutError:
             raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
         except urllib.error.URLError as exc:
+            if isinstance(exc.reason, endpoint_policy.EndpointRefused):
+                raise EndpointError(str(exc.reason), kind="http", fatal=True) from None
             if isinstance(exc.reason, TimeoutError):
                 raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
             raise EndpointError(f"cannot reach the endpoint: {exc.reason}", kind="http") from None
@@ -206,9 +219,9 @@ class ChatClient:
             choice = payload["choices"][0]
             content = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ProtocolError(f"HTTP {status} reply is not a chat completion", text[:20000], attempts) from None
+            raise ProtocolError(f"HTTP {status} reply is not a chat completion", excerpt(text), attempts) from None
         if not isinstance(content, str):
-            raise ProtocolError("the reply has no text content", text[:20000], attempts)
+            raise ProtocolError("the reply has no text content", excerpt(text), attempts)
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
         return ChatReply(
             content=content,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -25,6 +24,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.llm import endpoint_policy
 from annotation.models import Annotator, Batch
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
@@ -33,16 +33,12 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 
 
 def validate_endpoint_url(value: str) -> None:
-    """http(s) only, a host, no credentials, query or fragment: the URL is shown on pages and in logs."""
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https"):
-        raise ValidationError("The endpoint URL must start with http:// or https://.")
-    if not parts.hostname:
-        raise ValidationError("The endpoint URL needs a host, e.g. https://api.openai.com/v1.")
-    if parts.username or parts.password:
-        raise ValidationError("Do not put credentials in the URL; use an API key environment variable.")
-    if parts.query or parts.fragment:
-        raise ValidationError("The endpoint URL must not have a query string or fragment.")
+    """The shared endpoint policy (annotation/llm/endpoint_policy.py): plain http(s), no credentials, query or
+    fragment (the URL is shown on pages and in logs), and a host that leads to a public address."""
+    try:
+        endpoint_policy.check_url(value)
+    except endpoint_policy.EndpointRefused as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def validate_env_name(value: str) -> None:

@@ -100,7 +100,7 @@ class BatchViewSet(mixins.ListModelMixin, ScopedViewSet):
         return batches_.order_by("-created_at", "pk")
 
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(BatchSerializer(access.get_batch_for(request.user, pk)).data)
+        return Response(BatchSerializer(access.get_batch_for(request.user, pk), context={"request": request}).data)
 
     def create(self, request: Request) -> Response:
         given = BatchCreateSerializer(data=request.data)

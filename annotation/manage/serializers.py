@@ -13,6 +13,7 @@ from rest_framework import serializers
 
 from annotation.batches import DEFAULT_LEASE_SECONDS
 from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
+from hume.roles import is_researcher
 from tasks_app.models import Task, language_code
 
 
@@ -69,6 +70,15 @@ class BatchSerializer(serializers.ModelSerializer):
         fields = ("id", "task", "task_name", "name", "language", "overlap", "lease_seconds", "due_date", "is_open",
                   "assignees", "created_by", "created_at")
         read_only_fields = ("id", "task", "task_name", "language", "assignees", "created_by", "created_at")
+
+    def to_representation(self, batch: Batch) -> dict[str, Any]:
+        """An annotator reading a batch sees their own seat only: who else labels it is not theirs to know."""
+        data = super().to_representation(batch)
+        request = self.context.get("request")
+        if request is not None and not is_researcher(request.user):
+            own = getattr(getattr(request.user, "annotator", None), "pk", None)
+            data["assignees"] = [pk for pk in data["assignees"] if pk == own]
+        return data
 
 
 class BatchCreateSerializer(serializers.Serializer):

@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Model
 from django.utils import timezone
 
+from .. import limits
 from ..kinds import KINDS, ParsedRecord, ValidationProblem, canonical_json, content_digest
 from ..models import Item, ItemGold, Task
 from .options import ImportOptions, parse_options
@@ -220,6 +221,7 @@ class ItemWriter:
 
     def add(self, line: int, record: dict[str, Any]) -> None:
         try:
+            limits.check_record(record)
             parsed = self.kind.parse_record(record, self.task)
             uid = self._uid(parsed)
         except ValidationProblem as problem:

@@ -3,20 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import markdown as md
-import nh3
 from django import template
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
+from .. import instructions
 from ..kinds import KINDS, TaskKind, canonical_json
 
 register = template.Library()
 
 
 def render_markdown(text: str) -> SafeString:
-    """Markdown to HTML, then nh3's allow-list (no script, no event handlers, links get rel=noopener)."""
-    html = md.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
-    return mark_safe(nh3.clean(html))
+    """Markdown to HTML with the app's one renderer (tasks_app/instructions.py)."""
+    return instructions.to_html(text)
 
 
 @register.filter(name="markdown_safe")
