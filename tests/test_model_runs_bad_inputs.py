@@ -55,6 +55,16 @@ def test_an_openai_model_needs_a_safe_url() -> None:
     assert not EmbeddingModel.objects.exists()
 
 
+@pytest.mark.parametrize("url", ["http://169.254.169.254/v1", "http://127.0.0.1:6379/v1", "http://[::1]/v1",
+                                 "http://0.0.0.0/v1", "http://2130706433/v1", "http://localhost/v1",
+                                 "http://10.0.0.7/v1", "http://example.org/v 1"])
+def test_an_embeddings_endpoint_follows_the_llm_endpoint_policy(url: str) -> None:
+    """Issue 14 item 2: the same SSRF rules for the embeddings endpoint as for LLM annotators."""
+    with pytest.raises(CommandError, match="public addresses|space|control"):
+        add("remote", "--backend", "openai", "--base-url", url, "--model-id", "m")
+    assert not EmbeddingModel.objects.exists()
+
+
 def test_a_classical_metric_cannot_score_a_classification_task_and_no_run_is_made() -> None:
     add("bm25", "--backend", "classical", "--metric", "bm25")
     task = data.build_model_task("classification")

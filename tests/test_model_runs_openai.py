@@ -19,7 +19,7 @@ from annotation.llm.client import EndpointError
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply, throttled, vector_for
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_llm_endpoints")]
 KEY = "sk-test-0123456789abcdef"
 TEXTS = ["alpha one", "beta two", "gamma three", "delta four", "epsilon five", "zeta six", "eta seven"]
 

@@ -23,7 +23,7 @@ from tests.llm_helpers import API_KEY_ENV, make_judge
 from tests.llm_server import ChatServer, Seen
 from tests.retrieval_helpers import FIXTURES, load_minifact, load_run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_llm_endpoints")]
 KS = list(range(1, 101))
 
 
