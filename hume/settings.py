@@ -204,3 +204,7 @@ LOGGING = {
 # quick warm shutdowns).
 LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
+
+# Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
+# of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
+REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))

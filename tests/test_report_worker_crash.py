@@ -8,9 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
 
 from agreement.models import Report
 from agreement.reports import request_report
@@ -51,24 +55,69 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker, monkeypatch) -> None:
+def kill_whole_worker(worker) -> None:
+    os.killpg(worker.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
+    worker.wait(timeout=30)
+
+
+def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker) -> None:
+    """Production settings: the broker's hour-long visibility timeout is not waited for; the killed run's
+    lease (20 s, renewed by a live run) lapses, and the next worker to start takes the report over."""
     task = small_task("killed-worker")
     doomed = start_worker(report_pause=120)
     request_report(task.pk)
     running = wait_until_running(task)
+    time.sleep(settings.REPORT_LEASE_SECONDS / 4 + 2)  # the live run renewed its lease at least once
+    renewed = Report.objects.get(task=task)
+    assert renewed.lease_expires_at > running.lease_expires_at
 
-    os.killpg(doomed.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
-    doomed.wait(timeout=30)
+    kill_whole_worker(doomed)
     assert Report.objects.get(task=task).status == Report.Status.RUNNING
-    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.report_worker_settings")
+    started = time.monotonic()
     start_worker()
-    report = wait_for_report(task, timeout=120)
+    report = wait_for_report(task, timeout=60)
 
+    assert time.monotonic() - started < 60
     assert report.status == Report.Status.DONE
-    assert report.claimed_by == running.claimed_by  # the same message, redelivered, took its claim back
+    assert report.claimed_by != running.claimed_by  # a new message took the dead claim over
     assert (report.attempts, report.computations) == (2, 1)
     assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
     assert cli_report(task)["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
+
+
+def test_recompute_on_a_dead_run_queues_it_at_once(start_worker, client, dave) -> None:
+    """Once the dead run's lease has lapsed, Recompute answers "queued" and a running worker computes it."""
+    task = small_task("recompute-dead")
+    doomed = start_worker(report_pause=120)
+    request_report(task.pk)
+    wait_until_running(task)
+    kill_whole_worker(doomed)
+    start_worker()  # alive all along from here: only Recompute can bring the report back...
+    lapse = Report.objects.get(task=task).lease_expires_at
+    while timezone.now() <= lapse:
+        time.sleep(0.2)
+
+    client.force_login(dave)
+    response = client.post(reverse("api-report-compute", kwargs={"task_id": task.pk}))
+
+    assert response.status_code == 202
+    assert response.json()["status"] == "queued"
+    report = wait_for_report(task, timeout=30)
+    assert report.status == Report.Status.DONE
+    assert report.result["agreement"]["percent_agreement"] == pytest.approx(5 / 6)
+
+
+def test_the_status_poll_requeues_a_run_whose_lease_lapsed(client, dave) -> None:
+    task = small_task("poll-dead")
+    Report.objects.create(task=task, status=Report.Status.RUNNING, stage="answers read", progress=25,
+                          started_at=timezone.now(), lease_expires_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(dave)
+
+    response = client.get(reverse("agreement:status", args=[task.pk]), HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200
+    assert Report.objects.get(task=task).status == Report.Status.QUEUED
+    assert "answers read" not in response.content.decode()
 
 
 def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker) -> None:
