@@ -2,6 +2,7 @@
 the API lives under /api/v1/."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -21,5 +22,6 @@ urlpatterns = [
     path("results/", include("agreement.results.urls")),
     path("llm/", include("annotation.llm.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Behind login (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS too): the docs page sends a browser to log in.
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="api-docs"),
 ]
