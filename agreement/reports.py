@@ -17,6 +17,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from itertools import islice, repeat
 from operator import itemgetter
 from typing import Any
@@ -29,7 +30,7 @@ from django.utils import timezone
 from agreement import loading
 from agreement.loading import LoadedAnswers
 from agreement.models import Report
-from agreement.report_leases import is_dead, lease_kept, lease_until
+from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import score_task
 from tasks_app.models import Task
@@ -215,12 +216,14 @@ def requeue_if_dead(report: Report | None) -> Report | None:
 
 
 def dead_or_waiting_reports() -> list[tuple[int, float]]:
-    """(task id, seconds until it may be claimed) of every report a worker should look at now: queued ones
-    (a restarted broker may have lost their message) and running ones, which are claimable once their lease
-    lapses (if their runner is alive it keeps renewing it and the look finds nothing to do)."""
+    """(task id, seconds until it may be claimed) of every report a worker should look at now: running ones,
+    claimable once their lease lapses (a live runner keeps renewing it, and the look finds nothing to do), and
+    ones queued for longer than a lease (a broker restarted without its data may have lost their message;
+    a message sent just now is left to do its work)."""
     now = timezone.now()
-    rows = Report.objects.filter(status__in=[Status.QUEUED, Status.RUNNING]).values_list("task_id", "status",
-                                                                                          "lease_expires_at")
+    waited = now - timedelta(seconds=lease_seconds())
+    rows = Report.objects.filter(Q(status=Status.RUNNING) | Q(status=Status.QUEUED, requested_at__lt=waited)) \
+        .values_list("task_id", "status", "lease_expires_at")
     return [(task_id, 0.0 if status == Status.QUEUED or expires is None else max(0.0, (expires - now).total_seconds()))
             for task_id, status, expires in rows]
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agreement.models import Report
-from agreement.reports import request_report
+from agreement.reports import dead_or_waiting_reports, request_report
 from agreement.tasks import compute_report
 from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
 
@@ -148,3 +148,20 @@ def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_wor
     report = Report.objects.get(task=task)
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 1, 1)
     assert report.result["n_answers"] == 12
+
+
+def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() -> None:
+    """What `resume_reports` (sent by each worker as it starts) re-sends, and when: a running report when its
+    lease lapses, a report queued for longer than a lease at once; one queued just now keeps its own message."""
+    now = timezone.now()
+    running, stale, fresh, done = (small_task(name) for name in ("running", "stale", "fresh", "done"))
+    Report.objects.create(task=running, status=Report.Status.RUNNING, lease_expires_at=now + timedelta(seconds=12))
+    Report.objects.create(task=stale, status=Report.Status.QUEUED, requested_at=now - timedelta(seconds=60))
+    Report.objects.create(task=fresh, status=Report.Status.QUEUED, requested_at=now)
+    Report.objects.create(task=done, status=Report.Status.DONE, requested_at=now - timedelta(seconds=60))
+
+    looks = dict(dead_or_waiting_reports())
+
+    assert set(looks) == {running.pk, stale.pk}
+    assert looks[stale.pk] == 0
+    assert 11 < looks[running.pk] <= 12
