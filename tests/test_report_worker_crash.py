@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agreement.models import Report
 from agreement.reports import dead_or_waiting_reports, request_report
-from agreement.tasks import compute_report
+from agreement.tasks import compute_report, rerun_wait
 from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -164,4 +164,17 @@ def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() 
 
     assert set(looks) == {running.pk, stale.pk}
     assert looks[stale.pk] == 0
-    assert 11 < looks[running.pk] <= 12
+    assert 6 < looks[running.pk] <= 12  # the lease's remaining seconds (a loaded machine takes some)
+
+
+def test_a_recompute_during_a_run_looks_again_when_the_runs_lease_would_lapse() -> None:
+    """compute_report finding the report running: if a re-run was asked after the run started (Recompute on a
+    run that may be dead), its message comes back one second after the lease's end; a mere copy does not."""
+    now = timezone.now()
+    asked, copy = small_task("asked-again"), small_task("mere-copy")
+    for task, requested in ((asked, now), (copy, now - timedelta(seconds=5))):
+        Report.objects.create(task=task, status=Report.Status.RUNNING, requested_at=requested,
+                              started_at=now - timedelta(seconds=1), lease_expires_at=now + timedelta(seconds=8))
+
+    assert 3 < rerun_wait(asked.pk) <= 9  # the lease's remaining seconds, plus one
+    assert rerun_wait(copy.pk) is None
