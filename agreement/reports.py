@@ -23,7 +23,6 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
@@ -31,6 +30,7 @@ from django.utils import timezone
 from agreement import loading
 from agreement.loading import LoadedAnswers
 from agreement.models import Report
+from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import score_task
 from tasks_app.models import Task
@@ -46,11 +46,6 @@ Progress = Callable[[str, int], None]
 
 class ReportQueueError(RuntimeError):
     """The report could not be queued (the broker is unreachable); the Report row says so too."""
-
-
-def lease_seconds() -> int:
-    """How long a running claim is trusted; after that another runner may take it over."""
-    return int(getattr(settings, "REPORT_LEASE_SECONDS", 600))
 
 
 # ---------------------------------------------------------------- building the document
@@ -207,6 +202,32 @@ def request_report(task_id: int, *, countdown: float = 0) -> Report:
     return report
 
 
+def requeue_if_dead(report: Report | None) -> Report | None:
+    """Re-queue a report whose runner died (its lease lapsed); the status poll calls this on every look.
+
+    Returns the report as it now stands. A broker error is left on the row by ``enqueue``."""
+    if report is None or not is_dead(report):
+        return report
+    log.warning("report of task %s: its run stopped renewing its lease (worker gone); queued again", report.task_id)
+    try:
+        return request_report(report.task_id)
+    except ReportQueueError:
+        return Report.objects.get(pk=report.pk)
+
+
+def dead_or_waiting_reports() -> list[tuple[int, float]]:
+    """(task id, seconds until it may be claimed) of every report a worker should look at now: running ones,
+    claimable once their lease lapses (a live runner keeps renewing it, and the look finds nothing to do), and
+    ones queued for longer than a lease (a broker restarted without its data may have lost their message;
+    a message sent just now is left to do its work)."""
+    now = timezone.now()
+    waited = now - timedelta(seconds=lease_seconds())
+    rows = Report.objects.filter(Q(status=Status.RUNNING) | Q(status=Status.QUEUED, requested_at__lt=waited)) \
+        .values_list("task_id", "status", "lease_expires_at")
+    return [(task_id, 0.0 if status == Status.QUEUED or expires is None else max(0.0, (expires - now).total_seconds()))
+            for task_id, status, expires in rows]
+
+
 def request_first_report(task_id: int) -> bool:
     """Queue the task's first report, unless one was ever asked for (a page found none stored); True if queued.
 
@@ -254,7 +275,7 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> uuid.UUI
         may |= Q(status__in=[Status.DONE, Status.FAILED])
     won = Report.objects.filter(may, task_id=task_id).update(
         status=Status.RUNNING, claim_token=token, claimed_by=claimed_by, started_at=now, finished_at=None,
-        lease_expires_at=now + timedelta(seconds=lease_seconds()), attempts=F("attempts") + 1,
+        lease_expires_at=lease_until(), attempts=F("attempts") + 1,
         stage="loading answers", progress=5, error="")
     return token if won else None
 
@@ -274,17 +295,18 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
         Report.objects.filter(task_id=task_id, claim_token=token).update(stage=stage, progress=percent)
 
     try:
-        task = Task.objects.get(pk=task_id)
-        if loaded is None:
+        with lease_kept(task_id, token):
+            task = Task.objects.get(pk=task_id)
+            if loaded is None:
+                with gc_paused():
+                    loaded = loading.load_answers(task)
+            progress("answers read", 25)  # an answer committed from now on is left to the next run
+            if fresh_result_exists(task_id, loaded):
+                return finish(task_id, token, None, loaded, computed_in)
             with gc_paused():
-                loaded = loading.load_answers(task)
-        progress("answers read", 25)  # an answer committed from now on is left to the next run
-        if fresh_result_exists(task_id, loaded):
-            return finish(task_id, token, None, loaded, computed_in)
-        with gc_paused():
-            doc = build_report(task, loaded, progress)
-        progress("storing", 90)
-        return finish(task_id, token, doc, loaded, computed_in)
+                doc = build_report(task, loaded, progress)
+            progress("storing", 90)
+            return finish(task_id, token, doc, loaded, computed_in)
     except Exception as exc:
         Report.objects.filter(task_id=task_id, claim_token=token).update(
             status=Status.FAILED, stage="", error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())

@@ -1,12 +1,19 @@
 """Celery tasks of the agreement app."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
+from django.db.models import F
+from django.utils import timezone
 
 from agreement import judge_panels, reports
+from agreement.models import Report
 from annotation.llm.models import LLMJudgePanel
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="agreement.ping")
@@ -19,11 +26,50 @@ def ping(payload: str = "pong") -> str:
 def compute_report(self, task_id: int) -> str:
     """Compute the task's agreement report if this message wins the claim.
 
-    acks_late + reject_on_worker_lost: a worker killed mid-run leaves the message unacknowledged, so it is
-    delivered again and the redelivery (same message id) takes the claim over. Any other copy of the
-    message finds the report not queued and returns at once.
+    acks_late + reject_on_worker_lost: a pool process killed mid-run makes its worker requeue the message,
+    and the redelivery (same message id) takes the claim over. A whole worker killed outright is noticed by
+    its lapsed lease (agreement/report_leases.py). Any other copy of the message finds the report not
+    queued and returns at once, unless a re-run was asked during the run: then it looks again when the
+    run's lease could lapse, so a Recompute on a dead run takes it over.
     """
-    return reports.run_report(task_id, claimed_by=self.request.id or "", computed_in=f"worker {self.request.hostname}")
+    outcome = reports.run_report(task_id, claimed_by=self.request.id or "",
+                                 computed_in=f"worker {self.request.hostname}")
+    if outcome == "not claimed: report is running":
+        wait = rerun_wait(task_id)
+        if wait is not None:
+            compute_report.apply_async((task_id,), countdown=wait)
+            return f"{outcome}; a re-run was asked meanwhile: looking again in {wait:.0f} s"
+    return outcome
+
+
+def rerun_wait(task_id: int) -> float | None:
+    """Seconds until the running claim may lapse, if a re-run was asked after that run started (a Recompute
+    on a run whose worker may be dead), else None. A live run renews its lease and, when done, queues the
+    re-run itself (reports.finish), so the look again finds nothing to do; a dead run is taken over."""
+    expires = Report.objects.filter(task_id=task_id, status=Report.Status.RUNNING,
+                                    requested_at__gt=F("started_at")).values_list("lease_expires_at", flat=True).first()
+    if expires is None:
+        return None
+    return max(0.0, (expires - timezone.now()).total_seconds()) + 1
+
+
+@shared_task(name="agreement.resume_reports")
+def resume_reports() -> list[int]:
+    """Give every queued or running report a message, timed for when its lease lapses: a worker killed
+    outright took its run's message with it (back only after the broker's hour-long visibility timeout),
+    and a broker restarted without its data lost the queued ones. Copies are harmless: the claim decides."""
+    waiting = reports.dead_or_waiting_reports()
+    for task_id, wait in waiting:
+        compute_report.apply_async((task_id,), countdown=wait + 1 if wait else 0)
+    return [task_id for task_id, _ in waiting]
+
+
+@worker_ready.connect
+def resume_reports_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
+    try:
+        resume_reports.delay()
+    except Exception:  # a broker hiccup must not stop the worker from starting
+        log.exception("could not enqueue the resumption of agreement reports")
 
 
 @shared_task(name="agreement.refresh_judge_panel")

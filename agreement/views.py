@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import model_rows
 from agreement.models import Report
-from agreement.reports import ReportQueueError, request_report
+from agreement.reports import ReportQueueError, request_report, requeue_if_dead
 from annotation.models import Annotation
 from hume.roles import is_admin, is_researcher
 from tasks_app.models import Item, ItemGold, Task
@@ -180,6 +180,7 @@ def report_status(request: HttpRequest, task_id: int) -> HttpResponse:
     task, report = report_task(request, task_id)
     if not request.htmx:
         return redirect("agreement:detail", task_id=task.pk)
+    report = requeue_if_dead(report)  # a run whose worker died is queued again, not watched forever
     response = render(request, "agreement/_status_partial.html", {"task": task, "report": report})
     if report and report.status == Report.Status.DONE and request.GET.get("was") in ("queued", "running"):
         response["HX-Refresh"] = "true"  # the new numbers are in: reload the whole page once

@@ -2,25 +2,37 @@
 page and API, LLM annotators and judge panels, the annotation import, the demo, the tests).
 
 An annotator is a login (a human one in the annotator group) plus its profile and languages. Without a password the
-account cannot log in (LLM annotators, names first met in an import). The password is set as given: the
-admin page and the API validate it with Django's validators before they call this.
+account cannot log in (LLM annotators, names first met in an import). Every password, whichever entry point
+sets it, passes `check_password` (Django's AUTH_PASSWORD_VALIDATORS, knowing the user name): the form and the
+API call it first to show the message beside the field, and `create_annotator` refuses what it refuses.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.password_validation import validate_password
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
 
 
+def check_password(password: str, *, username: str = "", user: AbstractBaseUser | None = None) -> None:
+    """Raise django's ValidationError (every validator's message) if `password` may not be set for this user.
+
+    The user (or, before it exists, an unsaved one with its name) is passed, so the similarity validator can
+    refuse a password close to the user name."""
+    validate_password(password, user if user is not None else get_user_model()(username=username))
+
+
 def create_annotator(username: str, *, kind: str = Annotator.Kind.HUMAN, password: str | None = None,
                      languages: Mapping[str, str | None] | None = None) -> Annotator:
     """A new user `username` (human: in the annotator group) with an Annotator profile of `kind` and its `languages`
     ({code: proficiency}; None = the default, native). Raises IntegrityError if the user name is taken."""
+    if password:
+        check_password(password, username=username)
     with transaction.atomic():
         user = get_user_model().objects.create_user(username=username, password=password or None)
         if kind == Annotator.Kind.HUMAN:  # an LLM's account never logs in, so it holds no role

@@ -82,6 +82,7 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     [(batch id, [token, ...])]. Separate annotators per run, since an annotator answers an item once."""
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+    os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
     sys.path.insert(0, str(REPO))
     import django
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 
 import django
 

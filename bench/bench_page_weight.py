@@ -19,6 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 
 import django  # noqa: E402
 

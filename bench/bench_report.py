@@ -51,6 +51,7 @@ def bench_database(reuse: bool) -> str:
 def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+    os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
     import django
     from django.core.management import call_command
 

@@ -1,8 +1,9 @@
 """One settings module, read from the environment.
 
-Embedded defaults (SQLite, a local Redis, DEBUG on) need no configuration; with DEBUG off the app refuses
-to start on an unsafe SECRET_KEY or an empty ALLOWED_HOSTS, so a production deployment cannot silently run
-with development values.
+The defaults are production's: DEBUG is off unless DEBUG=true is set (scripts/run and the tests set it for the
+embedded mode: SQLite, a local Redis), and with DEBUG off the app refuses to start on an unsafe SECRET_KEY
+or an empty ALLOWED_HOSTS, so a deployment cannot silently run with development values or show technical
+error pages.
 """
 import os
 from datetime import timedelta
@@ -21,7 +22,7 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
 DEV_SECRET_KEY = "django-insecure-embedded-development-key-change-me"
 SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()]
@@ -32,11 +33,12 @@ else:
     if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure") or len(SECRET_KEY) < 50 \
             or len(set(SECRET_KEY)) < 5:
         raise ImproperlyConfigured(
-            "SECRET_KEY is unsafe for DEBUG=false: set a random value of at least 50 characters "
-            "(python -c 'import secrets; print(secrets.token_urlsafe(64))')."
+            "SECRET_KEY is unsafe for DEBUG=false (the default): set a random value of at least 50 characters "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(64))'), or DEBUG=true for local development."
         )
     if not ALLOWED_HOSTS:
-        raise ImproperlyConfigured("ALLOWED_HOSTS is empty with DEBUG=false: list the host names to serve.")
+        raise ImproperlyConfigured("ALLOWED_HOSTS is empty with DEBUG=false (the default): list the host names "
+                                   "to serve, or set DEBUG=true for local development.")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -130,6 +132,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -187,6 +191,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import datasets, annotate, and read agreement reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and docs are for signed-in people and token holders only; the token scheme comes first so an
+    # anonymous request is answered 401 with `WWW-Authenticate: Token`.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_AUTHENTICATION": ["annotation.authentication.TokenAuthentication",
+                             "rest_framework.authentication.SessionAuthentication"],
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "tasks_app.kinds.KIND_CHOICES",
         "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
@@ -267,3 +276,7 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
     },
 }
+
+# Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
+# of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
+REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))

@@ -2,6 +2,7 @@
 the API lives under /api/v1/."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -23,6 +24,7 @@ urlpatterns = [
     path("models/", include("agreement.model_runs.urls")),
     path("retrieval/", include("agreement.retrieval.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    # Swagger UI from the project (drf-spectacular-sidecar), its start script a file of its own (CSP)
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    # Behind login (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS too), Swagger UI from the project
+    # (drf-spectacular-sidecar), its start script a file of its own (CSP)
+    path("api/docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
 ]

@@ -43,8 +43,8 @@ def test_a_run_survives_its_worker_being_killed_mid_chunk(start_worker, monkeypa
         killed = RunChunk.objects.get(run=run, status="running")
         sent_before = list(server.texts_sent())
 
-        monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.report_worker_settings")  # redelivery after 3 s
-        start_worker()
+        start_worker()  # production settings: the broker's hour-long redelivery is not waited for; the new
+        # worker's start re-sends every unfinished chunk (model_runs.resume_runs)
         finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), timeout=120)
 
     sent = server.texts_sent()

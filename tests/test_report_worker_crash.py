@@ -8,13 +8,17 @@ from __future__ import annotations
 import os
 import signal
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
 
 from agreement.models import Report
-from agreement.reports import request_report
-from agreement.tasks import compute_report
+from agreement.reports import dead_or_waiting_reports, request_report
+from agreement.tasks import compute_report, rerun_wait
 from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -51,24 +55,69 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker, monkeypatch) -> None:
+def kill_whole_worker(worker) -> None:
+    os.killpg(worker.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
+    worker.wait(timeout=30)
+
+
+def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker) -> None:
+    """Production settings: the broker's hour-long visibility timeout is not waited for; the killed run's
+    lease (20 s, renewed by a live run) lapses, and the next worker to start takes the report over."""
     task = small_task("killed-worker")
     doomed = start_worker(report_pause=120)
     request_report(task.pk)
     running = wait_until_running(task)
+    time.sleep(settings.REPORT_LEASE_SECONDS / 4 + 2)  # the live run renewed its lease at least once
+    renewed = Report.objects.get(task=task)
+    assert renewed.lease_expires_at > running.lease_expires_at
 
-    os.killpg(doomed.pid, signal.SIGKILL)  # the main process and its pool: nothing can requeue or finish
-    doomed.wait(timeout=30)
+    kill_whole_worker(doomed)
     assert Report.objects.get(task=task).status == Report.Status.RUNNING
-    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "tests.report_worker_settings")
+    started = time.monotonic()
     start_worker()
-    report = wait_for_report(task, timeout=120)
+    report = wait_for_report(task, timeout=60)
 
+    assert time.monotonic() - started < 60
     assert report.status == Report.Status.DONE
-    assert report.claimed_by == running.claimed_by  # the same message, redelivered, took its claim back
+    assert report.claimed_by != running.claimed_by  # a new message took the dead claim over
     assert (report.attempts, report.computations) == (2, 1)
     assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
     assert cli_report(task)["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
+
+
+def test_recompute_on_a_dead_run_queues_it_at_once(start_worker, client, dave) -> None:
+    """Once the dead run's lease has lapsed, Recompute answers "queued" and a running worker computes it."""
+    task = small_task("recompute-dead")
+    doomed = start_worker(report_pause=120)
+    request_report(task.pk)
+    wait_until_running(task)
+    kill_whole_worker(doomed)
+    start_worker()  # alive all along from here: only Recompute can bring the report back...
+    lapse = Report.objects.get(task=task).lease_expires_at
+    while timezone.now() <= lapse:
+        time.sleep(0.2)
+
+    client.force_login(dave)
+    response = client.post(reverse("api-report-compute", kwargs={"task_id": task.pk}))
+
+    assert response.status_code == 202
+    assert response.json()["status"] == "queued"
+    report = wait_for_report(task, timeout=30)
+    assert report.status == Report.Status.DONE
+    assert report.result["agreement"]["percent_agreement"] == pytest.approx(5 / 6)
+
+
+def test_the_status_poll_requeues_a_run_whose_lease_lapsed(client, dave) -> None:
+    task = small_task("poll-dead")
+    Report.objects.create(task=task, status=Report.Status.RUNNING, stage="answers read", progress=25,
+                          started_at=timezone.now(), lease_expires_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(dave)
+
+    response = client.get(reverse("agreement:status", args=[task.pk]), HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200
+    assert Report.objects.get(task=task).status == Report.Status.QUEUED
+    assert "answers read" not in response.content.decode()
 
 
 def test_a_report_survives_its_pool_process_being_killed_mid_run(start_worker) -> None:
@@ -99,3 +148,33 @@ def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_wor
     report = Report.objects.get(task=task)
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 1, 1)
     assert report.result["n_answers"] == 12
+
+
+def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() -> None:
+    """What `resume_reports` (sent by each worker as it starts) re-sends, and when: a running report when its
+    lease lapses, a report queued for longer than a lease at once; one queued just now keeps its own message."""
+    now = timezone.now()
+    running, stale, fresh, done = (small_task(name) for name in ("running", "stale", "fresh", "done"))
+    Report.objects.create(task=running, status=Report.Status.RUNNING, lease_expires_at=now + timedelta(seconds=12))
+    Report.objects.create(task=stale, status=Report.Status.QUEUED, requested_at=now - timedelta(seconds=60))
+    Report.objects.create(task=fresh, status=Report.Status.QUEUED, requested_at=now)
+    Report.objects.create(task=done, status=Report.Status.DONE, requested_at=now - timedelta(seconds=60))
+
+    looks = dict(dead_or_waiting_reports())
+
+    assert set(looks) == {running.pk, stale.pk}
+    assert looks[stale.pk] == 0
+    assert 6 < looks[running.pk] <= 12  # the lease's remaining seconds (a loaded machine takes some)
+
+
+def test_a_recompute_during_a_run_looks_again_when_the_runs_lease_would_lapse() -> None:
+    """compute_report finding the report running: if a re-run was asked after the run started (Recompute on a
+    run that may be dead), its message comes back one second after the lease's end; a mere copy does not."""
+    now = timezone.now()
+    asked, copy = small_task("asked-again"), small_task("mere-copy")
+    for task, requested in ((asked, now), (copy, now - timedelta(seconds=5))):
+        Report.objects.create(task=task, status=Report.Status.RUNNING, requested_at=requested,
+                              started_at=now - timedelta(seconds=1), lease_expires_at=now + timedelta(seconds=8))
+
+    assert 3 < rerun_wait(asked.pk) <= 9  # the lease's remaining seconds, plus one
+    assert rerun_wait(copy.pk) is None

@@ -34,3 +34,21 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path: Path) -> None:
                         DEBUG="false", SECRET_KEY=SAFE_KEY, ALLOWED_HOSTS="hume.example.org")
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+def test_the_settings_default_to_production_debug_off() -> None:
+    """Nothing set but a safe key and a host: DEBUG is off (an annotator never sees a technical 500 page)."""
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={**{k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY")},
+                                 "DJANGO_SETTINGS_MODULE": "hume.settings", "SECRET_KEY": SAFE_KEY,
+                                 "ALLOWED_HOSTS": "hume.example.org"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_with_nothing_set_it_refuses_to_start_and_says_how_to_develop_locally() -> None:
+    result = run_manage("check", DJANGO_SETTINGS_MODULE="hume.settings")
+    assert result.returncode != 0
+    assert "SECRET_KEY is unsafe for DEBUG=false (the default)" in result.stderr
+    assert "DEBUG=true for local development" in result.stderr

@@ -179,6 +179,16 @@ def seconds_held(chunk_id: int) -> float | None:
     return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
 
 
+def resumable_chunks() -> list[tuple[int, float]]:
+    """(chunk id, seconds until it may be taken) for every unfinished chunk of a run still embedding:
+    0 for a queued chunk or one whose lease lapsed, the lease's remaining time for one a worker holds."""
+    now = timezone.now()
+    rows = RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING).exclude(status=RunChunk.Status.DONE)
+    held = RunChunk.Status.RUNNING
+    return [(chunk_id, max(0.0, (lease - now).total_seconds()) if lease and status == held else 0.0)
+            for chunk_id, status, lease in rows.values_list("id", "status", "lease_until")]
+
+
 def unfinished_chunks(run: ModelRun) -> list[int]:
     return list(run.chunks.exclude(status=RunChunk.Status.DONE).values_list("id", flat=True))
 

@@ -5,7 +5,13 @@ with it, this task takes the chunk over then (its cached texts are not encoded a
 """
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="model_runs.embed_chunk", acks_late=True, bind=True)
@@ -26,3 +32,27 @@ def score_model_run(run_id: int) -> str:
     from agreement.model_runs.runs import score_if_ready
 
     return score_if_ready(run_id) or "taken"
+
+
+@shared_task(name="model_runs.resume_runs")
+def resume_model_runs() -> list[int]:
+    """Give every unfinished chunk of an embedding run a message, timed for when its lease lapses.
+
+    A worker killed outright took its chunk's message with it (the broker gives it back only after its
+    hour-long visibility timeout), so each starting worker re-sends them; copies are harmless, the claim
+    decides who embeds.
+    """
+    from agreement.model_runs.runs import resumable_chunks
+
+    waiting = resumable_chunks()
+    for chunk_id, wait in waiting:
+        embed_chunk.apply_async((chunk_id,), countdown=wait + 1 if wait else 0)
+    return [chunk_id for chunk_id, _ in waiting]
+
+
+@worker_ready.connect
+def resume_model_runs_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
+    try:
+        resume_model_runs.delay()
+    except Exception:  # a broker hiccup must not stop the worker from starting
+        log.exception("could not enqueue the resumption of model runs")

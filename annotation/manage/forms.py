@@ -5,9 +5,9 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
 from django.forms import inlineformset_factory
 
+from annotation.annotators import check_password
 from annotation.batches import DEFAULT_LEASE_SECONDS
 from annotation.models import Annotator, AnnotatorLanguage
 from tasks_app.models import Task, language_code
@@ -41,7 +41,10 @@ class AnnotatorCreateForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("password"):
-            validate_password(data["password"])
+            try:
+                check_password(data["password"], username=data.get("username", ""))
+            except forms.ValidationError as exc:
+                self.add_error("password", exc)
         return data
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from annotation.annotators import check_password
 from annotation.batches import DEFAULT_LEASE_SECONDS
 from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 from hume.roles import is_researcher
@@ -52,10 +53,13 @@ class AnnotatorCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"A user named {value!r} already exists.")
         return value
 
-    def validate_password(self, value: str) -> str:
-        if value:
-            validate_password(value)
-        return value
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("password"):
+            try:
+                check_password(data["password"], username=data["username"])
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({"password": exc.messages}) from None
+        return data
 
 
 class BatchSerializer(serializers.ModelSerializer):

@@ -1,7 +1,8 @@
 """`python manage.py create_annotator NAME --languages eng-Latn,dan-Latn [--kind human|llm] [--password P]`.
 
 Idempotent: running it again keeps the account, adds languages that are missing (existing ones keep their
-proficiency unless one is given as eng-Latn:fluent), and sets the password only when one is given.
+proficiency unless one is given as eng-Latn:fluent), and sets the password only when one is given. A password
+is checked as everywhere else (annotation.annotators.check_password): a weak one stops the command, nothing changed.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation.annotators import create_annotator
+from annotation.annotators import check_password, create_annotator
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
 from tasks_app.models import language_code
@@ -51,8 +52,13 @@ class Command(BaseCommand):
         languages = parse_languages(options["languages"])
         if not languages:
             raise CommandError("--languages: give at least one language code.")
+        user = get_user_model().objects.filter(username=options["name"]).first()
+        if options["password"]:
+            try:
+                check_password(options["password"], username=options["name"], user=user)
+            except ValidationError as exc:
+                raise CommandError(f"--password: {' '.join(exc.messages)}") from None
         with transaction.atomic():
-            user = get_user_model().objects.filter(username=options["name"]).first()
             if user is None:
                 annotator = create_annotator(options["name"], kind=options["kind"], password=options["password"],
                                              languages=languages)

@@ -1,0 +1,8 @@
+"""The test suite's settings: production's defaults (hume.settings) with the embedded development mode turned
+on explicitly, as scripts/run does. Set before hume.settings reads it, and left in the environment, so the
+workers and commands the tests start as subprocesses run the same way; a test may still set DEBUG=false."""
+import os
+
+os.environ.setdefault("DEBUG", "true")
+
+from hume.settings import *  # noqa: F403
