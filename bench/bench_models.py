@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 SCRATCH = tempfile.mkdtemp(prefix="bench-models-")
 os.environ["DATABASE_URL"] = f"sqlite:///{SCRATCH}/bench.sqlite3"
+os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
 
 import django  # noqa: E402

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
 os.environ.setdefault("LLM_SLICE_SECONDS", "600")
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
 
 WORDS = ("vaccine protein cell gene trial patients dose risk effect study model data results brain memory sleep "

@@ -55,6 +55,7 @@ def make_study(n_docs: int, n_words: int) -> Study:
 def model_scorers(names: list[str]) -> list[sage_study.Scorer]:
     if importlib.util.find_spec("agreement.model_runs") is None:
         sys.exit("--models needs the model registry (agreement.model_runs), which is not installed here")
+    os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
     import django
 

@@ -13,7 +13,8 @@ from agreement.model_runs.runs import enqueue, start_run
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("local_llm_endpoints")]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("local_llm_endpoints")]
 
 
 def wait_for(condition, timeout: float = 90):  # type: ignore[no-untyped-def]
