@@ -1,7 +1,7 @@
 """Pointwise judging throughput against a local chat-completions server that answers in 200 ms.
 
 Why: the study ran each judge at up to 1,024 calls in flight; the app's LLM runs keep `max_concurrency`
-requests in flight (at most 64 today, the field's validator). With latency L and C in flight, the bound is
+requests in flight (at most 1,024, the field's validator). With latency L and C in flight, the bound is
 C / L requests per second; this prints the rate reached over N pool-style pairs (one query id, one document,
 the study's prompt and `{"reasoning", "score"}` reply) and checks every answer is stored exactly once.
 Goal: ≥ 0.8× the bound. Uses the configured database (DATABASE_URL); its rows are deleted afterwards.
