@@ -21,7 +21,7 @@ from agreement.retrieval.importing import chunks, iter_qrels
 from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry, Subset
 from agreement.retrieval.runs import Resolver
 from agreement.retrieval.scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
-from annotation.llm.models import LLMRequest
+from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
 from tasks_app.importing.reader import ProblemLog
 
@@ -165,10 +165,13 @@ def qrels_file(collection: Collection, stream: BinaryIO, filename: str) -> dict[
 
 
 def judge_usage(subset: Subset) -> list[dict[str, Any]]:
-    """Requests and tokens each LLM judge spent on the subset's pools (from the request log)."""
+    """Requests, tokens and (when the judge has prices) cost each LLM judge spent on the subset's pools."""
     items = PoolUnit.objects.filter(pool__subset=subset).values("item_id")
-    usage = (LLMRequest.objects.filter(item_id__in=items).values("annotator__user__username", "model")
+    usage = (LLMRequest.objects.filter(item_id__in=items).values("annotator_id", "annotator__user__username", "model")
              .annotate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), requests=Sum("attempts"))
              .order_by("annotator__user__username"))
+    configs = LLMAnnotatorConfig.objects.in_bulk([u["annotator_id"] for u in usage], field_name="annotator_id")
     return [{"judge": u["annotator__user__username"], "model": u["model"], "requests": u["requests"] or 0,
-             "prompt_tokens": u["prompt"] or 0, "completion_tokens": u["completion"] or 0} for u in usage]
+             "prompt_tokens": u["prompt"] or 0, "completion_tokens": u["completion"] or 0,
+             "cost": configs[u["annotator_id"]].cost(u["prompt"] or 0, u["completion"] or 0)
+             if u["annotator_id"] in configs else None} for u in usage]

@@ -57,7 +57,8 @@ class LLMAnnotatorSerializer(serializers.ModelSerializer):
         model = LLMAnnotatorConfig
         fields = ("id", "name", "model", "base_url", "api_key_env", "api_key_secret", "has_secret", "key_source",
                   "temperature", "max_tokens", "json_mode", "max_concurrency", "requests_per_minute",
-                  "timeout_seconds", "max_retries", "max_answer_retries", "created_at", "updated_at")
+                  "timeout_seconds", "max_retries", "max_answer_retries", "price_per_1k_input", "price_per_1k_output",
+                  "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -112,11 +113,12 @@ class LLMRunSerializer(serializers.ModelSerializer):
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     task = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all(), required=False, allow_null=True)
     batch = serializers.PrimaryKeyRelatedField(queryset=Batch.objects.all(), required=False, allow_null=True)
+    cost = serializers.DecimalField(max_digits=18, decimal_places=4, read_only=True, allow_null=True)
 
     class Meta:
         model = LLMRun
         fields = ("id", "annotator", "annotator_name", "task", "batch", "model", "prompt_version", "retry_failed",
-                  "status", "total_items", "http_requests", "prompt_tokens", "completion_tokens", "error",
+                  "status", "total_items", "http_requests", "prompt_tokens", "completion_tokens", "cost", "error",
                   "created_at", "started_at", "finished_at", "heartbeat_at")
         read_only_fields = ("model", "prompt_version", "status", "total_items", "http_requests", "prompt_tokens",
                             "completion_tokens", "error", "created_at", "started_at", "finished_at", "heartbeat_at")

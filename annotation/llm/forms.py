@@ -12,7 +12,8 @@ from annotation.models import Annotator, Batch
 from tasks_app.models import Task
 
 CONFIG_FIELDS = ("base_url", "model", "api_key_env", "temperature", "max_tokens", "json_mode", "max_concurrency",
-                 "requests_per_minute", "timeout_seconds", "max_retries", "max_answer_retries")
+                 "requests_per_minute", "timeout_seconds", "max_retries", "max_answer_retries", "price_per_1k_input",
+                 "price_per_1k_output")
 
 
 class SecretInput(forms.PasswordInput):

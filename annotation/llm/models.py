@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -79,7 +80,8 @@ class LLMAnnotatorConfig(models.Model):
         default=True, help_text='Send response_format {"type": "json_object"} (turn off if the server rejects it).'
     )
     max_concurrency = models.PositiveSmallIntegerField(
-        default=4, validators=[MinValueValidator(1), MaxValueValidator(64)], help_text="Requests in flight at once.")
+        default=4, validators=[MinValueValidator(1), MaxValueValidator(1024)],
+        help_text="Requests in flight at once (the study ran its judges at up to 1,024).")
     requests_per_minute = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)],
                                         help_text="Client timeout of one HTTP request.")
@@ -88,6 +90,12 @@ class LLMAnnotatorConfig(models.Model):
     max_answer_retries = models.PositiveSmallIntegerField(
         default=2, validators=[MaxValueValidator(5)],
         help_text="Re-asks after a malformed or invalid answer before recording a failure.")
+    price_per_1k_input = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, validators=[MinValueValidator(0)],
+        help_text="Optional: price per 1,000 prompt tokens, for the cost figure beside the token counts.")
+    price_per_1k_output = models.DecimalField(
+        max_digits=12, decimal_places=6, null=True, blank=True, validators=[MinValueValidator(0)],
+        help_text="Optional: price per 1,000 completion tokens.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -97,7 +105,7 @@ class LLMAnnotatorConfig(models.Model):
         constraints = (
             models.CheckConstraint(condition=Q(temperature__gte=0) & Q(temperature__lte=2), name="llm_temperature_0_2"),
             models.CheckConstraint(
-                condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=64), name="llm_concurrency_1_64"
+                condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=1024), name="llm_concurrency_1_1024"
             ),
             models.CheckConstraint(condition=Q(requests_per_minute__gte=1), name="llm_rpm_positive"),
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="llm_timeout_positive"),
@@ -117,6 +125,14 @@ class LLMAnnotatorConfig(models.Model):
         if self.api_key_env:
             return f"environment variable {self.api_key_env}"
         return "stored secret" if self.api_key_secret else "none (the endpoint needs no key)"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """What the tokens cost at the configured prices (rounded to 1/10,000); None when no price is set."""
+        if self.price_per_1k_input is None and self.price_per_1k_output is None:
+            return None
+        total = (Decimal(prompt_tokens) * (self.price_per_1k_input or 0)
+                 + Decimal(completion_tokens) * (self.price_per_1k_output or 0)) / 1000
+        return total.quantize(Decimal("0.0001"))
 
     def resolve_api_key(self) -> str | None:
         """The key to send, read at request time on the worker; the environment variable wins."""
@@ -167,6 +183,12 @@ class LLMRun(models.Model):
     def __str__(self) -> str:
         scope = self.batch.name if self.batch_id and self.batch else self.task.name
         return f"run {self.pk}: {self.annotator.name} on {scope}"
+
+    @property
+    def cost(self) -> Decimal | None:
+        """The run's tokens at its annotator's configured prices (None when none are set)."""
+        config = LLMAnnotatorConfig.objects.filter(annotator_id=self.annotator_id).first()
+        return config.cost(self.prompt_tokens, self.completion_tokens) if config else None
 
     @property
     def is_finished(self) -> bool:

@@ -1,0 +1,124 @@
+"""An embedding run split across Celery workers: chunks of each subset's corpus, merged exactly.
+
+Why it is shaped this way:
+- `start_split_embedding_run` writes the run and one `RunChunk` per (subset, document range) in one
+  transaction and, after commit, sends one message per chunk. Every message takes chunks until none is left,
+  so a lost or repeated message changes nothing but who does the work.
+- A chunk is claimed with SELECT ... FOR UPDATE SKIP LOCKED, so two workers never take the same one; a claim
+  older than RETRIEVAL_CHUNK_CLAIM_SECONDS (its worker died) may be taken over. The result is written only
+  while the claim is still the writer's.
+- The worker that finds every chunk done merges under a lock on the run: `merge_top_k` over the chunks'
+  (document pk, cosine) tops is the exact top-K of the whole corpus, the same ranking as one process's
+  `embedding_run`. A second merger finds the entries there and stops: the run is written once.
+- Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from itertools import groupby
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agreement.model_runs.models import EmbeddingModel
+from agreement.model_runs.similarity import embed
+from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk
+from agreement.retrieval.runs import finish_ranking, store_entries
+from agreement.retrieval.similarity import l2_normalise, merge_top_k, top_k
+from agreement.retrieval.system_runs import _new_run, embed_all
+
+Status = RunChunk.Status
+
+
+def claim_seconds() -> float:
+    return float(getattr(settings, "RETRIEVAL_CHUNK_CLAIM_SECONDS", 600.0))
+
+
+def start_split_embedding_run(collection: Collection, name: str, model: EmbeddingModel, *, k: int = 100,
+                              docs_per_chunk: int = 50_000) -> Run:
+    """Create the run and its chunks, and enqueue one message per chunk once they are committed."""
+    from agreement.retrieval.tasks import embedding_chunk_task
+
+    if not model.is_encoder:
+        raise ValueError(f"{model.name} is a classical metric: it has no vectors to rank by cosine")
+    if k < 1 or docs_per_chunk < 1:
+        raise ValueError("k and docs_per_chunk must be at least 1")
+    with transaction.atomic():
+        run = _new_run(collection, name, Run.Kind.EMBEDDING)
+        chunks = []
+        for subset in collection.subsets.all():
+            documents = subset.documents.count()
+            if documents and Query.objects.filter(subset=subset).exists():
+                chunks += [RunChunk(run=run, subset=subset, model=model, k=k, doc_start=start,
+                                    doc_end=min(start + docs_per_chunk, documents))
+                           for start in range(0, documents, docs_per_chunk)]
+        RunChunk.objects.bulk_create(chunks)
+        for _ in chunks:
+            transaction.on_commit(lambda: embedding_chunk_task.delay(run.pk))
+    return run
+
+
+def claim_chunk(run_id: int, token: str) -> RunChunk | None:
+    """The next pending chunk (or one whose worker went silent), now this token's; None when none is left."""
+    stale = timezone.now() - timedelta(seconds=claim_seconds())
+    with transaction.atomic():
+        chunk = (RunChunk.objects.select_for_update(skip_locked=True)
+                 .filter(Q(status=Status.PENDING) | Q(status=Status.CLAIMED, claimed_at__lt=stale), run_id=run_id)
+                 .order_by("pk").first())
+        if chunk is None:
+            return None
+        chunk.status, chunk.claimed_by, chunk.claimed_at = Status.CLAIMED, token, timezone.now()
+        chunk.save(update_fields=["status", "claimed_by", "claimed_at"])
+    return chunk
+
+
+def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
+    """(document pks, cosines), each (queries × min(k, chunk size)), of the chunk's documents for every query."""
+    queries = Query.objects.filter(subset_id=chunk.subset_id).order_by("pk").values_list("text", "instruction")
+    query_texts = [f"{instruction} {text}".strip() for text, instruction in queries]  # as subset_texts writes them
+    docs = (Document.objects.filter(subset_id=chunk.subset_id).order_by("pk")
+            .values_list("pk", "title", "text")[chunk.doc_start:chunk.doc_end])
+    doc_pks, doc_texts = [d[0] for d in docs], [f"{d[1]} {d[2]}".strip() for d in docs]
+    batch = chunk.model.batch_size * 8
+
+    def vectors(texts: list[str]) -> np.ndarray:
+        return embed(chunk.model, texts)
+
+    query_vecs = l2_normalise(embed_all(vectors, query_texts, batch))
+    idx, val = top_k(query_vecs, l2_normalise(embed_all(vectors, doc_texts, batch)), chunk.k, normalised=True)
+    return np.asarray(doc_pks, dtype=np.int64)[idx], val.astype(np.float32)
+
+
+def work(run_id: int) -> int:
+    """Rank chunks of the run until none is left, then merge if every chunk is done; returns chunks ranked."""
+    token, ranked = uuid.uuid4().hex, 0
+    while (chunk := claim_chunk(run_id, token)) is not None:
+        docs, scores = rank_chunk(chunk)
+        ranked += RunChunk.objects.filter(pk=chunk.pk, claimed_by=token, status=Status.CLAIMED).update(
+            status=Status.DONE, doc_ids=docs.tobytes(), scores=scores.tobytes())
+    merge(run_id)
+    return ranked
+
+
+def merge(run_id: int) -> bool:
+    """Write the run's entries from its chunks' tops, once: False while chunks are left or when already merged."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.chunks.exclude(status=Status.DONE).exists() or run.entries.exists():
+            return False
+        for subset_id, chunks in groupby(run.chunks.order_by("subset_id", "doc_start"), key=lambda c: c.subset_id):
+            query_pks = list(Query.objects.filter(subset_id=subset_id).order_by("pk").values_list("pk", flat=True))
+            parts = []
+            for chunk in chunks:
+                width = min(chunk.k, chunk.doc_end - chunk.doc_start)
+                parts.append((np.frombuffer(bytes(chunk.doc_ids), dtype=np.int64).reshape(len(query_pks), width),
+                              np.frombuffer(bytes(chunk.scores), dtype=np.float32).reshape(len(query_pks), width)))
+            docs, scores = merge_top_k(parts, chunk.k)
+            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, scores, strict=True)
+                                for d, s in zip(row_d, row_s, strict=True)))
+        finish_ranking(run)
+    return True
