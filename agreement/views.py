@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import model_rows
 from agreement.models import Report
-from agreement.reports import ReportQueueError, request_report, requeue_if_dead
+from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
 from hume.roles import is_admin, is_researcher
 from tasks_app.models import Item, ItemGold, Task
@@ -88,8 +88,18 @@ def summary_numbers(row: dict[str, Any] | None) -> dict[str, Any]:
 def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     """One task's report; htmx requests for another page or order of items get only that fragment."""
     task, report = report_task(request, task_id)
+    error = None
+    if report is None and Annotation.objects.filter(item__task=task).exists():
+        # Answers but no report (a bulk import sends no signal): queue the first one for a worker and show
+        # it as queued; the status part polls itself until it is done. Never computed here.
+        try:
+            request_first_report(task.pk)
+        except ReportQueueError as exc:
+            error = str(exc)
+        report = Report.objects.filter(task=task).first()
     doc = report.result if report and report.result else None
-    context = {"task": task, "report": report, "doc": doc, **disagreement_context(request, task, doc)}
+    context = {"task": task, "report": report, "doc": doc, "error": error,
+               **disagreement_context(request, task, doc)}
     context |= {"model_rows": model_rows(task.pk), "can_run_models": is_admin(request.user)}
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.

@@ -52,3 +52,35 @@ def test_a_results_page_queues_one_report_and_shows_its_scores_once_a_worker_sto
     assert (mapping["human"], mapping["n_annotators"], mapping["origin"]) == (0.8, 2, "stored report")
     assert page.context["rows"][0]["human"] == 0.8
     assert 'id="pending-reports"' not in page.content.decode() and queued_messages() == 0
+
+
+def test_a_report_page_without_a_report_queues_one_and_a_worker_fills_it_in(start_worker, dave):
+    """The report page, like the results pages, never computes: answers with no report get a queued one."""
+    task = build_task("classification", "emotion", [{"text": f"t{i}", "label": "a"} for i in range(5)],
+                      labels=["a", "b"])
+    import_answers(task, answers_from_columns({"ann1": ["a", "a", "a", "a", "b"], "ann2": ["a", "a", "a", "b", "b"]}))
+    client = Client()
+    client.force_login(dave)
+
+    first, second = client.get(f"/reports/task/{task.pk}/"), client.get(f"/reports/task/{task.pk}/")
+
+    report = Report.objects.get(task=task)
+    assert (report.status, report.result, report.computations) == ("queued", None, 0)
+    assert queued_messages() == 1  # two page views, one job
+    html = second.content.decode()
+    assert "Queued: the report will be computed by a worker shortly." in html
+    assert f'hx-get="/reports/task/{task.pk}/status/' in html and first.status_code == 200
+
+    start_worker()
+    report = wait_for_report(task)
+    page = client.get(f"/reports/task/{task.pk}/")
+    assert (report.status, report.computations) == ("done", 1)
+    assert page.context["doc"]["human"]["scores"]["accuracy"] == 0.8
+
+
+def test_a_report_page_of_a_task_without_answers_queues_nothing(dave):
+    task = build_task("classification", "quiet", [{"text": "t", "label": "a"}], labels=["a", "b"])
+    client = Client()
+    client.force_login(dave)
+    assert "No report has been computed for this task yet." in client.get(f"/reports/task/{task.pk}/").content.decode()
+    assert not Report.objects.filter(task=task).exists() and queued_messages() == 0
