@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "agreement",
     "agreement.model_runs",
     "agreement.retrieval",
+    "agreement.sage_page",
 ]
 
 MIDDLEWARE = [

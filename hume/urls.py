@@ -22,6 +22,7 @@ urlpatterns = [
     path("llm/", include("annotation.llm.urls")),
     path("models/", include("agreement.model_runs.urls")),
     path("retrieval/", include("agreement.retrieval.urls")),
+    path("sage/", include("agreement.sage_page.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
