@@ -138,3 +138,12 @@ def test_a_real_worker_runs_the_study_asked_for_on_the_page(start_worker, dave):
         time.sleep(0.5)
     assert run.status == "done", run.error
     assert page_rows(client.get(f"/sage/{run.pk}/").content.decode()) == cli_rows("jaccard")
+
+
+def test_a_failed_run_shows_the_file_line_and_field(dave, tmp_path):
+    (tmp_path / "clustering").mkdir()
+    (tmp_path / "clustering" / "topics.jsonl").write_text('{"id": "s1", "texts": ["a", "b"]}\n', encoding="utf-8")
+    run = SageRun.objects.create(study="broken", folder=str(tmp_path), metrics=["jaccard"], created_by=dave)
+    assert execute(run.pk) == "failed"
+    html = logged_in(dave).get(f"/sage/{run.pk}/").content.decode()
+    assert "The run failed:" in html and "topics.jsonl:1: field" in html and "hx-trigger" not in html
