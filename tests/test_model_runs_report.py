@@ -59,7 +59,7 @@ def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, c
 
 def test_a_model_run_exports_as_task_results_the_mteb_importer_loads(tmp_path) -> None:
     from agreement.model_runs.models import ModelRun
-    from agreement.results.mteb_files import load_results_dir
+    from agreement.results.mteb_loading import load_results_dir
 
     task = _jaccard_on_pairwise()
     task.mteb_task_name, task.mteb_subset = "SummPreference", "en"
