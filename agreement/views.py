@@ -19,11 +19,11 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from agreement.exports import answer_lines, ordered, report_csv, report_json
-from agreement.model_runs.rows import model_rows
+from agreement.model_runs.rows import rows_context
 from agreement.models import Report
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
-from hume.roles import is_admin, is_researcher
+from hume.roles import is_researcher
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20
@@ -100,7 +100,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     doc = report.result if report and report.result else None
     context = {"task": task, "report": report, "doc": doc, "error": error,
                **disagreement_context(request, task, doc)}
-    context |= {"model_rows": model_rows(task.pk), "can_run_models": is_admin(request.user)}
+    context |= rows_context(task.pk, request.user)
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
         context["answers_now"] = Annotation.objects.filter(item__task=task).count()

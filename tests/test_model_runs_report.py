@@ -113,3 +113,48 @@ def test_the_paired_bootstrap_spearman_matches_scipy_on_every_resample() -> None
     assert significance._row_spearman(a, b) == pytest.approx(expected)
     result = significance.paired_bootstrap_spearman(range(10), [0, 2, 1, 3, 4, 5, 7, 6, 8, 9], range(10))
     assert result["difference"] < 0 and 0 <= result["p_value"] <= 1
+
+
+def test_likert_significance_is_a_paired_bootstrap_of_the_sage_score_difference() -> None:
+    import numpy as np
+    from scipy import stats
+
+    # Humans rate exactly like gold (r = 1 on both axes, SAGE's 0.5·(r + 1) = 1); the model's similarity
+    # falls as coverage rises (r = −1, score 0) and as fluency falls (r = 1, score 1): difference =
+    # mean(1 − 0, 1 − 1) = 0.5 in every resample.
+    gold = {"coverage": [1, 2, 3, 4, 5, 6], "fluency": [6, 5, 4, 3, 2, 1]}
+    humans = {"coverage": [1, 2, 3, 4, 5, 6], "fluency": [6, 5, 4, 3, 2, 1]}
+    model = [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+    result = significance.paired_bootstrap_likert(gold, humans, model)
+    assert result["test"] == "paired bootstrap of the SAGE Likert score difference"
+    assert result["difference"] == pytest.approx(0.5) and result["axes"] == ["coverage", "fluency"]
+    assert result["p_value"] <= 0.01  # every resample has the humans ahead
+    rows = np.array([[1, 3, 2, 5.0], [2, 2, 1, 0.0]]), np.array([[2, 1, 4, 3.0], [1, 5, 2, 2.0]])
+    expected = [stats.pearsonr(x, y).statistic for x, y in zip(*rows, strict=True)]
+    assert significance._row_pearson(*rows) == pytest.approx(expected)
+    # Through compare(): a Likert task's gold, the humans' means and the model's similarity per item.
+    payloads = {i: {} for i in range(6)}
+    via_compare = significance.compare(
+        "likert", payloads, {i: {a: gold[a][i] for a in gold} for i in range(6)},
+        {i: {a: humans[a][i] for a in humans} for i in range(6)}, dict(enumerate(model)))
+    assert via_compare == result
+
+
+def test_the_model_rows_poll_live_while_a_run_is_queued_and_stop_when_it_is_done(client, dave, alice) -> None:
+    from agreement.model_runs.models import EmbeddingModel
+    from agreement.model_runs.runs import start_run
+
+    call_command("add_model", "jaccard", "--backend", "classical", "--metric", "jaccard", stdout=io.StringIO())
+    task = data.build_model_task("pairwise")
+    start_run(task, EmbeddingModel.objects.get(name="jaccard"))  # stored, its chunks queued: no worker yet
+    ensure_role_groups()
+    client.force_login(dave)
+    poll = f'hx-get="/models/{task.pk}/rows/" hx-trigger="every 2s"'
+    assert poll in client.get(f"/reports/task/{task.pk}/").content.decode()
+    part = client.get(f"/models/{task.pk}/rows/").content.decode()
+    assert poll in part and "<progress" in part and "embedding" in part and "<h1" not in part
+    call_command("run_models", task.name, "--models", "jaccard", "--wait", stdout=io.StringIO())
+    part = client.get(f"/models/{task.pk}/rows/").content.decode()
+    assert "hx-trigger" not in part and "McNemar exact" in part and "<progress" not in part
+    client.force_login(alice.user)
+    assert client.get(f"/models/{task.pk}/rows/").status_code == 403

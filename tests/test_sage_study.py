@@ -10,8 +10,9 @@ import pytest
 from rapidfuzz import fuzz
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from agreement.model_runs.classical import EmptyText
 from agreement.sage import categories as cat
-from agreement.sage.baselines import SCORERS, jaccard, levenshtein_ratio
+from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.study import Scorer, perturb_study, run_study
 from agreement.sage.table import render
@@ -86,10 +87,15 @@ def test_an_embedding_scorer_ranks_and_clusters_with_the_cosine_of_its_vectors()
 
 def test_classical_metrics_on_hand_computed_pairs():
     # Levenshtein ratio (A.7.1): (|x| + |y| − indel distance) / (|x| + |y|) = (4 + 3 − 1) / 7.
-    assert levenshtein_ratio(["abcd"], ["abc"]) == pytest.approx([6 / 7])
+    assert LEV.pairs(["abcd"], ["abc"]) == pytest.approx([6 / 7])
+    assert LEV.matrix(["abcd", "xy"], ["abc"]) == pytest.approx(np.array([[6 / 7], [0.0]]))
     # Jaccard (A.7.1): {the, cat, sat} vs {the, cat, ran}: 2 shared of 4.
-    assert jaccard(["the cat sat"], ["the cat ran"]) == pytest.approx([0.5])
-    assert jaccard([""], [""]) == pytest.approx([1.0])
+    assert JAC.pairs(["the cat sat"], ["the cat ran"]) == pytest.approx([0.5])
+    # Case and punctuation count, as with the paper's tiktoken: {The, cat, .} vs {the, cat}: 1 shared of 4.
+    assert JAC.matrix(["The cat."], ["the cat", "The cat."]) == pytest.approx(np.array([[0.25, 1.0]]))
+    # The registry refuses an empty text (model_runs/classical.py) rather than inventing a similarity.
+    with pytest.raises(EmptyText, match="pair 0: text a is empty"):
+        JAC.pairs([""], [""])
 
 
 def test_a_scorer_that_returns_the_wrong_number_of_values_is_named():

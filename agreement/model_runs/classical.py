@@ -3,16 +3,23 @@
 Pure (no Django). Tokens are Unicode word runs, lower-cased, so Arabic and Danish text tokenise like English
 (rouge-score's own tokenizer keeps only [a-z0-9] and would empty a non-Latin text). An empty text has no
 similarity to anything: it is refused with the pair's position rather than scored 0.
+
+SAGE (agreement/sage/baselines.py) uses these same functions, with two additions: `*_cross` variants that
+score every a against every b (its clustering and retrieval matrices), and `cased_tokens` for Jaccard. The
+paper (papers/001_*, A.7.1) tokenises with tiktoken, which keeps case and punctuation; lower-cased word
+tokens would make Jaccard blind to SAGE's capitalisation perturbation (A.3), so SAGE passes `cased_tokens`.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
+CASED_TOKEN = re.compile(r"\w+|[^\w\s]")  # words and single punctuation marks, case kept (SAGE)
 
 
 class EmptyText(ValueError):
@@ -23,13 +30,21 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
 
 
-def check_pairs(a: Sequence[str], b: Sequence[str]) -> None:
-    if len(a) != len(b):
-        raise ValueError(f"pair lists differ in length: {len(a)} texts a, {len(b)} texts b")
+def cased_tokens(text: str) -> list[str]:
+    return CASED_TOKEN.findall(text)
+
+
+def check_texts(a: Sequence[str], b: Sequence[str], what: str = "pair") -> None:
     for side, texts in (("a", a), ("b", b)):
         for i, text in enumerate(texts):
             if not isinstance(text, str) or not text.strip():
-                raise EmptyText(f"pair {i}: text {side} is empty; a similarity metric cannot score it")
+                raise EmptyText(f"{what} {i}: text {side} is empty; a similarity metric cannot score it")
+
+
+def check_pairs(a: Sequence[str], b: Sequence[str]) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"pair lists differ in length: {len(a)} texts a, {len(b)} texts b")
+    check_texts(a, b)
 
 
 class _Tokenizer:
@@ -47,6 +62,15 @@ def levenshtein(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     return np.array([Indel.normalized_similarity(x, y) for x, y in zip(a, b, strict=True)], dtype=float)
 
 
+def levenshtein_cross(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+    """The |a| × |b| matrix of `levenshtein`, all pairs at once (rapidfuzz's cdist)."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import Indel
+
+    check_texts(a, b, what="text")
+    return process.cdist(list(a), list(b), scorer=Indel.normalized_similarity, dtype=np.float64, workers=1)
+
+
 def rouge(a: Sequence[str], b: Sequence[str], variant: str = "rougeL") -> np.ndarray:
     """ROUGE F1 (rouge-score; ROUGE-L by default), b as the reference."""
     from rouge_score import rouge_scorer
@@ -56,15 +80,28 @@ def rouge(a: Sequence[str], b: Sequence[str], variant: str = "rougeL") -> np.nda
     return np.array([scorer.score(y, x)[variant].fmeasure for x, y in zip(a, b, strict=True)], dtype=float)
 
 
-def jaccard(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+@functools.lru_cache(maxsize=100_000)  # SAGE compares an original with each of its perturbations
+def token_set(text: str, tokenize: Callable[[str], list[str]] = tokens) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
+def _jaccard_sets(x: frozenset[str], y: frozenset[str]) -> float:
+    union = len(x | y)
+    return len(x & y) / union if union else 0.0
+
+
+def jaccard(a: Sequence[str], b: Sequence[str], tokenize: Callable[[str], list[str]] = tokens) -> np.ndarray:
     """|A ∩ B| / |A ∪ B| over the two texts' token sets."""
     check_pairs(a, b)
-    out = []
-    for x, y in zip(a, b, strict=True):
-        sx, sy = set(tokens(x)), set(tokens(y))
-        union = sx | sy
-        out.append(len(sx & sy) / len(union) if union else 0.0)
-    return np.array(out, dtype=float)
+    pairs = zip(a, b, strict=True)
+    return np.array([_jaccard_sets(token_set(x, tokenize), token_set(y, tokenize)) for x, y in pairs], dtype=float)
+
+
+def jaccard_cross(a: Sequence[str], b: Sequence[str], tokenize: Callable[[str], list[str]] = tokens) -> np.ndarray:
+    """The |a| × |b| matrix of `jaccard`."""
+    check_texts(a, b, what="text")
+    left, right = [token_set(x, tokenize) for x in a], [token_set(y, tokenize) for y in b]
+    return np.array([[_jaccard_sets(x, y) for y in right] for x in left], dtype=float).reshape(len(a), len(b))
 
 
 def tfidf(a: Sequence[str], b: Sequence[str]) -> np.ndarray:

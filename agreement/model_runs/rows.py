@@ -27,3 +27,12 @@ def run_row(run: ModelRun) -> dict[str, Any]:
 def model_rows(task_id: int) -> list[dict[str, Any]]:
     """Every model's latest run on the task, finished or not, for the report JSON and pages."""
     return [run_row(run) for run in latest_runs(task_id)]
+
+
+def rows_context(task_id: int, user: Any) -> dict[str, Any]:
+    """What templates/model_runs/_model_rows.html needs; it polls itself while a run is queued or running."""
+    from hume.roles import is_admin
+
+    rows = model_rows(task_id)
+    return {"model_rows": rows, "can_run_models": is_admin(user),
+            "model_rows_pending": any(r["status"] not in ("done", "failed") for r in rows)}

@@ -2,6 +2,10 @@
 
 - labels (classification, pairwise): McNemar's exact test on who is right per item (statsmodels);
 - correlations (STS): a paired bootstrap of Spearman(humans) − Spearman(model), items resampled together;
+- Likert: a paired bootstrap of the difference of SAGE's score, mean over axes of 0.5·(Pearson r + 1) with
+  gold, humans' mean rating against the model's similarity (items resampled together, every axis at once).
+  Not a permutation of per-item errors: a similarity and a rating share no scale, so only the correlation
+  the score is made of can be compared;
 - rankings (reranking AP, graded nDCG@10) and clustering (V-measure per set): a paired permutation test
   (sign flips of the per-query or per-set differences, scipy.stats.permutation_test).
 The humans are their consensus (majority / mean), as the human score's protocol has it. Seeded: a report
@@ -63,6 +67,34 @@ def paired_bootstrap_spearman(truth: Sequence[float], human: Sequence[float], mo
             "difference": float(observed), "n": len(t)}
 
 
+def _row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+
+
+def paired_bootstrap_likert(gold: dict[str, Sequence[float]], human: dict[str, Sequence[float]],
+                            model: Sequence[float]) -> dict[str, Any] | None:
+    """gold and human: axis -> one rating per item; model: one similarity per item (the same items)."""
+    m = np.asarray(model, dtype=float)
+    axes = sorted(gold)
+    if len(m) < 4 or not axes:
+        return None
+    g = {a: np.asarray(gold[a], dtype=float) for a in axes}
+    h = {a: np.asarray(human[a], dtype=float) for a in axes}
+
+    def sage(truth: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        return 0.5 * (_row_pearson(truth, pred) + 1.0)
+
+    observed = float(np.mean([sage(g[a][None], h[a][None])[0] - sage(g[a][None], m[None])[0] for a in axes]))
+    idx = np.random.default_rng(SEED).integers(0, len(m), (RESAMPLES, len(m)))
+    d = np.mean([sage(g[a][idx], h[a][idx]) - sage(g[a][idx], m[idx]) for a in axes], axis=0)
+    d = d[np.isfinite(d)]  # resamples where a side is constant have no r
+    p = min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())) if d.size else None
+    return {"test": "paired bootstrap of the SAGE Likert score difference", "p_value": p,
+            "difference": observed if np.isfinite(observed) else None, "n": len(m), "axes": axes}
+
+
 def _ranking_scores(ids: Sequence[str], ranked: Sequence[str]) -> np.ndarray:
     position = {doc: n for n, doc in enumerate(ranked)}
     return np.array([-position[d] for d in ids], dtype=float)
@@ -103,4 +135,9 @@ def compare(kind: str, payloads: dict[int, dict[str, Any]], gold: dict[int, Any]
         h = [float(np.mean([skm.v_measure_score(gold[i], p) for p in humans[i]])) for i in ids]
         m = [skm.v_measure_score(gold[i], model[i]) for i in ids]
         return paired_permutation(h, m, "sets")
-    return None  # likert: several axes, no single paired figure yet
+    if kind == "likert":  # the items that have every gold axis in both gold and the humans' means
+        axes = sorted({a for i in ids for a in gold[i]})
+        ids = [i for i in ids if all(gold[i].get(a) is not None and humans[i].get(a) is not None for a in axes)]
+        return paired_bootstrap_likert({a: [gold[i][a] for i in ids] for a in axes},
+                                       {a: [humans[i][a] for i in ids] for a in axes}, [model[i] for i in ids])
+    return None

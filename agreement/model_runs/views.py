@@ -1,4 +1,5 @@
-"""The report page's "Run all registered models" button (admins): queue the runs, come back to the report."""
+"""The report page's "Run all registered models" button (admins): queue the runs, come back to the report;
+and the model rows' part, which the report page polls (htmx) while a run is queued or running."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -6,14 +7,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.model_runs.evaluate import check_supported
 from agreement.model_runs.models import EmbeddingModel
+from agreement.model_runs.rows import rows_context
 from agreement.model_runs.runs import enqueue, start_run
-from hume.roles import is_admin
+from hume.roles import is_admin, is_researcher
 from tasks_app.models import Task
 
 
@@ -39,3 +41,12 @@ def start(request: HttpRequest, task_id: int) -> HttpResponse:
     else:
         messages.success(request, f"{len(models)} model run(s) queued.")
     return redirect("agreement:detail", task_id=task.pk)
+
+
+@login_required
+@require_GET
+def rows(request: HttpRequest, task_id: int) -> HttpResponse:
+    if not is_researcher(request.user):
+        raise PermissionDenied("Only researchers and admins read model rows.")
+    task = get_object_or_404(Task, pk=task_id)
+    return render(request, "model_runs/_model_rows.html", {"task": task, **rows_context(task.pk, request.user)})

@@ -8,5 +8,5 @@ Pure modules, no tables and no Django import outside the command:
 - `datasets`: the documented on-disk formats of a SAGE study, with file/line/field errors.
 - `study`: runs every category for a similarity callable and builds Table 1 (and Tables 2-6).
 - `table`: Table 1 as JSON, CSV and LaTeX.
-- `baselines`: Levenshtein ratio and token Jaccard as similarity callables (until the model registry).
+- `baselines`: the model registry's Levenshtein ratio and Jaccard (model_runs/classical.py) as study scorers.
 """

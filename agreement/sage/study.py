@@ -4,7 +4,7 @@ A scorer is a name and a callable `similarity(a_texts, b_texts) -> array` giving
 (a_texts[i], b_texts[i]), larger = more similar; optionally `embed(texts) -> (n, d) array` for embedding
 models, used for the all-pairs matrices of clustering and retrieval (cosine), or `cross(a, b) -> |a| × |b|
 array` where a library computes all pairs faster than pair by pair (rapidfuzz's cdist). The model registry
-(`agreement.model_runs`) provides both for every registered model; `agreement.sage.baselines` provides the
+(`agreement.model_runs`) provides both for every registered model; `agreement.sage.baselines` wraps the registry's
 classical ones. The perturbed texts depend only on the study and the seed, never on the scorer, so every
 scorer sees the very same texts and the same seed gives the same table.
 """

@@ -1,0 +1,63 @@
+"""Asking for a SAGE run and running it in a worker: the page never computes inside a request.
+
+`execute` claims the row with a conditional UPDATE (queued -> running), so a message delivered twice runs
+the study once. The scorers are the `sage` command's own (`metric_scorers`, `model_scorers`), so the page's
+table is the CLI's table for the same study, names and seed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from agreement.management.commands.sage import metric_scorers, model_scorers
+from agreement.sage.datasets import SageDataError, load_study
+from agreement.sage.study import run_study
+from agreement.sage_page.models import SageRun
+
+
+def studies_dir() -> Path:
+    return Path(getattr(settings, "SAGE_STUDIES_DIR", settings.DATA_DIR / "sage"))
+
+
+def available_studies() -> list[str]:
+    root = studies_dir()
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def ask(study: str, metrics: list[str], models: list[str], seed: int, user: object) -> SageRun:
+    """Check the names (a clear error, nothing stored), store the run and queue it after commit."""
+    if study not in available_studies():
+        raise ValueError(f"no study folder named {study!r} in {studies_dir().name}/")
+    if not metrics and not models:
+        raise ValueError("choose at least one metric or model")
+    try:
+        metric_scorers(metrics), model_scorers(models)
+    except CommandError as error:
+        raise ValueError(str(error)) from None
+    run = SageRun.objects.create(study=study, folder=str(studies_dir() / study), metrics=metrics, model_names=models,
+                                 seed=seed, created_by=user)
+    from agreement.sage_page.tasks import run_sage_study
+
+    transaction.on_commit(lambda: run_sage_study.delay(run.pk))
+    return run
+
+
+def execute(run_id: int) -> str:
+    if not SageRun.objects.filter(pk=run_id, status=SageRun.Status.QUEUED).update(status=SageRun.Status.RUNNING):
+        return "taken"
+    run = SageRun.objects.get(pk=run_id)
+    try:
+        scorers = [*model_scorers(run.model_names), *metric_scorers(run.metrics)]
+        table = run_study(load_study(Path(run.folder)), scorers, seed=run.seed)
+    except (CommandError, SageDataError, ValueError, OSError) as error:
+        run.status, run.error = SageRun.Status.FAILED, str(error)
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        return "failed"
+    run.status, run.table, run.finished_at = SageRun.Status.DONE, table, timezone.now()
+    run.save(update_fields=["status", "table", "finished_at"])
+    return "done"

@@ -1,0 +1,109 @@
+"""The researchers' SAGE page: ask for a study run (a worker computes it), read its Table 1 and plots.
+
+GET never computes: a queued or running run shows "being computed" and its part polls itself every second
+(htmx), like results/_pending_partial.html; the response that finds it finished swaps in the table.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.vary import vary_on_headers
+from kombu.exceptions import OperationalError as BrokerError
+
+from agreement.management.commands.sage import _names
+from agreement.sage.baselines import SCORERS
+from agreement.sage.categories import CATEGORIES
+from agreement.sage.table import GROUP_TITLES, HEADERS
+from agreement.sage_page import jobs, plots
+from agreement.sage_page.models import SageRun
+from hume.roles import is_researcher
+
+
+def _researcher(request: HttpRequest) -> None:
+    if not is_researcher(request.user):
+        raise PermissionDenied("Only researchers and admins read SAGE studies.")
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    _researcher(request)
+    if request.method == "POST":
+        try:
+            seed = int(request.POST.get("seed") or 0)
+            run = jobs.ask(request.POST.get("study", ""), _names(",".join(request.POST.getlist("metrics"))),
+                           _names(request.POST.get("models")), seed, request.user)
+        except ValueError as error:
+            messages.error(request, f"Nothing was started: {error}")
+            return redirect("sage:index")
+        except BrokerError as error:
+            messages.error(request, f"The job queue is unavailable ({error}); the run is stored, queued.")
+            return redirect("sage:index")
+        return redirect("sage:detail", run_id=run.pk)
+    return render(request, "agreement/sage/index.html", {
+        "runs": SageRun.objects.all()[:50], "studies": jobs.available_studies(), "metrics": SCORERS})
+
+
+def cell(value: Any) -> str:
+    """Three decimals as Table 1 prints them (the CLI's CSV and LaTeX use the same rounding); "–" if absent."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def groups_of(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """Table 1's rows grouped as the paper groups them, each with its cells in the paper's column order."""
+    out: list[dict[str, Any]] = []
+    for row in table["rows"]:
+        if not out or out[-1]["group"] != row["group"]:
+            out.append({"group": row["group"], "title": GROUP_TITLES.get(row["group"], row["group"]), "rows": []})
+        out[-1]["rows"].append({"name": row["name"], "cells": [cell(row["scores"][c]) for c in CATEGORIES],
+                                "overall": cell(row["overall"])})
+    return out
+
+
+def _flatten(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [pair for key, inner in value.items() for pair in _flatten(inner, f"{path} · {key}" if path else key)]
+    return [(path, value)]
+
+
+def subtables_of(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per category: one line per dataset figure (the paper's Tables 2-6), one column per model or metric."""
+    out = []
+    for category in CATEGORIES:
+        per_model = table["subtables"].get(category) or {}
+        names = list(per_model)
+        flat = {name: dict(_flatten(per_model[name])) for name in names}
+        keys = list(dict.fromkeys(k for name in names for k in flat[name]))
+        if keys:
+            out.append({"category": category, "title": HEADERS[category], "names": names,
+                        "lines": [{"key": k, "values": [cell(flat[n].get(k)) for n in names]} for k in keys]})
+    return out
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    _researcher(request)
+    run = get_object_or_404(SageRun, pk=run_id)
+    context: dict[str, Any] = {"run": run, "headers": [HEADERS[c] for c in CATEGORIES]}
+    if run.status == SageRun.Status.DONE:
+        context |= {"groups": groups_of(run.table), "subtables": subtables_of(run.table),
+                    "plots": [{"category": c, "title": plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
+    if request.htmx:
+        return render(request, "agreement/sage/_run_partial.html", context)
+    return render(request, "agreement/sage/detail.html", context)
+
+
+@login_required
+def plot(request: HttpRequest, run_id: int, category: str) -> HttpResponse:
+    _researcher(request)
+    run = get_object_or_404(SageRun, pk=run_id, status=SageRun.Status.DONE)
+    if category not in (*CATEGORIES, "overall"):
+        raise Http404(f"no SAGE category {category!r}")
+    return HttpResponse(plots.bars_svg(run.table, category), content_type="image/svg+xml")
