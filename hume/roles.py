@@ -14,7 +14,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 ANNOTATOR, ADMIN, RESEARCHER = "annotator", "admin", "researcher"
-PROJECT_APPS = ("tasks_app", "annotation", "agreement", "model_runs", "retrieval")
+PROJECT_APPS = ("tasks_app", "annotation", "agreement", "model_runs", "retrieval", "sage")
 User = AbstractBaseUser | AnonymousUser
 
 

@@ -59,7 +59,7 @@ INSTALLED_APPS = [
     "agreement",
     "agreement.model_runs",
     "agreement.retrieval",
-    "agreement.sage_page",
+    "agreement.sage",
 ]
 
 MIDDLEWARE = [

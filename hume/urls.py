@@ -23,7 +23,7 @@ urlpatterns = [
     path("llm/", include("annotation.llm.urls")),
     path("models/", include("agreement.model_runs.urls")),
     path("retrieval/", include("agreement.retrieval.urls")),
-    path("sage/", include("agreement.sage_page.urls")),
+    path("sage/", include("agreement.sage.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # Behind login (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS too), Swagger UI from the project
     # (drf-spectacular-sidecar), its start script a file of its own (CSP)

@@ -1,7 +1,7 @@
 """SAGE (Goel, Lee & Ramchandran, NeurIPS 2025 workshop; papers/001_*): five categories of semantic
 understanding for any similarity function, and the seeded perturbations they are built on.
 
-Pure modules, no tables and no Django import outside the command:
+The study itself is pure modules (no Django import):
 - `perturb`: the perturbations of Appendix A.3, A.4 and A.6, each `(text, seed) -> text`.
 - `categories`: the five category formulas (numpy in, numbers out), Appendix A.2-A.6.
 - `retrieval`: nDCG@10 through pytrec_eval and the ranking of a corpus by a similarity.
@@ -9,4 +9,7 @@ Pure modules, no tables and no Django import outside the command:
 - `study`: runs every category for a similarity callable and builds Table 1 (and Tables 2-6).
 - `table`: Table 1 as JSON, CSV and LaTeX.
 - `baselines`: the model registry's Levenshtein ratio and Jaccard (model_runs/classical.py) as study scorers.
+
+The page around it is a Django app (label `sage`): `models` (a stored run), `jobs` + `tasks` (the Celery job
+that runs a study; a GET never computes), `views`, `urls`, `plots` (bar plots per category).
 """

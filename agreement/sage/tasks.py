@@ -6,6 +6,6 @@ from celery import shared_task
 
 @shared_task(name="sage.run_study", acks_late=True)
 def run_sage_study(run_id: int) -> str:
-    from agreement.sage_page.jobs import execute
+    from agreement.sage.jobs import execute
 
     return execute(run_id)

@@ -16,11 +16,11 @@ from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.management.commands.sage import _names
+from agreement.sage import jobs, plots
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
+from agreement.sage.models import SageRun
 from agreement.sage.table import GROUP_TITLES, HEADERS
-from agreement.sage_page import jobs, plots
-from agreement.sage_page.models import SageRun
 from hume.roles import is_researcher
 
 

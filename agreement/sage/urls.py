@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agreement.sage_page import views
+from agreement.sage import views
 
 app_name = "sage"
 urlpatterns = [

@@ -4,7 +4,7 @@ from django.apps import AppConfig
 class SagePageConfig(AppConfig):
     """SAGE studies run from the app (issue 17 item 3): the stored runs behind the researchers' /sage/ page."""
 
-    name = "agreement.sage_page"
-    label = "sage_page"
+    name = "agreement.sage"
+    label = "sage"
     verbose_name = "SAGE studies"
     default_auto_field = "django.db.models.BigAutoField"

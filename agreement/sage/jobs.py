@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from agreement.management.commands.sage import metric_scorers, model_scorers
 from agreement.sage.datasets import SageDataError, load_study
+from agreement.sage.models import SageRun
 from agreement.sage.study import run_study
-from agreement.sage_page.models import SageRun
 
 
 def studies_dir() -> Path:
@@ -40,7 +40,7 @@ def ask(study: str, metrics: list[str], models: list[str], seed: int, user: obje
         raise ValueError(str(error)) from None
     run = SageRun.objects.create(study=study, folder=str(studies_dir() / study), metrics=metrics, model_names=models,
                                  seed=seed, created_by=user)
-    from agreement.sage_page.tasks import run_sage_study
+    from agreement.sage.tasks import run_sage_study
 
     transaction.on_commit(lambda: run_sage_study.delay(run.pk))
     return run
