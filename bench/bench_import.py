@@ -5,7 +5,7 @@ not grow with the file). This generates a JSONL file, imports it through `manage
 upload page and API share), imports it again (the idempotent path: 0 added, N unchanged), and prints seconds,
 items/s and the process's peak RSS. The bench task is deleted afterwards unless --keep.
 
-Run: DATABASE_URL=... /work/venv/bin/python bench/bench_import.py [--items 100000] [--keep]
+Run: DATABASE_URL=... .venv/bin/python bench/bench_import.py [--items 100000] [--keep]
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ large task, so `agreement.scoring.score_task` on the classification path should 
 trust on a shared, loaded machine), peak Python allocations (tracemalloc, a separate run, since
 tracing slows the code down) and the process's peak RSS.
 
-Run: /work/venv/bin/python bench/bench_metrics_inmemory.py [n_items]
+Run: .venv/bin/python bench/bench_metrics_inmemory.py [n_items]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ with bulk_create, and runs the worker's own code (`claim` + `run_claimed`) in-pr
 worker is needed. Prints the figures (best of N runs) and the phases.
 
 Run: DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_reports \
-       /work/venv/bin/python bench/bench_report.py [n_items] [runs] [--reuse]
+       .venv/bin/python bench/bench_report.py [n_items] [runs] [--reuse]
 (--reuse keeps the bench database of an earlier run instead of filling it again.)
 """
 from __future__ import annotations

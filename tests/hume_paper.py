@@ -2,17 +2,16 @@
 
 Source: El Assadi, Chung, Solomatin, Muennighoff, Enevoldsen, "HUME: Measuring the Human-Model Performance
 Gap in Text Embedding Tasks" — Table 1 (human vs 13 models per task kind and language, Overall over 26
-subsets) and Table 8 (human scores with 95% CIs); text at /work/shared/papers/000_e0c3edb1fd3fade8.txt.
+subsets) and Table 8 (human scores with 95% CIs); the paper's text (not needed to run) is
+../shared/papers/000_e0c3edb1fd3fade8.txt.
 The paper prints scores ×100 with one decimal, so values are compared to POINTS.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-# The public MTEB results the paper's numbers come from (HUME_RESULTS_DIR, or the shared data folder).
-RESULTS = Path(os.environ.get("HUME_RESULTS_DIR",
-                              Path(__file__).resolve().parents[2] / "shared" / "data" / "mteb-hume-results"))
+# The public MTEB results the paper's numbers come from: the project's own copy (CC0; see its README).
+RESULTS = Path(__file__).resolve().parent.parent / "demo" / "mteb-hume-results"
 
 POINTS = 0.1 + 1e-9  # the paper's rounding: one decimal of a ×100 score
 

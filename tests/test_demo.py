@@ -5,9 +5,13 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
+from agreement.results.models import ResultModel
 from annotation.models import Annotation, Batch, BatchAssignee
 from tasks_app.kinds import KINDS
 from tasks_app.models import Item, ItemGold, Task
+from tests.conftest import REPO
+
+RUN = REPO / "scripts" / "run"
 
 
 def load_demo() -> str:
@@ -56,3 +60,16 @@ def test_loading_the_demo_twice_changes_nothing() -> None:
     assert (Task.objects.count(), Item.objects.count(), Batch.objects.count(), Annotation.objects.count()) == counts
     assert "0 added, 8 unchanged" in output
     assert counts[3] == 48
+
+
+@pytest.mark.django_db
+def test_the_run_command_imports_the_13_hume_models_from_the_projects_own_copy() -> None:
+    commands = [line.split()[1:] for line in RUN.read_text(encoding="utf-8").splitlines()
+                if "manage.py import_results" in line and not line.lstrip().startswith("#")]
+    assert commands == [["manage.py", "import_results", "demo/mteb-hume-results"]]
+    call_command("import_results", str(REPO / commands[0][-1]), stdout=StringIO())
+    models = ResultModel.objects.filter(kind=ResultModel.Kind.MODEL)
+    assert models.count() == 13
+    assert {"intfloat/e5-mistral-7b-instruct", "sentence-transformers/all-MiniLM-L6-v2"} <= set(
+        models.values_list("name", flat=True))
+    assert ResultModel.objects.get(kind=ResultModel.Kind.HUMAN_REFERENCE).name == "baseline/Human"

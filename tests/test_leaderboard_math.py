@@ -1,6 +1,6 @@
 """Leaderboard math checked against the HUME paper (El Assadi et al.), from the public results.
 
-Every expected number cites its table or section in /work/shared/papers/000_e0c3edb1fd3fade8.txt;
+Every expected number cites its table or section in ../shared/papers/000_e0c3edb1fd3fade8.txt;
 Tables 1 and 8 are in tests/hume_paper.py, shared with test_results_leaderboard.py.
 The paper prints scores ×100 with one decimal, so values are compared to 0.1 points.
 """
@@ -37,8 +37,6 @@ from agreement.results.mteb_loading import load_results_dir
 from tasks_app.csv_safety import csv_cell, to_csv
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 
-needs_results = pytest.mark.skipif(not RESULTS.is_dir(), reason=f"no results folder at {RESULTS}")
-
 TABLE8_CI = {key: (low / 100, high / 100) for key, (_, low, high, _, _) in TABLE8.items()}
 
 
@@ -60,7 +58,6 @@ def table(scores) -> dict[str, dict]:
 # --- HUME Table 1 ------------------------------------------------------------------------------
 
 
-@needs_results
 @pytest.mark.parametrize("name", sorted(PAPER_TABLE1))
 def test_overall_scores_match_table_1(table, name):
     row = table[name]
@@ -68,7 +65,6 @@ def test_overall_scores_match_table_1(table, name):
     assert abs(100 * row["overall"] - PAPER_TABLE1[name][-1]) <= POINTS
 
 
-@needs_results
 @pytest.mark.parametrize("name", sorted(PAPER_TABLE1))
 def test_every_kind_language_cell_matches_table_1(table, name):
     row = table[name]
@@ -77,7 +73,6 @@ def test_every_kind_language_cell_matches_table_1(table, name):
         assert abs(100 * row["columns"][column] - expected) <= POINTS, column
 
 
-@needs_results
 @pytest.mark.parametrize(
     ("name", "column", "paper"),
     [
@@ -98,7 +93,6 @@ def test_a_sample_of_table_1_cells_across_kinds_and_languages(table, name, colum
     assert abs(100 * table[name]["columns"][column] - paper) <= POINTS
 
 
-@needs_results
 def test_humans_rank_4th_behind_three_large_models(scores):
     # HUME §4 and Figure 1: "Human annotators rank 4th overall with a score of 0.776",
     # best model jasper at 80.1 (Table 1)
@@ -114,7 +108,6 @@ def test_humans_rank_4th_behind_three_large_models(scores):
     assert overall_rank(scores, "Human") == 4
 
 
-@needs_results
 def test_the_french_subsets_are_left_out_of_the_26(scores):
     with_french = table1(scores, languages=(*{s.language for s in scores},))
     jasper = next(row for row in with_french if row["name"] == "jasper_en_vision_language_v1")
@@ -127,7 +120,6 @@ def test_the_french_subsets_are_left_out_of_the_26(scores):
 # --- HUME Table 8 ------------------------------------------------------------------------------
 
 
-@needs_results
 def test_emotion_classification_best_model_is_outside_the_human_ci(scores):
     # HUME Table 8 / Appendix E.2: human 45.8 [32.6, 59.7], best model 75.4, starred
     row = next(
@@ -143,7 +135,6 @@ def test_emotion_classification_best_model_is_outside_the_human_ci(scores):
     assert round(best["pct_of_human"]) == 165  # 75.4 / 45.8
 
 
-@needs_results
 def test_every_table_8_row_human_best_model_and_mark(scores):
     rows = {(r["task"], r["language"]): r for r in per_task(scores, ci=TABLE8_CI)}
     assert set(rows) == set(TABLE8)
@@ -155,14 +146,12 @@ def test_every_table_8_row_human_best_model_and_mark(scores):
     assert sum(r["best_model"]["outside_ci"] for r in rows.values()) == 14
 
 
-@needs_results
 def test_a_model_score_on_the_ci_bound_is_inside(scores):
     # WikiCities: best model 100.0 on the human CI's upper bound 100.0 is not starred (Table 8)
     row = next(r for r in per_task(scores, ci=TABLE8_CI) if r["task"] == "HUMEWikiCitiesClustering")
     assert row["best_model"]["score"] == 1.0 and row["best_model"]["outside_ci"] is False
 
 
-@needs_results
 def test_without_a_ci_no_model_is_marked(scores):
     row = per_task(scores)[0]
     assert row["ci"] is None and {cell["outside_ci"] for cell in row["models"]} == {None}
@@ -171,7 +160,6 @@ def test_without_a_ci_no_model_is_marked(scores):
 # --- Win rates (HUME §4.1, §4.2, Appendix G) ---------------------------------------------------
 
 
-@needs_results
 def test_humans_win_15_percent_against_the_best_model_and_62_against_the_median(scores):
     overall = win_rates(scores)["overall"]
     # §4.1: "exceeding median model performance (61.5% of tasks) while rarely matching the best
@@ -182,7 +170,6 @@ def test_humans_win_15_percent_against_the_best_model_and_62_against_the_median(
     assert round(100 * overall["rate"]["median"], 1) == 61.5
 
 
-@needs_results
 def test_win_rates_by_scope_language_and_kind(scores):
     rates = win_rates(scores)
     # §4.2: "29% win rate on multilingual tasks versus 0% on English-only tasks against best"
@@ -201,7 +188,6 @@ def test_win_rates_by_scope_language_and_kind(scores):
 # --- HUME Figure 2 -----------------------------------------------------------------------------
 
 
-@needs_results
 def test_figure_2_places_the_human_within_the_model_range(scores):
     rows = figure2(scores)
     assert len(rows) == 26
@@ -399,7 +385,6 @@ def test_to_csv_escapes_names_and_round_trips():
     ]
 
 
-@needs_results
 def test_table_1_exports_as_json_csv_and_latex(scores):
     rows = table1(scores)
     assert json.loads(to_json(rows))[3]["name"] == "Human"
@@ -414,7 +399,6 @@ def test_table_1_exports_as_json_csv_and_latex(scores):
     assert r"\multicolumn{4}{c}{Classification}" in latex and r"\label{tab:hume}" in latex
 
 
-@needs_results
 def test_table_8_exports_as_csv(scores):
     lines = list(csv.reader(io.StringIO(per_task_to_csv(per_task(scores, ci=TABLE8_CI)))))
     emotion = next(line for line in lines if line[0] == "EmotionClassification")

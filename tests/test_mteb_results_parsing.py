@@ -1,6 +1,6 @@
 """Reading MTEB results: the real HUME results folder, and every way a bad upload must be refused.
 
-The folder is ../shared/data/mteb-hume-results (public MTEB results, CC0; see its README). No
+The folder is demo/mteb-hume-results (public MTEB results, CC0; see its README). No
 database: these are plain functions over files.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 import zipfile
 from pathlib import Path
@@ -32,14 +31,7 @@ from agreement.results.mteb_loading import (
     load_results_dir,
     load_task_result_file,
 )
-
-RESULTS = Path(
-    os.environ.get(
-        "HUME_RESULTS_DIR",
-        Path(__file__).resolve().parents[2] / "shared" / "data" / "mteb-hume-results",
-    )
-)
-needs_results = pytest.mark.skipif(not RESULTS.is_dir(), reason=f"no results folder at {RESULTS}")
+from tests.hume_paper import RESULTS
 
 MINILM = "sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a"
 
@@ -76,7 +68,6 @@ def hume_rows():
 # --- the real HUME results folder ------------------------------------------------------------
 
 
-@needs_results
 def test_it_reads_every_task_subset_of_the_hume_results_folder(hume_rows):
     models = {row.model_name for row in hume_rows}
     assert len(models) == 14  # 13 embedding models (HUME Table 9) + baseline/Human
@@ -86,7 +77,6 @@ def test_it_reads_every_task_subset_of_the_hume_results_folder(hume_rows):
     assert len(hume_rows) == 12 * 28 + 26 + 2 * 26 + 42
 
 
-@needs_results
 def test_a_classification_row_keeps_main_score_metrics_and_provenance(hume_rows):
     row = next(
         r
@@ -104,7 +94,6 @@ def test_a_classification_row_keeps_main_score_metrics_and_provenance(hume_rows)
     assert row.source_path.endswith(f"{MINILM}/HUMEEmotionClassification.json")
 
 
-@needs_results
 def test_paper_era_reranking_keeps_map_as_a_metric(hume_rows):
     row = next(
         r
@@ -115,14 +104,12 @@ def test_paper_era_reranking_keeps_map_as_a_metric(hume_rows):
     assert row.metrics["map"] == row.main_score == pytest.approx(0.955754)
 
 
-@needs_results
 def test_norwegian_subsets_are_nob_latn_in_every_file(hume_rows):
     languages = {lang for row in hume_rows for lang in row.languages}
     assert "nor-Latn" not in languages
     assert {"eng-Latn", "ara-Arab", "rus-Cyrl", "dan-Latn", "nob-Latn", "fra-Latn"} == languages
 
 
-@needs_results
 def test_the_human_baseline_is_v1_0_because_it_was_run_with_the_newer_mteb(hume_rows):
     # 2025_09_25 and v1.0 both cover the 26 subsets with the same main scores (data README);
     # v1.0 was produced by MTEB 1.34.7 with the models' dataset revisions, 2025_09_25 by 1.18.0
@@ -140,7 +127,6 @@ def test_the_human_baseline_is_v1_0_because_it_was_run_with_the_newer_mteb(hume_
     assert len(main_scores("v1.0")) == 26
 
 
-@needs_results
 def test_the_human_aggregate_keeps_its_agreement_block(hume_rows):
     row = next(
         r
@@ -154,7 +140,6 @@ def test_the_human_aggregate_keeps_its_agreement_block(hume_rows):
     assert row.metrics["agreement.n_items"] == 48
 
 
-@needs_results
 def test_annotator_folders_are_individual_humans_not_leaderboard_rows(hume_rows):
     annotators = annotator_rows(hume_rows)
     assert {row.annotator_id for row in annotators} == {
@@ -170,7 +155,6 @@ def test_annotator_folders_are_individual_humans_not_leaderboard_rows(hume_rows)
     assert len(competing) == 12 * 28 + 26 + 26
 
 
-@needs_results
 def test_a_single_file_takes_model_and_revision_from_its_path_or_arguments():
     path = RESULTS / MINILM / "HUMESTS22.json"
     rows = load_task_result_file(path)
@@ -180,7 +164,6 @@ def test_a_single_file_takes_model_and_revision_from_its_path_or_arguments():
     assert {(r.model_name, r.revision) for r in named} == {("me/my-model", "r1")}
 
 
-@needs_results
 def test_a_zip_of_a_results_folder_reads_like_the_folder(tmp_path, hume_rows):
     archive = tmp_path / "results.zip"
     with zipfile.ZipFile(archive, "w") as zf:

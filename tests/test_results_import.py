@@ -1,12 +1,11 @@
 """Importing MTEB results into the database: the HUME folder through the CLI, revisions, idempotence.
 
-The folder is ../shared/data/mteb-hume-results (public MTEB results, CC0): 13 models and HUME's human
+The folder is demo/mteb-hume-results (public MTEB results, CC0; see its README): 13 models and HUME's human
 baseline (``baseline__Human``: two aggregate revisions and three ``annotator_<id>`` folders).
 """
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from io import StringIO
 from pathlib import Path
@@ -17,10 +16,7 @@ from django.core.management import call_command
 
 from agreement.results.importing import revision_counts, set_current, unpin_current
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
-
-RESULTS = Path(os.environ.get("HUME_RESULTS_DIR",
-                              Path(__file__).resolve().parents[2] / "shared" / "data" / "mteb-hume-results"))
-needs_results = pytest.mark.skipif(not RESULTS.is_dir(), reason=f"no results folder at {RESULTS}")
+from tests.hume_paper import RESULTS
 
 
 def run(*args: str) -> str:
@@ -42,7 +38,6 @@ def write_result(root: Path, model: str, revision: str, data: dict[str, Any]) ->
     return path
 
 
-@needs_results
 @pytest.mark.django_db
 def test_the_hume_folder_imports_every_model_revision_and_subset():
     output = run("import_results", str(RESULTS))
@@ -55,7 +50,6 @@ def test_the_hume_folder_imports_every_model_revision_and_subset():
     assert jasper.meta["reference"] == "https://huggingface.co/NovaSearch/jasper_en_vision_language_v1"
 
 
-@needs_results
 @pytest.mark.django_db
 def test_a_human_baselines_annotator_folders_are_its_single_annotators_never_current():
     run("import_results", str(RESULTS))
@@ -69,7 +63,6 @@ def test_a_human_baselines_annotator_folders_are_its_single_annotators_never_cur
     assert (current.revision, current.n_subsets, current.mteb_version) == ("v1.0", 26, "1.34.7")
 
 
-@needs_results
 @pytest.mark.django_db
 def test_importing_the_same_folder_twice_changes_nothing():
     run("import_results", str(RESULTS))
@@ -79,7 +72,6 @@ def test_importing_the_same_folder_twice_changes_nothing():
     assert list(ResultScore.objects.order_by("pk").values_list("pk", "main_score", "metrics")) == before
 
 
-@needs_results
 @pytest.mark.django_db
 def test_norwegian_written_nor_latn_is_stored_as_nob_latn():
     run("import_results", str(RESULTS))
@@ -148,7 +140,6 @@ def test_one_json_file_imports_with_the_model_and_revision_given(tmp_path):
     assert (score.revision.model.name, score.revision.revision, score.main_score) == ("acme/embedder", "v2", 0.5)
 
 
-@needs_results
 @pytest.mark.django_db
 @pytest.mark.parametrize("fmt", ["zip", "gztar"])
 def test_a_zip_or_tar_gz_of_the_folder_imports_the_same_rows(tmp_path, fmt):
@@ -158,7 +149,6 @@ def test_a_zip_or_tar_gz_of_the_folder_imports_the_same_rows(tmp_path, fmt):
     assert ResultScore.objects.filter(revision__model__name="baseline/Human", revision__revision="v1.0").count() == 26
 
 
-@needs_results
 @pytest.mark.django_db
 def test_the_api_imports_an_archive_and_answers_with_what_it_did(tmp_path, carol):
     from rest_framework.test import APIClient

@@ -6,23 +6,19 @@ artifacts/screenshots/results-*.png (gitignored).
 """
 from __future__ import annotations
 
-import os
 import shutil
 import zipfile
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import SCREENSHOTS
-from tests.conftest import REPO
+from tests.hume_paper import RESULTS
 
-RESULTS = Path(os.environ.get("HUME_RESULTS_DIR", REPO.parent / "shared" / "data" / "mteb-hume-results"))
 SLOW = 30_000  # ms: importing 293 files on a busy machine
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not RESULTS.is_dir(), reason=f"no results folder at {RESULTS}")]
+pytestmark = pytest.mark.browser
 
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_imports_results_reads_the_comparison_and_downloads_the_plot(
