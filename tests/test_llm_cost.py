@@ -11,7 +11,7 @@ from annotation.llm.runs import create_run, execute_run
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_llm_endpoints")]
 
 
 def test_a_runs_cost_is_its_tokens_at_the_judges_prices_on_the_page_and_in_the_api(carol, monkeypatch) -> None:
