@@ -1,12 +1,16 @@
 """What a first-time user reads on the pages (issue 14 item 11): empty leaderboards, LLM annotators without
-an endpoint, one task named once per batch, which "remaining" is which, one unit for the lease."""
+an endpoint, one task named once per batch, which "remaining" is which, one unit for the lease,
+each annotation page with its own kind's script only."""
 from __future__ import annotations
+
+import re
 
 import pytest
 from django.test import Client
 
 from tests.batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 from tests.conftest import make_annotator
+from tests.loop_data import batch_of
 from tests.test_results_humans import MAPPED, answer, store_reports
 from tests.test_results_humans import make_task as make_mapped_task
 
@@ -64,3 +68,12 @@ def test_an_odd_lease_stays_in_seconds(alice, carol):
     batch = make_batch(make_task(n=1), [alice], lease_seconds=90)
     body = client_for(carol).get(f"/manage/batches/{batch.pk}/").content.decode()
     assert "lease 90 s" in body
+
+
+@pytest.mark.parametrize("kind, own", [("sts", {"slider.js"}), ("clustering", {"clusters.js"}),
+                                       ("classification", set()), ("likert", set())])
+def test_an_annotation_page_loads_the_script_of_its_own_kind_only(alice, kind, own):
+    batch = batch_of(kind, [alice])
+    body = client_for(alice.user).get(f"/annotate/b/{batch.pk}/", follow=True).content.decode()
+    scripts = set(re.findall(r'src="/static/annotation/([a-z]+\.js)"', body))
+    assert scripts == {"keys.js", "drafts.js", "shortcuts.js"} | own
