@@ -30,6 +30,7 @@ from annotation.assignment import (
     skip_item,
     submit_answer,
 )
+from annotation.batches import default_batch_name
 from annotation.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
 from annotation.models import Annotation, Annotator, Batch
 from tasks_app import instructions
@@ -55,7 +56,9 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     for batch in annotator.batches.filter(is_open=True).select_related("task").order_by("due_date", "name"):
         progress = annotator_progress(annotator, batch)
         finished = progress["done"] + progress["skipped"]
-        rows.append({"batch": batch, "progress": progress, "finished": finished,
+        # a batch named by default ("<task> · <language>") is shown by its task's name alone, not twice
+        named = batch.name != default_batch_name(batch.task, batch.language)
+        rows.append({"batch": batch, "progress": progress, "finished": finished, "named": named,
                      "complete": finished >= progress["total"]})
     return rows
 

@@ -89,6 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "hume.navigation.sections",
             ],
         },
     },
@@ -217,8 +218,11 @@ CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"no_403_traceback": {"()": "hume.logs.NoTracebackForPermissionDenied"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["no_403_traceback"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # Django's own console handler (DEBUG only) would print each django.* line a second time beside the root's
+    "loggers": {"django": {"handlers": [], "level": os.environ.get("LOG_LEVEL", "WARNING"), "propagate": True}},
 }
 
 # LLM annotator runs (annotation/llm/runs.py): the worker executing a run heart-beats this often; a run whose

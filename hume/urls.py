@@ -3,7 +3,9 @@ the API lives under /api/v1/."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import views
@@ -12,6 +14,8 @@ urlpatterns = [
     path("api/v1/", include("hume.api_urls")),  # first: the annotator loop's API is the busiest route
     path("", include("annotation.home")),  # the start page, named "home"
     path("healthz/", views.healthz, name="healthz"),
+    # pages without the <link rel="icon"> of base.html (the Django admin, raw files) make browsers ask for this
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -60,7 +60,8 @@ def test_an_annotator_is_refused_every_report_page(alice, task, name) -> None:
     response = client_for(alice.user).get(url, HTTP_HX_REQUEST="true")
 
     assert response.status_code == 403
-    assert b"pos" not in response.content  # nothing of the gold leaks into the refusal
+    main = response.content.split(b"<main>")[-1]  # the app's layout (its logout form posts) aside
+    assert b"pos" not in main  # nothing of the gold leaks into the refusal
 
 
 def test_an_annotator_cannot_queue_a_report(alice, task) -> None:

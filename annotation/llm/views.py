@@ -26,6 +26,7 @@ from annotation.llm.runs import (
     run_progress,
 )
 from annotation.llm.tasks import enqueue_run
+from annotation.models import Annotator
 from annotation.signals import judge_panel_refresh_requested
 from hume.roles import is_admin, is_researcher
 
@@ -60,6 +61,9 @@ def llm_home(request: HttpRequest) -> HttpResponse:
     require_researcher(request)
     context = {
         "configs": LLMAnnotatorConfig.objects.select_related("annotator__user").order_by("annotator__user__username"),
+        # LLM annotators made by an import, the CLI or a judge panel have no endpoint here, but they exist
+        "unconfigured": Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=True)
+        .select_related("user").order_by("user__username"),
         "runs": LLMRun.objects.select_related("annotator__user", "task", "batch")[:50],
         "panels": LLMJudgePanel.objects.select_related("task").prefetch_related("judges__user"),
         "is_admin": is_admin(request.user),
