@@ -11,7 +11,7 @@ from django.core.management import call_command
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection, Document, Run, RunChunk, RunEntry
-from agreement.retrieval.split_runs import start_split_embedding_run, work
+from agreement.retrieval.split_runs import work
 from agreement.retrieval.system_runs import embedding_run
 from tests.retrieval_helpers import load_minifact
 
@@ -30,8 +30,12 @@ def test_a_split_embedding_run_on_two_workers_equals_the_single_process_run(star
     single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
 
     start_worker(concurrency=2)
-    split = start_split_embedding_run(collection, "split", model, k=3, docs_per_chunk=2)
+    out = StringIO()
+    call_command("embedding_run", "MiniFact", "--model", "minilm", "--name", "split", "--k", "3", "--split", "2",
+                 stdout=out)
+    split = Run.objects.get(name="split")
     chunks = RunChunk.objects.filter(run=split).count()
+    assert f"{chunks} chunks queued for the workers" in out.getvalue()
     assert chunks >= 4 and chunks == sum(-(-Document.objects.filter(subset=s).count() // 2)
                                          for s in collection.subsets.all())
     deadline = time.monotonic() + 120

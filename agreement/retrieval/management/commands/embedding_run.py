@@ -1,4 +1,5 @@
-"""python manage.py embedding_run COLLECTION --model NAME [--name RUN] [--k 100]: a registered model's run.
+"""python manage.py embedding_run COLLECTION --model NAME [--name RUN] [--k 100] [--split DOCS]: a registered
+model's run, here, or with --split as Celery chunks of DOCS documents that any number of workers take and merge.
 
 The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
 (agreement.model_runs.similarity.embed), so a second run, or another collection holding the same texts,
@@ -17,6 +18,7 @@ from agreement.model_runs.backends import BackendError
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection
+from agreement.retrieval.split_runs import start_split_embedding_run
 from agreement.retrieval.system_runs import embedding_run
 
 
@@ -28,6 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--model", required=True, help="a model of the registry (python manage.py add_model)")
         parser.add_argument("--name", help="run name (default: the model's name)")
         parser.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
+        parser.add_argument("--split", type=int, metavar="DOCS",
+                            help="queue the run as chunks of DOCS documents for the Celery workers instead of "
+                                 "running it here (their top-K are merged exactly)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         collection = Collection.objects.filter(name=opts["collection"]).first()
@@ -44,6 +49,12 @@ class Command(BaseCommand):
             return embed(model, texts)
 
         try:
+            if opts["split"] is not None:
+                run = start_split_embedding_run(collection, opts["name"] or model.name, model, k=opts["k"],
+                                                docs_per_chunk=opts["split"])
+                self.stdout.write(f"run {run.name} on collection {collection.name}: {run.chunks.count()} chunks "
+                                  f"queued for the workers")
+                return
             run = embedding_run(collection, opts["name"] or model.name, vectors, k=opts["k"])
         except (ValueError, BackendError) as exc:
             raise CommandError(str(exc)) from None
