@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from agreement import metrics as m
+from agreement import pairwise_kappa
 
 Item = Hashable
 Answers = Mapping[Item, Mapping[str, Any]]
@@ -54,6 +55,7 @@ class Context:
     include_llm: bool
     spearman_variance: SpearmanVariance = "fisher"
     gains: Gains = "linear"
+    kappa_min_shared: int = pairwise_kappa.MIN_SHARED_DEFAULT  # pairs sharing fewer items: out of κ's mean
 
     def value(self, item: Item, name: str) -> Any:
         """The annotator's answer, None when skipped or not assigned."""
@@ -142,6 +144,10 @@ class KindScorer(ABC):
         """Counts behind the agreement values (e.g. reranking's queries left out), after `agreement`."""
         return {}
 
+    def agreement_pairs(self) -> dict[str, Any]:
+        """Per-pair agreement behind a mean (Cohen's κ per annotator pair), after `agreement`."""
+        return getattr(self, "pairs", {})
+
 
 # ---------------------------------------------------------------- categorical kinds
 
@@ -173,21 +179,14 @@ class CategoricalScorer(KindScorer):
     def agreement(self) -> dict[str, Explained]:
         nominal = np.where(self.pool_codes >= 0, self.pool_codes, np.nan)
         fleiss, reason = m.fleiss_kappa.explain(self.table)
+        kappa, self.pairs = pairwise_kappa.summary(self.pool_codes, self.ctx.pool, self.ctx.kappa_min_shared)
+        percent, percent_reason = m.percent_agreement.explain(self.table)
         return {
-            "fleiss_kappa": (fleiss, reason if fleiss is None else self.fleiss_note()),
+            "fleiss_kappa": (fleiss, reason if fleiss is None else fleiss_note(self.table)),
             "krippendorff_alpha": m.krippendorff_alpha.explain(nominal, "nominal"),
-            "cohen_kappa_mean": m.cohen_kappa_mean.explain(self.pool_codes),
-            "percent_agreement": m.percent_agreement.explain(self.table),
+            "cohen_kappa_mean": kappa,
+            "percent_agreement": (percent, percent_reason or pairable_note(self.table)),
         }
-
-    def fleiss_note(self) -> str | None:
-        """Say so when Fleiss' κ used only the equal-rater-count subset (see metrics.fleiss_rows)."""
-        used = m.fleiss_rows(self.table)
-        pairable = int((self.table.sum(axis=1) >= 2).sum())
-        if not used.any() or used.sum() == pairable:
-            return None
-        raters = int(self.table[used][0].sum())
-        return f"computed on {int(used.sum())} of {pairable} items with {raters} ratings each"
 
     def _scores(self, predicted: np.ndarray) -> Scores:
         scored = (self.gold_codes >= 0) & (predicted >= 0)
@@ -245,6 +244,28 @@ class PairwiseScorer(CategoricalScorer):
         "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
     }
     mteb_score_keys = {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "recall"}
+
+
+def fleiss_note(table: np.ndarray, unit: str = "items") -> str | None:
+    """Which subset Fleiss' κ was computed on (the equal-answer-count items, see metrics.fleiss_rows),
+    when it is not every answered item."""
+    used = m.fleiss_rows(table)
+    counts = table.sum(axis=1)
+    answered, pairable = int((counts >= 1).sum()), int((counts >= 2).sum())
+    if not used.any() or used.sum() == answered:
+        return None
+    raters = int(counts[used][0])
+    return (f"computed on the {int(used.sum())} {unit} with {raters} answers each "
+            f"(of {pairable} answered by two or more annotators, {answered} answered)")
+
+
+def pairable_note(table: np.ndarray, unit: str = "items") -> str | None:
+    """Say so when some answered items had a single answer, so agreement could not look at them."""
+    counts = table.sum(axis=1)
+    answered, pairable = int((counts >= 1).sum()), int((counts >= 2).sum())
+    if pairable == answered or not pairable:
+        return None
+    return f"computed on the {pairable} {unit} answered by two or more annotators (of {answered} answered)"
 
 
 # ---------------------------------------------------------------- clustering

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from agreement.loading_queries import AnswerColumns, ItemColumns, fetch_answer_columns, fetch_item_columns
@@ -33,7 +34,7 @@ from tasks_app.models import Task
 
 # Bump when the report document's shape or the way it is computed changes: stored reports become stale.
 # 2: digests over aggregated columns (run lengths, name ranks, joined JSON texts, skip states).
-REPORT_FORMAT_VERSION = 2
+REPORT_FORMAT_VERSION = 3  # 3: Cohen's κ per pair, metric subsets, chart data
 A = TypeVar("A")
 B = TypeVar("B")
 
@@ -76,7 +77,8 @@ def task_settings(task: Task) -> dict[str, Any]:
     """The task fields scoring depends on; a change to any of them makes a stored report stale."""
     lo, hi, step = task.scale
     return {"kind": task.kind, "language": task.language, "labels": list(task.labels or []), "scale": [lo, hi, step],
-            "axes": list(task.axes or []), "mteb_task_name": task.mteb_task_name, "mteb_subset": task.mteb_subset}
+            "axes": list(task.axes or []), "mteb_task_name": task.mteb_task_name, "mteb_subset": task.mteb_subset,
+            "kappa_min_shared": settings.KAPPA_MIN_SHARED_ITEMS}
 
 
 def load_answers(task: Task, *, by_rows: bool = False) -> LoadedAnswers:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from agreement import metrics as m
+from agreement import pairwise_kappa
 from agreement.kind_scorers import (
     Context,
     Disagreement,
@@ -23,6 +24,8 @@ from agreement.kind_scorers import (
     Scores,
     _mean,
     _mean_of_annotators,
+    fleiss_note,
+    pairable_note,
 )
 
 # ---------------------------------------------------------------- per-(item, key) numeric kinds
@@ -183,7 +186,9 @@ class LikertScorer(UnitScorer):
         rs = np.array([r for a in self.ctx.axes if (r := scores[f"pearson_{a}"]) is not None])
         centre = float(np.tanh(np.arctanh(np.clip(rs, -1 + 1e-15, 1 - 1e-15)).mean())) if rs.size else None
         ci = m.fisher_z_interval.explain(centre, min(sizes, default=0))
-        return Human(scores["pearson_mean"], ci, scores, min(sizes, default=0))
+        extra = {"combination": "mean rating per item and axis, then Pearson r against gold per axis, averaged "
+                                "over the axes", "n": min(sizes, default=0), "n_unit": "items"}
+        return Human(scores["pearson_mean"], ci, scores, min(sizes, default=0), extra=extra)
 
 
 # ---------------------------------------------------------------- query-based kinds
@@ -248,11 +253,14 @@ class RerankingScorer(QueryScorer):
         script); κ and % agreement over all candidate judgments."""
         codes = np.where(np.isnan(self.pool_matrix), -1, self.pool_matrix).astype(np.int64)
         table = m.count_table(codes, 2)
+        kappa, self.pairs = pairwise_kappa.summary(codes, self.ctx.pool, self.ctx.kappa_min_shared, "judgments")
+        fleiss, reason = m.fleiss_kappa.explain(table)
+        percent, percent_reason = m.percent_agreement.explain(table)
         return {"spearman_mean": self._per_query(m.spearman_rho),
                 "kendall_mean": self._per_query(m.kendall_tau),
-                "cohen_kappa_mean": m.cohen_kappa_mean.explain(codes),
-                "fleiss_kappa": m.fleiss_kappa.explain(table),
-                "percent_agreement": m.percent_agreement.explain(table)}
+                "cohen_kappa_mean": kappa,
+                "fleiss_kappa": (fleiss, reason if fleiss is None else fleiss_note(table, "judgments")),
+                "percent_agreement": (percent, percent_reason or pairable_note(table, "judgments"))}
 
     def _per_query(self, fn: Callable[[np.ndarray, np.ndarray], float]) -> Explained:
         value, used, left_out = m.grouped_correlation(self.pool_matrix, self.bounds, fn)

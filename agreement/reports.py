@@ -23,6 +23,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
@@ -116,7 +117,8 @@ def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None
         gold = {key: gold[key] for key in answers if key in gold}
     lo, hi, _ = task.scale
     result = score_task(task.kind, answers, gold, labels=task.labels or None, scale=(lo, hi) if hi > lo else None,
-                        axes=task.axes or None, annotator_kinds=loaded.annotator_kinds)
+                        axes=task.axes or None, annotator_kinds=loaded.annotator_kinds,
+                        kappa_min_shared=settings.KAPPA_MIN_SHARED_ITEMS, with_charts=rows is None)
     per_annotator = Counter(names[row] for row in flags.tolist())
     for annotator in result["annotators"]:
         annotator["n_flagged"] = per_annotator.get(annotator["name"], 0)
@@ -152,7 +154,7 @@ def score_groups(
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
     """A part's numbers without its item-level lists (those are for the whole task only)."""
-    return {k: v for k, v in result.items() if k not in ("disagreement", "excluded")}
+    return {k: v for k, v in result.items() if k not in ("disagreement", "excluded", "charts")}
 
 
 def keep_most_disagreed(rows: list[dict[str, Any]], keep: int = DISAGREEMENT_KEEP) -> list[dict[str, Any]]:

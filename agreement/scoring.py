@@ -39,7 +39,9 @@ from agreement.kind_scorers import (
     SpearmanVariance,
     _mean,
 )
+from agreement.pairwise_kappa import MIN_SHARED_DEFAULT
 from agreement.rating_scorers import GradedRelevanceScorer, LikertScorer, RerankingScorer, StsScorer
+from agreement.report_chart_data import chart_data
 from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]
@@ -76,6 +78,8 @@ def score_task(
     relevance_threshold: float = 1.0,
     spearman_variance: SpearmanVariance = "fisher",
     gains: Gains = "linear",
+    kappa_min_shared: int = MIN_SHARED_DEFAULT,
+    with_charts: bool = False,
 ) -> Report:
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
@@ -101,11 +105,12 @@ def score_task(
         scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
         threshold=float(relevance_threshold),
         include_llm=include_llm, spearman_variance=spearman_variance, gains=gains,
+        kappa_min_shared=kappa_min_shared,
     )
-    return _report(KINDS[kind](ctx))
+    return _report(KINDS[kind](ctx), with_charts)
 
 
-def _report(scorer: KindScorer) -> Report:
+def _report(scorer: KindScorer, with_charts: bool = False) -> Report:
     """Assemble the stable report keys around one kind's computations."""
     ctx = scorer.ctx
     agreement = _agreement(scorer)
@@ -124,12 +129,14 @@ def _report(scorer: KindScorer) -> Report:
         "agreement_notes": {name: note for name, (_, note) in agreement.items() if note},
         "agreement_bands": _bands(agreement),
         "agreement_counts": scorer.agreement_counts(),
+        "agreement_pairs": {"cohen_kappa": pairs} if (pairs := scorer.agreement_pairs()) else {},
         "human": _human_block(scorer, human),
         "annotators": [{"name": n, "kind": ctx.kinds[n], "n_answers": counts[n][0], "n_skipped": counts[n][1],
                         "scores": per_annotator[n]} for n in ctx.names],
         "llm": _llm_block(ctx, scorer, per_annotator),
         "excluded": excluded,
         "flags": _flags(scorer, agreement),
+        **({"charts": chart_data(scorer, per_annotator)} if with_charts else {}),
     }) | {"disagreement": _disagreement_rows(scorer.disagreement())}
 
 

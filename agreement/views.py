@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
+from agreement.report_charts import available, chart_svg
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
 from hume.roles import is_researcher
@@ -106,6 +107,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
         context["answers_now"] = Annotation.objects.filter(item__task=task).count()
     if doc:
         context |= annotator_tables(doc)
+        context["charts"] = available(doc)
     if request.htmx and request.GET.get("fragment") == "items":
         return htmx_aware(request, render(request, "agreement/_disagreement_partial.html", context))
     return htmx_aware(request, render(request, "agreement/report_detail.html", context))
@@ -249,4 +251,18 @@ def export_answers(request: HttpRequest, task_id: int) -> StreamingHttpResponse:
     safe = export_filename(task, "jsonl").replace("report-", "answers-", 1)
     response = StreamingHttpResponse(answer_lines(task), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{safe}"'
+    return response
+
+
+@login_required
+@require_GET
+def report_chart(request: HttpRequest, task_id: int, name: str) -> HttpResponse:
+    """One chart of the stored report as SVG (drawn from the report's chart data, never from live answers)."""
+    task, report = report_task(request, task_id)
+    doc = report.result if report and report.result else None
+    if name not in {chart.name for chart in available(doc)}:
+        raise Http404("This report has no such chart.")
+    svg = chart_svg(doc, name, key=(task.pk, doc.get("inputs_digest"), str(report.computed_at)))
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    response["Cache-Control"] = "private, no-cache"
     return response

@@ -106,7 +106,8 @@ def test_fleiss_note_says_when_only_part_of_the_items_had_equal_rater_counts() -
     answers = {1: {"a": "x", "b": "x", "c": "y"}, 2: {"a": "y", "b": "y", "c": "y"}, 3: {"a": "x", "b": "y"}}
     report = score_task("classification", answers, {1: "x", 2: "y", 3: "x"})
     assert report["agreement"]["fleiss_kappa"] is not None
-    assert report["agreement_notes"]["fleiss_kappa"] == "computed on 2 of 3 items with 3 ratings each"
+    assert report["agreement_notes"]["fleiss_kappa"] == (
+        "computed on the 2 items with 3 answers each (of 3 answered by two or more annotators, 3 answered)")
 
 
 def test_an_unknown_kind_is_a_programming_error() -> None:

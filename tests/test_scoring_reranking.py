@@ -67,7 +67,7 @@ def test_rank_agreement_is_per_query_then_averaged_with_the_left_out_queries_cou
 
 
 def test_binary_agreement_over_candidate_judgments() -> None:
-    agreement = score_task("reranking", ANSWERS, GOLD)["agreement"]
+    agreement = score_task("reranking", ANSWERS, GOLD, kappa_min_shared=9)["agreement"]
     # 9 judgments each: alice 1100 010 10, bob 1010 010 00 → n11 = 2, n10 = 2, n01 = 1, n00 = 4.
     # Cohen: p_o = 6/9; p_e = 4/9·3/9 + 5/9·6/9 = 42/81 → κ = (54 − 42)/(81 − 42) = 12/39
     assert agreement["cohen_kappa_mean"] == pytest.approx(12 / 39)
