@@ -59,10 +59,10 @@ GOLD: dict[str, Name] = {
                 "ranking, averaged; then averaged over queries (MTEB's reranking score)."),
     "mrr_at_k": Name("MRR@{k}", "Mean reciprocal rank: 1 / the rank of the first relevant candidate within the "
                      "top {k}, averaged over queries."),
-    "ndcg_at_k": Name("nDCG@{k}", "Normalised discounted cumulative gain of the top {k}: graded gains discounted "
-                      "by log of the rank, divided by the best possible; averaged over queries."),
-    "recall_at_k": Name("Recall@{k}", "Share of a query's relevant documents found in the top {k}, averaged over "
-                        "queries."),
+    "ndcg_at_k": Name("nDCG@{k}", "Normalised discounted cumulative gain of the top {k}: each document's gain "
+                      "divided by log2(rank + 1), over the best possible sum; averaged over queries."),
+    "recall_at_k": Name("Recall@{k}", "Share of a query's relevant documents (gold grade at or above the threshold) "
+                        "found in the top {k}, averaged over queries."),
     "spearman": Name("Spearman ρ", "Spearman rank correlation of the ratings with the gold scores."),
     "pearson": Name("Pearson r", "Pearson correlation of the ratings with the gold scores."),
     "kendall": Name("Kendall τ", "Kendall rank correlation (τ-b) of the ratings with the gold scores."),
