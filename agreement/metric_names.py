@@ -90,12 +90,20 @@ CI: dict[str, Name] = {
 }
 
 SECTIONS: dict[str, dict[str, Name]] = {"agreement": AGREEMENT, "gold": GOLD, "ci": CI}
+# The agreement block of MTEB-format human results (agreement/mteb_export.py, HUME's public results) names
+# the same values its own way; the results pages read those names.
+MTEB_AGREEMENT = {"mean_pairwise_ari": "ari_mean", "mean_pairwise_spearman": "spearman_mean",
+                  "mean_spearman": "spearman_mean", "mean_kendall_tau": "kendall_mean",
+                  "mean_binary_kappa": "cohen_kappa_mean", "mean_pairwise_kappa": "cohen_kappa_mean",
+                  "mean_percentage_agreement": "percent_agreement"}
 CUT_OFF = re.compile(r"^(?P<base>[a-z]+)_at_(?P<k>\d+)$")
 
 
 def lookup(key: str, section: Section) -> Name | None:
     """The label and definition of a report key, None when the registry does not know it."""
     table = SECTIONS[section]
+    if section == "agreement":
+        key = MTEB_AGREEMENT.get(key, key)
     if key in table:
         return table[key]
     cut = CUT_OFF.match(key)

@@ -28,8 +28,9 @@ Doc = Mapping[str, Any]
 class Chart:
     """One chart: its name in the URL, title, the alternative text and its drawing function."""
 
-    def __init__(self, name: str, title: str, alt: str, draw: Callable[[Doc], Figure], needs: str) -> None:
-        self.name, self.title, self.alt, self.draw, self.needs = name, title, alt, draw, needs
+    def __init__(self, name: str, title: str, alt: str, draw: Callable[[Doc], Figure], needs: str,
+                 wide: bool = False) -> None:
+        self.name, self.title, self.alt, self.draw, self.needs, self.wide = name, title, alt, draw, needs, wide
 
 
 def _plain(text: Any) -> str:
@@ -161,11 +162,13 @@ def draw_scatter_pair(doc: Doc) -> Figure:
 CHARTS = (
     Chart("scores", "Per-annotator scores with 95% CIs",
           "Each annotator's main score against gold with its 95% confidence interval, and the combined human "
-          "score.", draw_scores, "annotator_scores"),
+          "score.", draw_scores, "annotator_scores", wide=True),
     Chart("confusion", "Confusion matrix against gold",
-          "Counts of answers per gold label (rows) and given label (columns).", draw_confusion, "confusion"),
+          "Counts per gold label (rows) and the humans' answer (columns): the majority vote, or for reranking "
+          "every judgment.", draw_confusion, "confusion"),
     Chart("distribution", "Answers per annotator",
-          "Share of each label in each annotator's answers and in gold.", draw_distribution, "distribution"),
+          "Share of each label in each annotator's answers and in gold (clustering: clusters per set).",
+          draw_distribution, "distribution", wide=True),
     Chart("scatter-gold", "Ratings against gold",
           "Each rating plotted against the gold score, one colour per annotator.", draw_scatter_gold, "scatter_gold"),
     Chart("scatter-pair", "Annotator against annotator",

@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 import random
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -15,6 +17,7 @@ from agreement import metric_names
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
 from tests.conftest import REPO
+from tests.hume_paper import RESULTS
 from tests.report_kind_tasks import KINDS, answer, build_kind_task, gold_of, records
 
 DOCS = REPO / "docs" / "metrics.md"
@@ -136,3 +139,18 @@ def test_the_page_states_the_tie_rule_the_subset_and_the_kappa_pairs(researcher)
         ("ann1", "ann2", 12, False), ("ann1", "ann3", 4, True), ("ann2", "ann3", 4, True)]
     assert "ann1 ann3 4" in text and "excluded: fewer than 10 shared" in text
     assert "mean over 1 annotator pair sharing 10 or more items; 2 pairs with fewer excluded" in text
+
+
+def test_the_mteb_agreement_names_read_as_the_same_entries() -> None:
+    assert metric_names.label("mean_pairwise_kappa", "agreement") == "mean pairwise Cohen's κ"
+    assert metric_names.label("mean_pairwise_ari", "agreement") == "mean pairwise ARI"
+    assert metric_names.label("mean_spearman", "agreement") == "mean pairwise Spearman ρ"
+
+
+@pytest.mark.django_db
+def test_the_results_tasks_page_gives_the_agreement_metric_in_words_on_hover(researcher) -> None:
+    call_command("import_results", str(RESULTS), stdout=StringIO())
+    page = researcher.get(reverse("results:tasks")).content.decode()
+    definition = html.escape(metric_names.definition("fleiss_kappa", "agreement"))
+    assert f'title="Fleiss&#x27; κ: {definition}">κ = ' in page
+    assert f'title="mean pairwise ARI: {html.escape(metric_names.definition("ari_mean", "agreement"))}">ARI = ' in page
