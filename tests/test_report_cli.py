@@ -14,9 +14,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def task():
-    task = build_task("classification", "=cmd|' /C calc'!A0", [{"text": f"t{i}", "label": "a"} for i in range(4)],
+    # the same four answers three times: twelve shared items, enough for Cohen's κ (minimum 10); κ is unchanged
+    task = build_task("classification", "=cmd|' /C calc'!A0", [{"text": f"t{i}", "label": "a"} for i in range(12)],
                       labels=["a", "b"])
-    import_answers(task, answers_from_columns({"+ann": ["a", "a", "b", "a"], "@ann": ["a", "b", "b", "a"]}))
+    import_answers(task, answers_from_columns({"+ann": ["a", "a", "b", "a"] * 3, "@ann": ["a", "b", "b", "a"] * 3}))
     return task
 
 

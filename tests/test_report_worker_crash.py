@@ -25,10 +25,11 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
 def small_task(name: str):
-    """Two annotators on six items: Cohen's κ = percent agreement corrected: p_o = 5/6, p_e = 0.5 → κ = 2/3."""
-    task = build_task("classification", name, [{"text": f"t{i}", "label": "a"} for i in range(6)], labels=["a", "b"])
-    import_answers(task, answers_from_columns({"ann1": ["a", "a", "a", "b", "b", "b"],
-                                               "ann2": ["a", "a", "a", "b", "b", "a"]}))
+    """Two annotators on twelve items (six answers twice, so the pair shares Cohen's κ's minimum of 10):
+    p_o = 5/6, p_e = 0.5 → κ = 2/3."""
+    task = build_task("classification", name, [{"text": f"t{i}", "label": "a"} for i in range(12)], labels=["a", "b"])
+    import_answers(task, answers_from_columns({"ann1": ["a", "a", "a", "b", "b", "b"] * 2,
+                                               "ann2": ["a", "a", "a", "b", "b", "a"] * 2}))
     return task
 
 
@@ -147,7 +148,7 @@ def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_wor
     assert outcomes == ["computed", "not claimed: report is running"]
     report = Report.objects.get(task=task)
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 1, 1)
-    assert report.result["n_answers"] == 12
+    assert report.result["n_answers"] == 24
 
 
 def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() -> None:

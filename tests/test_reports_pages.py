@@ -49,8 +49,8 @@ def test_a_researcher_sees_every_task_with_status_and_headline_numbers(dave, tas
     assert page.status_code == 200
     text = page.content.decode()
     assert "Sentiment-ar" in text and "done" in text
-    assert "accuracy 0.500" in text  # majority vote (t1 ties → "neg"): t3 and t4 right, t1 and t2 wrong
-    assert "fleiss_kappa" in text
+    assert "accuracy</abbr> 0.500" in text  # majority vote (t1 ties → "neg"): t3 and t4 right, t1 and t2 wrong
+    assert "Fleiss&#x27; κ</abbr>" in text and "fleiss_kappa" not in text  # the metric in words
 
 
 @pytest.mark.parametrize("name", ["list", "detail", "status", "export_csv", "export_json", "export_answers"])
@@ -84,7 +84,7 @@ def test_the_report_page_shows_agreement_bands_human_ci_and_llm_annotators_apart
     assert doc["agreement"]["fleiss_kappa"] == pytest.approx(0.4666666, abs=1e-6)
     assert 'band band-moderate">moderate' in text
     low, high = doc["human"]["ci_low"], doc["human"]["ci_high"]
-    assert f"95% CI {low:.3f}–{high:.3f}, wilson" in text
+    assert f"95% CI {low:.3f}–{high:.3f}, <abbr" in text and ">Wilson interval</abbr>)" in text
     humans, llms = text.split('id="llm-annotators"')
     assert "reader1" in humans and "llm-judge" not in humans.split('id="annotators"')[1]
     assert "llm-judge" in llms and "never counted in the human agreement" in llms
@@ -97,7 +97,7 @@ def test_the_report_page_states_how_annotators_were_combined_and_the_tie_rule(da
 
     # t1: reader1 pos, reader2 neg → a tie, broken to "neg" (lexicographically first); gold is pos
     assert (human["n_tied_items"], human["tied_share"]) == (1, 0.25)
-    assert "Annotators combined by: majority vote per item, ties to the lexicographically first label." in text
+    assert "The human score: majority vote per item, ties to the lexicographically first label." in text
     assert "N = 4 items." in text
     assert (f"Tie rule: lexicographically first label; 1 tied item (0.250 of scored); with ties broken at random "
             f"(seed 0): {human['main_score_random_ties']:.3f}.") in text
