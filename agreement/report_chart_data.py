@@ -11,7 +11,6 @@ or queries; Fisher z for correlations; a seeded bootstrap over queries for nDCG.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Any
 
@@ -151,10 +150,13 @@ def scatters(scorer: UnitScorer) -> dict[str, Any]:
     each other (seeded samples of at most MAX_POINTS points)."""
     gold = np.array([scorer.gold_of(i, key) for i, key in scorer.units], dtype=float)
     names = scorer.ctx.names
-    points = [[float(g), float(r), index] for index, column in enumerate(scorer.matrix.T)
-              for g, r in zip(gold, column, strict=True) if not (math.isnan(g) or math.isnan(r))]
-    data: dict[str, Any] = {"scatter_gold": {"names": names, "n_points": len(points), "points": _sample(points),
-                                             "scale": list(scorer.ctx.scale)}}
+    rated = ~np.isnan(scorer.matrix) & ~np.isnan(gold)[:, None]
+    rows, columns = np.nonzero(rated.T)  # annotator by annotator, as the legend lists them
+    keep = _sample_indices(len(rows))
+    points = np.column_stack([gold[columns[keep]], scorer.matrix[columns[keep], rows[keep]], rows[keep]])
+    data: dict[str, Any] = {"scatter_gold": {
+        "names": names, "n_points": len(rows), "scale": list(scorer.ctx.scale),
+        "points": [[g, r, int(i)] for g, r, i in points.tolist()]}}
     pool = [names.index(n) for n in scorer.ctx.pool]
     best: tuple[int, int, int] | None = None
     for position, i in enumerate(pool):
@@ -164,15 +166,16 @@ def scatters(scorer: UnitScorer) -> dict[str, Any]:
                 best = (shared, i, j)
     if best:
         _, i, j = best
-        both = ~np.isnan(scorer.matrix[:, i]) & ~np.isnan(scorer.matrix[:, j])
-        pair = [[float(a), float(b)] for a, b in zip(scorer.matrix[both, i], scorer.matrix[both, j], strict=True)]
-        data["scatter_pair"] = {"a": names[i], "b": names[j], "n_points": len(pair), "points": _sample(pair),
-                                "scale": list(scorer.ctx.scale)}
+        both = np.flatnonzero(~np.isnan(scorer.matrix[:, i]) & ~np.isnan(scorer.matrix[:, j]))
+        chosen = both[_sample_indices(len(both))]
+        pair = np.column_stack([scorer.matrix[chosen, i], scorer.matrix[chosen, j]])
+        data["scatter_pair"] = {"a": names[i], "b": names[j], "n_points": len(both), "scale": list(scorer.ctx.scale),
+                                "points": pair.tolist()}
     return data
 
 
-def _sample(points: list[Any]) -> list[Any]:
-    if len(points) <= MAX_POINTS:
-        return points
-    keep = np.sort(np.random.default_rng(SEED).choice(len(points), MAX_POINTS, replace=False))
-    return [points[k] for k in keep.tolist()]
+def _sample_indices(total: int) -> np.ndarray:
+    """All indices up to MAX_POINTS, else a seeded sample of MAX_POINTS of them, in order."""
+    if total <= MAX_POINTS:
+        return np.arange(total)
+    return np.sort(np.random.default_rng(SEED).choice(total, MAX_POINTS, replace=False))
