@@ -29,7 +29,7 @@ def test_recompute_shows_progress_then_the_new_report(start_worker, logged_in_pa
     page.locator("#report-status progress").wait_for(state="detached", timeout=60_000)
     page.wait_for_selector("#agreement", timeout=60_000)
 
-    assert "fleiss_kappa" in page.inner_text("#agreement")
+    assert "Fleiss' κ" in page.inner_text("#agreement")
     assert "Computed" in page.inner_text("#report-status")
     box = page.locator(".text-box", has_text=ARABIC)
     assert box.evaluate("el => getComputedStyle(el).direction") == "rtl"
