@@ -154,9 +154,10 @@ def scatters(scorer: UnitScorer) -> dict[str, Any]:
     rows, columns = np.nonzero(rated.T)  # annotator by annotator, as the legend lists them
     keep = _sample_indices(len(rows))
     points = np.column_stack([gold[columns[keep]], scorer.matrix[columns[keep], rows[keep]], rows[keep]])
-    data: dict[str, Any] = {"scatter_gold": {
-        "names": names, "n_points": len(rows), "scale": list(scorer.ctx.scale),
-        "points": [[g, r, int(i)] for g, r, i in points.tolist()]}}
+    data: dict[str, Any] = {}
+    if len(rows):  # no chart of nothing (every answer skipped)
+        data["scatter_gold"] = {"names": names, "n_points": len(rows), "scale": list(scorer.ctx.scale),
+                                "points": [[g, r, int(i)] for g, r, i in points.tolist()]}
     pool = [names.index(n) for n in scorer.ctx.pool]
     best: tuple[int, int, int] | None = None
     for position, i in enumerate(pool):

@@ -9,9 +9,11 @@ from django.urls import reverse
 
 from agreement import metrics as m
 from agreement.report_chart_data import MAX_POINTS
+from agreement.report_charts import available, chart_svg
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
 from tests.report_kind_tasks import build_kind_task
+from tests.test_scoring_edge_cases import TASKS as EDGE_TASKS
 
 # tests/test_scoring_classification.py's task: majority votes joy, joy (tie), sad, anger; gold joy sad sad anger
 ANSWERS = {
@@ -109,3 +111,14 @@ def test_annotators_never_get_a_chart(alice, dave) -> None:
     response = client.get(reverse("agreement:chart", args=[task.pk, "confusion"]))
     assert response.status_code == 403
     assert b"<svg" not in response.content
+
+
+@pytest.mark.parametrize("kind", sorted(EDGE_TASKS))
+def test_charts_draw_for_one_annotator_and_nothing_is_drawn_of_all_skipped_ratings(kind) -> None:
+    answers, gold = EDGE_TASKS[kind]
+    alone = score_task(kind, {i: {"alice": v["alice"]} for i, v in answers.items()}, gold, with_charts=True)
+    for chart in available(alone):
+        assert "<svg" in chart_svg(alone, chart.name)
+    skipped = score_task(kind, {i: {n: None for n in v} for i, v in answers.items()}, gold, with_charts=True)
+    assert "scatter_gold" not in skipped["charts"] and "scatter_pair" not in skipped["charts"]
+    assert [row["score"] for row in skipped["charts"]["annotator_scores"]["rows"]] == [None, None]
