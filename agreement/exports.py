@@ -26,8 +26,8 @@ TOP_KEYS = ("format_version", "task", "task_id", "kind", "language", "mteb_task_
             "computed_at", "computed_in", "answers_digest", "inputs_digest", "n_rows_read")
 PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged",
              "n_flagged_items", "n_excluded", "excluded_reasons", "score_scale", "agreement_main", "agreement",
-             "agreement_bands", "agreement_notes", "flags", "human", "annotators", "llm", "by_batch", "by_language",
-             "disagreement", "excluded")
+             "agreement_bands", "agreement_notes", "agreement_counts", "agreement_pairs", "flags", "human",
+             "annotators", "llm", "charts", "by_batch", "by_language", "disagreement", "excluded")
 HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
               "scores")
 ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
@@ -72,6 +72,7 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     for metric, value in part["agreement"].items():
         yield {**base, "section": "agreement", "metric": metric, "value": value, "band": bands.get(metric, ""),
                "note": notes.get(metric, "")}
+    yield from pair_rows(part, base)
     yield from human_rows(part["human"], base)
     for annotator in part["annotators"]:
         who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_kind": annotator["kind"]}
@@ -82,6 +83,15 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     flags = part["flags"]
     yield {**base, "section": "flags", "metric": "low_agreement", "value": flags["low_agreement"],
            "note": flags.get("message") or ""}
+
+
+def pair_rows(part: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Cohen's κ per annotator pair ("a | b"), with the shared count and whether the mean left it out."""
+    block = (part.get("agreement_pairs") or {}).get("cohen_kappa") or {}
+    for pair in block.get("pairs", []):
+        note = f"{pair['n_shared']} shared {block['unit']}" + (f"; {pair['reason']}" if pair["reason"] else "")
+        yield {**base, "section": "agreement_pair", "annotator": f"{pair['a']} | {pair['b']}", "metric": "cohen_kappa",
+               "value": pair["kappa"], "note": note}
 
 
 def human_rows(human: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -10,6 +10,7 @@ import pytest
 from django.test import override_settings
 
 from agreement import pairwise_kappa as pk
+from agreement.exports import report_rows
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
 from tests.report_builders import answers_from_columns, build_task, import_answers
@@ -18,7 +19,7 @@ A_50 = ["yes"] * 25 + ["no"] * 25
 B_50 = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
 A_20 = ["yes"] * 10 + ["no"] * 10
 B_20 = ["yes"] * 8 + ["no"] * 2 + ["yes"] * 4 + ["no"] * 6
-C_4 = ["yes", "no", "yes", "no"]  # C answers items 1–4 only: κ with A = 0, with B = 0 (see below)
+C_4 = ["yes", "no", "yes", "no"]  # C answers items 1–4 only, where A and B say yes: κ = 0 with each
 
 
 def columns(*raters: list[str]) -> dict[int, dict[str, str]]:
@@ -103,3 +104,14 @@ def test_the_stored_report_uses_the_setting_and_a_new_minimum_recomputes_it() ->
     assert how == "computed"  # the minimum is part of the inputs digest
     assert doc["agreement"]["cohen_kappa_mean"] == pytest.approx(0.4 / 3)
     assert doc["agreement_pairs"]["cohen_kappa"]["min_shared"] == 4
+
+
+def test_the_report_csv_has_one_row_per_pair_with_its_shared_items() -> None:
+    report = score_task("classification", columns(A_20, B_20, C_4), {i: "yes" for i in range(20)})
+    doc = {"task": "t", "language": "eng-Latn", **report}
+    rows = [r for r in report_rows(doc) if r["section"] == "agreement_pair"]
+    assert [(r["annotator"], r["metric"], r["value"], r["note"]) for r in rows] == [
+        ("A | B", "cohen_kappa", pytest.approx(0.4), "20 shared items"),
+        ("A | C", "cohen_kappa", 0.0, "4 shared items; excluded: 4 shared items, fewer than 10"),
+        ("B | C", "cohen_kappa", 0.0, "4 shared items; excluded: 4 shared items, fewer than 10"),
+    ]
