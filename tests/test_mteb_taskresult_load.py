@@ -15,6 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from agreement.model_runs.models import ModelRun
+from agreement.mteb_export import annotator_folder
 from agreement.reports import report_in_process
 from tests import model_data as data
 
@@ -48,8 +49,8 @@ def _load_folder(out: Path) -> Any:
     """The whole export read by MTEB's ResultCache, as it reads a clone of its results repository."""
     from mteb.cache import ResultCache
 
-    cache = tmp = out.parent / f"{out.name}-cache"
-    shutil.copytree(out, tmp / "results")
+    cache = out.parent / f"{out.name}-cache"
+    shutil.copytree(out, cache / "results")
     return ResultCache(cache_path=cache).load_results(include_remote=False)
 
 
@@ -104,4 +105,5 @@ def test_the_human_export_loads_with_mteb_task_result_including_annotator_folder
     for path in written:
         assert TaskResult.from_disk(path).main_score is not None
     benchmark = _load_folder(tmp_path / "out")
-    assert {m.model_revision for m in benchmark.model_results} >= {"2025_10_01"}
+    assert {(m.model_name, m.model_revision) for m in benchmark.model_results} == {
+        ("hume/Human", "2025_10_01"), *(("hume/Human", annotator_folder(n)) for n in ("alice", "bob"))}
