@@ -19,7 +19,8 @@ from agreement.mteb_export import annotator_folder
 from agreement.reports import report_in_process
 from tests import model_data as data
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db,  # mteb 2.20.0 imports a sentence-transformers module its 6.x renamed
+              pytest.mark.filterwarnings("ignore:Importing from 'sentence_transformers.models':DeprecationWarning")]
 
 KINDS = {"sts": "HUMESTSProbe", "reranking": "HUMERerankingProbe", "clustering": "HUMEClusteringProbe",
          "classification": "HUMEClassificationProbe"}
