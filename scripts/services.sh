@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install (if missing) and start the services the test suite needs: PostgreSQL, Redis, Chromium.
+# Install (if missing) and start the services the test suite needs: PostgreSQL, Redis, Chromium (and pdflatex).
 # Sourced by scripts/test; exports DATABASE_URL, REDIS_URL and CHROMIUM_PATH for the tests, and sets
 # STARTED_SERVICES to what it started itself ("postgresql", "redis"), for scripts/test to stop at the end.
 set -euo pipefail
@@ -14,6 +14,14 @@ if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# pdflatex and booktabs, so the tests compile the LaTeX tables the app exports (nothing else of TeX Live).
+if ! command -v pdflatex >/dev/null 2>&1 || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
+  echo "Installing texlive-latex-base texlive-latex-recommended from Debian's packages..."
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    texlive-latex-base texlive-latex-recommended >/dev/null
 fi
 
 # PostgreSQL: the Debian cluster, started if it is not running; a role and database for the tests.

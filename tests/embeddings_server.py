@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+
+from tests.json_server import JsonHandler, JsonServer
 
 DIMENSIONS = 8
 
@@ -47,27 +47,13 @@ class Seen:
     authorization: str | None
 
 
-class EmbeddingsServer:
+class EmbeddingsServer(JsonServer):
+    path = "/v1/embeddings"
+
     def __init__(self, script: list[Reply] | None = None) -> None:
+        super().__init__()
         self.script = list(script or [])
         self.seen: list[Seen] = []
-        self.lock = threading.Lock()
-        handler = type("Handler", (_Handler,), {"server_state": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> EmbeddingsServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def texts_sent(self) -> list[str]:
         return [t for s in self.seen for t in s.body.get("input", [])]
@@ -77,26 +63,14 @@ class EmbeddingsServer:
             self.seen.append(Seen(body, authorization))
             return self.script.pop(0) if self.script else Reply()
 
-
-class _Handler(BaseHTTPRequestHandler):
-    server_state: EmbeddingsServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        if self.path.rstrip("/") != "/v1/embeddings":
-            self._send(404, '{"error": {"message": "not found"}}', {})
-            return
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        authorization = self.headers.get("Authorization")
-        reply = self.server_state.next_reply(body, authorization)
+    def respond(self, handler: JsonHandler, body: dict[str, Any], authorization: str | None) -> None:
+        reply = self.next_reply(body, authorization)
         time.sleep(reply.delay)
         if reply.echo_authorization:
-            self._send(400, json.dumps({"error": f"bad header {authorization}"}), {})
+            handler.send(400, json.dumps({"error": f"bad header {authorization}"}))
             return
         if reply.body is not None or reply.status != 200:
-            self._send(reply.status, reply.body or "", reply.headers)
+            handler.send(reply.status, reply.body or "", reply.headers)
             return
         data = []
         for index, text in enumerate(body["input"]):
@@ -107,17 +81,4 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.reverse:
             data.reverse()
         payload = {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 1}}
-        self._send(200, json.dumps(payload), {})  # json writes NaN as NaN, as a broken server would
-
-    def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
-        data = text.encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        handler.send(200, json.dumps(payload))  # json writes NaN as NaN, as a broken server would

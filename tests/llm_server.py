@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.json_server import JsonHandler, JsonServer
 
 MARKER = re.compile(r"\[[a-z]+\d+\]")
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -62,37 +62,23 @@ class Seen:
     at: float
 
 
-class ChatServer:
+class ChatServer(JsonServer):
     """Answers each request with the next scripted reply for its item's marker (then `answers[marker]`)."""
+
+    path = "/v1/chat/completions"
 
     def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None,
                  answer_for: Callable[[Seen], Any] | None = None,
                  content_for: Callable[[Seen], str] | None = None) -> None:
+        super().__init__()
         self.answers = dict(answers or {})
         self.answer_for = answer_for
         self.content_for = content_for  # the whole reply text, for prompts with their own answer format
         self.script = {k: list(v) for k, v in (script or {}).items()}
         self.seen: list[Seen] = []
-        self.lock = threading.Lock()
         self.on_request: Callable[[Seen], None] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
-        handler = type("Handler", (_Handler,), {"chat": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> ChatServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     @property
     def count(self) -> int:
@@ -118,58 +104,33 @@ class ChatServer:
             reply.answer = self.answer_for(seen) if self.answer_for else self.answers.get(marker or "")
         return seen, reply
 
-
-class _Handler(BaseHTTPRequestHandler):
-    chat: ChatServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def do_POST(self) -> None:
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send(404, '{"error": {"message": "not found"}}', {})
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
-        seen, reply = self.chat.reply_for(body, self.headers.get("Authorization"))
-        with self.chat.lock:
-            self.chat.in_flight += 1
-            self.chat.max_in_flight = max(self.chat.max_in_flight, self.chat.in_flight)
+    def respond(self, handler: JsonHandler, body: dict[str, Any], authorization: str | None) -> None:
+        seen, reply = self.reply_for(body, authorization)
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            self._answer(seen, reply, body)
+            self._answer(handler, seen, reply, body)
         finally:
-            with self.chat.lock:
-                self.chat.in_flight -= 1
+            with self.lock:
+                self.in_flight -= 1
 
-    def _answer(self, seen: Seen, reply: Reply, body: dict[str, Any]) -> None:
+    def _answer(self, handler: JsonHandler, seen: Seen, reply: Reply, body: dict[str, Any]) -> None:
         time.sleep(reply.delay or 0.02)  # a little latency, so concurrent requests overlap as they would
         if reply.echo_authorization:
             reply.body = json.dumps({"error": f"rejected header {seen.authorization}"})
         if reply.body is not None or reply.status != 200:
-            self._send(reply.status, reply.body or "", reply.headers)
+            handler.send(reply.status, reply.body or "", reply.headers)
             return
         content = reply.content
-        if content is None and self.chat.content_for is not None:
-            content = self.chat.content_for(seen)
+        if content is None and self.content_for is not None:
+            content = self.content_for(seen)
         if content is None:
             content = json.dumps({"reasoning": f"Judged {seen.marker}.", "answer": reply.answer})
         completion = {
-            "id": f"chatcmpl-{len(self.chat.seen)}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{len(self.seen)}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": USAGE,
         }
-        self._send(200, json.dumps(completion), reply.headers)
-
-    def _send(self, status: int, text: str, headers: dict[str, str]) -> None:
-        data = text.encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-            pass
+        handler.send(200, json.dumps(completion), reply.headers)

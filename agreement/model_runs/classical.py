@@ -80,7 +80,9 @@ def rouge(a: Sequence[str], b: Sequence[str], variant: str = "rougeL") -> np.nda
     return np.array([scorer.score(y, x)[variant].fmeasure for x, y in zip(a, b, strict=True)], dtype=float)
 
 
-@functools.lru_cache(maxsize=100_000)  # SAGE compares an original with each of its perturbations
+# SAGE compares an original with each of its perturbations, one after the other: a small cache catches
+# those repeats; 100,000 long texts with their token sets held 2 GB (bench/bench_sage.py, Jaccard).
+@functools.lru_cache(maxsize=4096)
 def token_set(text: str, tokenize: Callable[[str], list[str]] = tokens) -> frozenset[str]:
     return frozenset(tokenize(text))
 

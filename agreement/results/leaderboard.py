@@ -31,6 +31,7 @@ from typing import Any
 
 from scipy import stats
 
+from agreement.latex import escape
 from agreement.results.mteb_files import ScoreRow
 from tasks_app.csv_safety import to_csv
 
@@ -512,23 +513,9 @@ def per_task_to_csv(
     return to_csv(header, body)
 
 
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
 def latex_escape(text: str) -> str:
     """Escape LaTeX special characters so model names like ``e5_base`` or ``50%`` typeset as text."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+    return escape(text)
 
 
 def table1_to_latex(

@@ -5,10 +5,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from agreement.latex import escape
 from tasks_app.csv_safety import to_csv
-
-LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
 def as_json(rows: Sequence[dict[str, Any]]) -> str:
@@ -21,7 +19,7 @@ def as_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def latex_text(value: object) -> str:
-    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(value))
+    return escape(value)
 
 
 def as_latex(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
