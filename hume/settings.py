@@ -285,3 +285,13 @@ CONTENT_SECURITY_POLICY = {
 # Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
 # of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
 REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
+# Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
+# reports and model-run chunks whose lease lapsed, so a run whose worker died is taken over without waiting for a
+# page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler): nothing to persist, no file shared
+# between workers; several workers checking at once is harmless (the claim decides).
+DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+CELERY_BEAT_SCHEDULE = {
+    "requeue-dead-reports": {"task": "agreement.requeue_dead_reports", "schedule": DEAD_RUN_CHECK_SECONDS},
+    "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
+}
