@@ -12,4 +12,5 @@ urlpatterns = [
     path("task/<int:task_id>/report.csv", views.export_report, {"fmt": "csv"}, name="export_csv"),
     path("task/<int:task_id>/report.json", views.export_report, {"fmt": "json"}, name="export_json"),
     path("task/<int:task_id>/answers.jsonl", views.export_answers, name="export_answers"),
+    path("task/<int:task_id>/mteb.zip", views.export_mteb, name="export_mteb"),
 ]
