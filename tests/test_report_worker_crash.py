@@ -59,7 +59,7 @@ def pool_processes(worker_pid: int) -> list[int]:
     """The worker's pool processes, as the worker reports them (its embedded beat is a child process too)."""
     from hume.celery import app
 
-    pids = [pid for stats in (app.control.inspect(timeout=5).stats() or {}).values()
+    pids = [pid for stats in (app.control.inspect(timeout=5, limit=1).stats() or {}).values()
             for pid in stats["pool"]["processes"]]
     assert set(pids) <= set(children_of(worker_pid))
     return pids
