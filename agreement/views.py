@@ -264,11 +264,12 @@ def export_answers(request: HttpRequest, task_id: int) -> StreamingHttpResponse:
 @require_GET
 def export_mteb(request: HttpRequest, task_id: int) -> HttpResponse:
     """The task's human results as a zip of MTEB TaskResult files (what `export_mteb` writes), from the stored
-    report: a page never computes one, so a task without a report gets a 409 that says how to get one."""
+    report: a page never computes one, so a task without a report goes to its report page, which queues one."""
     task, report = report_task(request, task_id)
     if not report or not report.result:
-        return HttpResponse(f"Task {task.name!r} has no stored report yet: open its report page, which queues one, "
-                            "then export again.", status=409, content_type="text/plain; charset=utf-8")
+        messages.info(request, f"Task {task.name!r} has no stored report yet: it is queued below; export again "
+                               "once it is done.")
+        return redirect("agreement:detail", task_id=task.pk)
     try:
         body = results_zip([(task, report.result)])
     except ExportError as exc:

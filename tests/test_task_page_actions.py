@@ -126,7 +126,8 @@ def test_the_mteb_export_downloads_the_commands_files_as_a_zip(dave, alice) -> N
                                              for i, s in enumerate([0.5, 2, 3.5, 5, 1])], mteb_task_name="HUMESTS12")
     client = as_user(dave)
     missing = client.get(f"/reports/task/{task.pk}/mteb.zip")
-    assert missing.status_code == 409 and "has no stored report yet" in missing.content.decode()
+    assert missing.status_code == 302 and missing["Location"] == f"/reports/task/{task.pk}/"
+    assert "has no stored report yet: it is queued below" in page_text(client.get(missing["Location"]))
     import_answers(task, answers_from_columns({"ann1": [1, 2, 3, 4, 0.5], "ann2": [0, 2.5, 3, 5, 1.5]}))
     cli_report(task)  # stores the report, as a worker would
 
