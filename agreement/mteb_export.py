@@ -11,8 +11,11 @@ with several subset entries. Only numbers already in the stored report are writt
 """
 from __future__ import annotations
 
+import io
 import json
+import tempfile
 import uuid
+import zipfile
 from collections import defaultdict
 from datetime import date
 from pathlib import Path
@@ -176,3 +179,17 @@ def _write_folder(folder: Path, results: dict[str, dict[str, Any]], meta: dict[s
     meta_path = folder / "model_meta.json"
     meta_path.write_text(json.dumps(meta, indent=4) + "\n", encoding="utf-8")
     return [*written, meta_path]
+
+
+def results_zip(reports: list[tuple[Task, dict[str, Any]]], *, model_name: str = DEFAULT_MODEL_NAME,
+                revision: str | None = None) -> bytes:
+    """The folder :func:`write_results` writes, as zip bytes (the task page's download): the same files, so an
+    unzipped download imports exactly like the CLI's output."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        paths = write_results(reports, root, model_name=model_name, revision=revision)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for path in paths:
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()

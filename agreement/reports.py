@@ -217,6 +217,13 @@ def requeue_if_dead(report: Report | None) -> Report | None:
         return Report.objects.get(pk=report.pk)
 
 
+def requeue_dead_reports() -> list[int]:
+    """Re-queue every report whose runner died (lease lapsed); the workers' beat calls this every
+    DEAD_RUN_CHECK_SECONDS, so no page poll or worker start is needed. Returns their task ids."""
+    dead = Report.objects.filter(status=Status.RUNNING, lease_expires_at__lt=timezone.now())
+    return [report.task_id for report in dead if requeue_if_dead(report) is not None]
+
+
 def dead_or_waiting_reports() -> list[tuple[int, float]]:
     """(task id, seconds until it may be claimed) of every report a worker should look at now: running ones,
     claimable once their lease lapses (a live runner keeps renewing it, and the look finds nothing to do), and

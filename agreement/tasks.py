@@ -64,6 +64,13 @@ def resume_reports() -> list[int]:
     return [task_id for task_id, _ in waiting]
 
 
+@shared_task(name="agreement.requeue_dead_reports")
+def requeue_dead_reports() -> list[int]:
+    """Periodic (settings.CELERY_BEAT_SCHEDULE, beat embedded in every worker): re-queue the reports whose
+    lease lapsed while no page polled them and no worker started."""
+    return reports.requeue_dead_reports()
+
+
 @worker_ready.connect
 def resume_reports_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
     try:

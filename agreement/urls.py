@@ -13,4 +13,5 @@ urlpatterns = [
     path("task/<int:task_id>/report.json", views.export_report, {"fmt": "json"}, name="export_json"),
     path("task/<int:task_id>/answers.jsonl", views.export_answers, name="export_answers"),
     path("task/<int:task_id>/charts/<slug:name>.svg", views.report_chart, name="chart"),
+    path("task/<int:task_id>/mteb.zip", views.export_mteb, name="export_mteb"),
 ]

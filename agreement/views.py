@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
@@ -21,14 +22,19 @@ from django.views.decorators.http import require_GET, require_POST
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
+from agreement.mteb_export import ExportError, results_zip
 from agreement.report_charts import available, chart_svg
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
+from hume.listing import search_and_sort
 from hume.roles import is_researcher
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20
 SORTS = ("among", "gold")
+REPORT_SORTS = {"name": (Lower("name"),), "kind": ("kind", Lower("name")), "language": ("language", Lower("name")),
+                "status": ("agreement_report__status", Lower("name")),
+                "computed": ("agreement_report__computed_at", Lower("name"))}
 # Reading order of an item's fields (the database returns JSON keys in its own order).
 PAYLOAD_ORDER = ("context", "query", "instruction", "text", "sentence1", "sentence2", "a", "b", "sentences",
                  "candidates", "documents")
@@ -61,8 +67,10 @@ def report_list(request: HttpRequest) -> HttpResponse:
         "result__human__ci_low", "result__human__ci_high", "result__agreement", "result__agreement_bands",
         "result__flags__low_agreement", "result__agreement_main", "result__n_items", "result__n_annotators",
         "result__n_skipped", "result__n_flagged")}
-    rows = [{"task": task, **summary_numbers(headline.get(task.pk))} for task in Task.objects.all()]
-    return render(request, "agreement/report_list.html", {"rows": rows})
+    tasks, listing = search_and_sort(request, Task.objects.all(), search=("name", "kind", "language", "mteb_task_name"),
+                                     sorts=REPORT_SORTS, default="name")
+    rows = [{"task": task, **summary_numbers(headline.get(task.pk))} for task in tasks]
+    return render(request, "agreement/report_list.html", {"rows": rows, "listing": listing})
 
 
 def summary_numbers(row: dict[str, Any] | None) -> dict[str, Any]:
@@ -265,4 +273,25 @@ def report_chart(request: HttpRequest, task_id: int, name: str) -> HttpResponse:
     svg = chart_svg(doc, name, key=(task.pk, doc.get("inputs_digest"), str(report.computed_at)))
     response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+@login_required
+@require_GET
+def export_mteb(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The task's human results as a zip of MTEB TaskResult files (what `export_mteb` writes), from the stored
+    report: a page never computes one, so a task without a report goes to its report page, which queues one."""
+    task, report = report_task(request, task_id)
+    if not report or not report.result:
+        messages.info(request, f"Task {task.name!r} has no stored report yet: it is queued below; export again "
+                               "once it is done.")
+        return redirect("agreement:detail", task_id=task.pk)
+    try:
+        body = results_zip([(task, report.result)])
+    except ExportError as exc:
+        return HttpResponse(f"Cannot export task {task.name!r} to MTEB: {exc}", status=400,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(body, content_type="application/zip")
+    filename = export_filename(task, "zip").replace("report-", "mteb-", 1)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -288,3 +288,13 @@ REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
 # Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
+# Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
+# reports and model-run chunks whose lease lapsed, so a run whose worker died is taken over without waiting for a
+# page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler): nothing to persist, no file shared
+# between workers; several workers checking at once is harmless (the claim decides).
+DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+CELERY_BEAT_SCHEDULE = {
+    "requeue-dead-reports": {"task": "agreement.requeue_dead_reports", "schedule": DEAD_RUN_CHECK_SECONDS},
+    "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
+}

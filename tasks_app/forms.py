@@ -72,3 +72,26 @@ def attempt_import(request: HttpRequest) -> ImportAttempt:
         except ImportFailed as failed:
             attempt.problems = failed.problems
     return attempt
+
+
+class SampleForm(forms.Form):
+    """The `sample_task` command's options: a size and a seed, or clear."""
+
+    size = forms.IntegerField(min_value=1, required=False, help_text="Items annotators will see (HUME: 20–50).")
+    seed = forms.IntegerField(required=False, help_text="Any integer; the same seed picks the same items.")
+    clear = forms.BooleanField(required=False, label="Clear the sample (all items form the pool)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("clear") and (data.get("size") is None or data.get("seed") is None):
+            raise forms.ValidationError("Give a size and a seed, or tick “Clear the sample”.")
+        return data
+
+
+MAX_INSTRUCTIONS_CHARS = 100_000  # a long codebook is a few thousand; each item page carries them
+
+
+class InstructionsForm(forms.Form):
+    instructions = forms.CharField(required=False, strip=False, max_length=MAX_INSTRUCTIONS_CHARS,
+                                   widget=forms.Textarea(attrs={"rows": 16, "dir": "auto"}),
+                                   help_text="Markdown (tables, lists, fenced code), shown with every item.")

@@ -6,24 +6,31 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
+from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
+from hume.listing import search_and_sort
 from hume.roles import is_researcher
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
-from .forms import attempt_import
+from .forms import SampleForm, attempt_import
 from .models import Item, Task
 
 PREVIEW_PAGE = 20
+TASK_SEARCH = ("name", "kind", "language", "mteb_task_name")
+TASK_SORTS = {"name": (Lower("name"),), "kind": ("kind", Lower("name")), "language": ("language", Lower("name")),
+              "items": ("n_items",), "gold": ("n_gold",), "sample": ("sample_size",)}
 
 
 @login_required
 def task_list(request: HttpRequest) -> HttpResponse:
-    tasks = with_counts(visible_tasks(request.user))
-    return render(request, "tasks_app/task_list.html", {"tasks": tasks, "may_import": may_import(request.user)})
+    tasks, listing = search_and_sort(request, with_counts(visible_tasks(request.user)), search=TASK_SEARCH,
+                                     sorts=TASK_SORTS, default="name")
+    return render(request, "tasks_app/task_list.html",
+                  {"tasks": tasks, "listing": listing, "may_import": may_import(request.user)})
 
 
 @login_required
@@ -35,7 +42,8 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     show_items = is_researcher(request.user)  # annotators meet items one by one in their batches
     page = Paginator(preview_items(task, show_gold), PREVIEW_PAGE).get_page(request.GET.get("page"))
     context = {"task": task, "page": page, "show_gold": show_gold, "show_items": show_items,
-               "may_import": may_import(request.user)}
+               "may_import": may_import(request.user),
+               "sample_form": SampleForm(initial={"size": task.sample_size, "seed": task.sample_seed})}
     if request.htmx:
         return render(request, "tasks_app/_items.html", context)
     return render(request, "tasks_app/task_detail.html", context)

@@ -100,7 +100,7 @@ def start_worker(transactional_db: None) -> Iterator[Callable[..., subprocess.Po
         if report_pause is not None:
             env |= {"DJANGO_SETTINGS_MODULE": "tests.slow_report_worker_settings",
                     "HUME_TEST_REPORT_PAUSE": str(report_pause)}
-        cmd = [sys.executable, "-m", "celery", "-A", "hume", "worker", "--loglevel=WARNING",
+        cmd = [sys.executable, "-m", "celery", "-A", "hume", "worker", "-B", "--loglevel=WARNING",  # -B: as scripts/run
                f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
                *extra_args]
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True)

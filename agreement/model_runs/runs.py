@@ -189,6 +189,18 @@ def resumable_chunks() -> list[tuple[int, float]]:
             for chunk_id, status, lease in rows.values_list("id", "status", "lease_until")]
 
 
+def dead_chunks() -> list[int]:
+    """Chunks of a run still embedding whose worker stopped holding them (lease lapsed)."""
+    return list(RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING, status=RunChunk.Status.RUNNING,
+                                        lease_until__lt=timezone.now()).values_list("id", flat=True))
+
+
+def dead_scorings() -> list[int]:
+    """Runs whose scoring worker stopped holding them (lease lapsed)."""
+    return list(ModelRun.objects.filter(status=ModelRun.Status.SCORING, lease_until__lt=timezone.now())
+                .values_list("id", flat=True))
+
+
 def unfinished_chunks(run: ModelRun) -> list[int]:
     return list(run.chunks.exclude(status=RunChunk.Status.DONE).values_list("id", flat=True))
 

@@ -50,6 +50,21 @@ def resume_model_runs() -> list[int]:
     return [chunk_id for chunk_id, _ in waiting]
 
 
+@shared_task(name="model_runs.requeue_dead_chunks")
+def requeue_dead_chunks() -> dict[str, list[int]]:
+    """Periodic (settings.CELERY_BEAT_SCHEDULE, beat embedded in every worker): send a message for each chunk
+    whose lease lapsed and each run whose scoring lease lapsed, so a worker that died holding one does not
+    leave the run waiting for the next worker to start. Chunks still queued keep their own messages."""
+    from agreement.model_runs.runs import dead_chunks, dead_scorings
+
+    chunks, runs = dead_chunks(), dead_scorings()
+    for chunk_id in chunks:
+        embed_chunk.delay(chunk_id)
+    for run_id in runs:
+        score_model_run.delay(run_id)
+    return {"chunks": chunks, "runs": runs}
+
+
 @worker_ready.connect
 def resume_model_runs_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
     try:

@@ -11,7 +11,8 @@ inputs and refuse them with the same words. Why it is shaped this way:
 * **Every revision is kept**, and each model's current one follows ``mteb_files.current_revisions``
   unless an admin pinned another (:func:`set_current`); imports never override a pin.
 * **Sizes are checked before reading**: an upload or archive over ``MAX_UPLOAD_BYTES`` is refused from
-  its declared size, and each member is capped by the parser (50 MB).
+  its declared size; archive members are streamed to a temporary file and capped while they stream
+  (``mteb_loading.MAX_FILE_BYTES`` each, ``MAX_ARCHIVE_BYTES`` in all), then parsed one at a time.
 """
 from __future__ import annotations
 
@@ -136,12 +137,12 @@ def load_upload(name: str, handle: IO[bytes], size: int, *, model_name: str | No
 
 def _load_archive(source: str, handle: IO[bytes]) -> Loaded:
     """Read the archive once: task files become rows, model_meta.json files become metadata."""
-    members = read_archive_members(handle, source=source)
-    rows = load_archive_members(source, members)
-    metas: dict[str, dict[str, Any]] = {}
-    for member, raw in sorted(members.items()):
-        if PurePosixPath(member).name == MODEL_META_FILE:
-            _keep_meta(metas, decode_json(raw, f"{source}!{member}"))
+    with read_archive_members(handle, source=source) as members:
+        rows = load_archive_members(source, members)
+        metas: dict[str, dict[str, Any]] = {}
+        for member in sorted(members):
+            if PurePosixPath(member).name == MODEL_META_FILE:
+                _keep_meta(metas, decode_json(members[member], f"{source}!{member}"))
     return _non_empty(Loaded(source, rows, metas))
 
 

@@ -3,6 +3,8 @@
 Reading only: sizes are checked before bytes are read, archive members are vetted before any is read,
 and each file's bytes go to ``mteb_files.parse_task_result``, which owns the rules (docstring there).
 A folder or an archive loads all or nothing: every file is checked and all problems are reported together.
+Archive members are streamed in chunks to one anonymous temporary file and parsed one at a time, so memory
+holds at most one member (itself capped), never the archive's expanded size.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import re
 import stat
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,12 +32,14 @@ from agreement.results.mteb_files import (
 
 Handle = TypeVar("Handle")
 
-# An archive's members are held in memory until the whole import is checked, so both caps bound the server's
-# memory (a 550 KB zip expanding to 500 MiB grew it by 580 MB). A TaskResult file is a few kB; the 13 models of
-# the HUME study with the human baseline are 1.4 MB in all.
+# Archive members are spooled to a temporary file in CHUNK_BYTES pieces and parsed one at a time, so memory
+# holds one member at most (a 550 KB zip expanding to 500 MiB once grew the server by 580 MB); the caps bound
+# that member and the disk the spool may take. A TaskResult file is a few kB; the 13 models of the HUME study
+# with the human baseline are 1.4 MB in all.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 MAX_ARCHIVE_MEMBERS = 20_000
+CHUNK_BYTES = 64 * 1024
 
 MODEL_META_FILE = "model_meta.json"
 
@@ -237,33 +242,76 @@ def load_results_archive(
     max_total_bytes: int = MAX_ARCHIVE_BYTES,
     max_members: int = MAX_ARCHIVE_MEMBERS,
 ) -> list[ScoreRow]:
-    """Load the TaskResults of a .zip or .tar(.gz) upload, in memory, all or nothing.
+    """Load the TaskResults of a .zip or .tar(.gz) upload, all or nothing.
 
-    Nothing is written to disk, and members are vetted before any is read: absolute names,
+    Nothing is extracted to a folder (members go to one anonymous temporary file), and members are vetted
+    before any is read: absolute names,
     ``..`` components, links and special files are refused, and member and total sizes are capped
     (declared sizes are checked first, actual bytes again while reading), so a hostile upload can
     neither escape a folder nor exhaust memory.
     """
     source = name or (str(archive) if isinstance(archive, str | os.PathLike) else "upload")
-    members = read_archive_members(
+    with read_archive_members(
         archive,
         source=source,
         max_file_bytes=max_file_bytes,
         max_total_bytes=max_total_bytes,
         max_members=max_members,
-    )
-    return load_archive_members(source, members)
+    ) as members:
+        return load_archive_members(source, members)
 
 
 def load_archive_members(source: str, members: Mapping[str, bytes]) -> list[ScoreRow]:
     """Parse the JSON members already read by :func:`read_archive_members`, all or nothing.
 
-    Public so a caller that also wants the archive's ``model_meta.json`` reads the archive once.
+    Public so a caller that also wants the archive's ``model_meta.json`` reads the archive once. Each
+    member's bytes are fetched when it is parsed and dropped after, one member in memory at a time.
     """
-    json_members = [(member, data) for member, data in members.items() if member.endswith(".json")]
+    json_members = [(member, member) for member in members if member.endswith(".json")]
     return _load_members(
-        source, json_members, read=lambda data: data, describe=lambda member: f"{source}!{member}"
+        source, json_members, read=members.__getitem__, describe=lambda member: f"{source}!{member}"
     )
+
+
+class ArchiveMembers(Mapping[str, bytes]):
+    """{member name: bytes} backed by one anonymous temporary file; a member's bytes are read on access.
+
+    Use as a context manager (or call ``close``) to drop the file at once; the OS removes it anyway.
+    """
+
+    def __init__(self) -> None:
+        self._spool = tempfile.TemporaryFile()
+        self._spans: dict[str, tuple[int, int]] = {}
+
+    def __getitem__(self, name: str) -> bytes:
+        offset, length = self._spans[name]
+        self._spool.seek(offset)
+        return self._spool.read(length)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __enter__(self) -> ArchiveMembers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def add(self, name: str, stream: IO[bytes], limits: _Limits) -> None:
+        """Copy a member in CHUNK_BYTES pieces, refusing it the moment it passes a cap."""
+        offset = self._spool.seek(0, os.SEEK_END)
+        length = 0
+        while chunk := limits.read_chunk(name, stream):
+            length += len(chunk)
+            limits.count(name, length, len(chunk))
+            self._spool.write(chunk)
+        self._spans[name] = (offset, length)
 
 
 def read_archive_members(
@@ -273,19 +321,28 @@ def read_archive_members(
     max_file_bytes: int = MAX_FILE_BYTES,
     max_total_bytes: int = MAX_ARCHIVE_BYTES,
     max_members: int = MAX_ARCHIVE_MEMBERS,
-) -> dict[str, bytes]:
-    """Return {safe member name: bytes} for the regular files of a .zip or .tar(.gz) archive."""
+) -> ArchiveMembers:
+    """Return {safe member name: bytes} for the regular files of a .zip or .tar(.gz) archive.
+
+    The result holds a temporary file: use it in a ``with`` block. On any error nothing is left behind.
+    """
     limits = _Limits(source, max_file_bytes, max_total_bytes, max_members)
     handle = _open_binary(archive, source)
+    members = ArchiveMembers()
     try:
         if zipfile.is_zipfile(handle):
             handle.seek(0)
-            return _read_zip(handle, limits)
-        handle.seek(0)
-        return _read_tar(handle, limits)
+            _read_zip(handle, limits, members)
+        else:
+            handle.seek(0)
+            _read_tar(handle, limits, members)
+    except BaseException:
+        members.close()
+        raise
     finally:
         if isinstance(archive, str | os.PathLike):
             handle.close()
+    return members
 
 
 @dataclass
@@ -315,22 +372,24 @@ class _Limits:
         if name in taken:
             raise ResultsImportError(self.where(name), "member name appears twice")
 
-    def read(self, name: str, stream: IO[bytes]) -> bytes:
-        """Read at most the cap, whatever the header claimed; corrupt data becomes an import error."""
+    def read_chunk(self, name: str, stream: IO[bytes]) -> bytes:
+        """One chunk of a member; corrupt data becomes an import error naming the member."""
         try:
-            data = stream.read(self.max_file_bytes + 1)
+            return stream.read(CHUNK_BYTES)
         except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
             raise ResultsImportError(self.where(name), f"corrupt member ({exc})") from exc
-        if len(data) > self.max_file_bytes:
+
+    def count(self, name: str, member_bytes: int, new_bytes: int) -> None:
+        """Check the bytes actually read so far, whatever the header claimed."""
+        if member_bytes > self.max_file_bytes:
             raise ResultsImportError(
                 self.where(name), f"member is over the {self.max_file_bytes}-byte limit"
             )
-        self.total += len(data)
+        self.total += new_bytes
         if self.total > self.max_total_bytes:
             raise ResultsImportError(
                 self.source, f"archive expands to more than {self.max_total_bytes} bytes"
             )
-        return data
 
 
 def _open_binary(archive: str | os.PathLike[str] | IO[bytes], source: str) -> IO[bytes]:
@@ -361,12 +420,11 @@ def safe_member_name(name: str, source: str) -> str:
     return "/".join(parts)
 
 
-def _read_zip(handle: IO[bytes], limits: _Limits) -> dict[str, bytes]:
+def _read_zip(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> None:
     try:
         archive = zipfile.ZipFile(handle)
     except zipfile.BadZipFile as exc:
         raise ResultsImportError(limits.source, f"not a valid zip archive ({exc})") from exc
-    members: dict[str, bytes] = {}
     with archive:
         for info in archive.infolist():
             name = safe_member_name(info.filename, limits.source)
@@ -376,8 +434,7 @@ def _read_zip(handle: IO[bytes], limits: _Limits) -> dict[str, bytes]:
                 continue
             limits.admit(name, info.file_size, members)
             with archive.open(info) as stream:
-                members[name] = limits.read(name, stream)
-    return members
+                members.add(name, stream, limits)
 
 
 def _open_tar(handle: IO[bytes], limits: _Limits) -> tarfile.TarFile:
@@ -387,8 +444,7 @@ def _open_tar(handle: IO[bytes], limits: _Limits) -> tarfile.TarFile:
         raise ResultsImportError(limits.source, "not a zip or tar archive") from exc
 
 
-def _read_tar(handle: IO[bytes], limits: _Limits) -> dict[str, bytes]:
-    members: dict[str, bytes] = {}
+def _read_tar(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> None:
     with _open_tar(handle, limits) as archive:
         for info in _tar_members(archive, limits):
             name = safe_member_name(info.name, limits.source)
@@ -402,8 +458,7 @@ def _read_tar(handle: IO[bytes], limits: _Limits) -> dict[str, bytes]:
             stream = archive.extractfile(info)
             if stream is None:
                 raise ResultsImportError(limits.where(name), "cannot read member")
-            members[name] = limits.read(name, stream)
-    return members
+            members.add(name, stream, limits)
 
 
 def _tar_members(archive: tarfile.TarFile, limits: _Limits) -> Iterator[tarfile.TarInfo]:

@@ -12,6 +12,18 @@ from annotation.batches import DEFAULT_LEASE_SECONDS
 from annotation.models import Annotator, AnnotatorLanguage
 from tasks_app.models import Task, language_code
 
+# A long annotator list gets a search box (static/manage/picker.js); language fields suggest the codes in use
+# (<datalist id="language-codes">, templates/annotation/manage/_language_codes.html).
+PICKER = {"size": 8, "data-picker": "annotators"}
+LANGUAGE_INPUT = {"list": "language-codes", "autocomplete": "off"}
+
+
+def language_codes() -> list[str]:
+    """Every language code a task, a batch or an annotator uses, for the language fields' suggestions."""
+    codes = set(Task.objects.values_list("language", flat=True).distinct())
+    codes |= set(AnnotatorLanguage.objects.values_list("language", flat=True).distinct())
+    return sorted(codes)
+
 
 def annotator_choices() -> Any:
     return Annotator.objects.select_related("user").prefetch_related("languages").order_by("user__username")
@@ -54,7 +66,7 @@ class AnnotatorEditForm(forms.Form):
 
 LanguageFormSet = inlineformset_factory(
     Annotator, AnnotatorLanguage, fields=("language", "proficiency"), extra=2, can_delete=True,
-    widgets={"language": forms.TextInput(attrs={"placeholder": "eng-Latn", "size": 10})},
+    widgets={"language": forms.TextInput(attrs={"placeholder": "eng-Latn", "size": 10, **LANGUAGE_INPUT})},
 )
 
 
@@ -64,13 +76,14 @@ class BatchForm(forms.Form):
     task = forms.ModelChoiceField(queryset=Task.objects.order_by("name"))
     name = forms.CharField(max_length=200, required=False, help_text="Default: task name · language.")
     language = forms.CharField(max_length=16, required=False, validators=[language_code],
+                               widget=forms.TextInput(attrs=LANGUAGE_INPUT),
                                help_text="MTEB-style code; default: the task's language.")
     overlap = forms.IntegerField(min_value=1, max_value=50, required=False,
                                  help_text="k annotators per item; blank = HUME preset (2 for eng, 1 otherwise).")
     lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=DEFAULT_LEASE_SECONDS // 60)
     due_date = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     annotators = AnnotatorChoiceField(queryset=annotator_choices(), required=False,
-                                      widget=forms.SelectMultiple(attrs={"size": 8}))
+                                      widget=forms.SelectMultiple(attrs=PICKER))
     override_reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                       help_text="Required to assign annotators who do not list the language.")
 
@@ -89,7 +102,7 @@ class BatchEditForm(forms.Form):
 
 
 class AssignForm(forms.Form):
-    annotators = AnnotatorChoiceField(queryset=annotator_choices(), widget=forms.SelectMultiple(attrs={"size": 8}))
+    annotators = AnnotatorChoiceField(queryset=annotator_choices(), widget=forms.SelectMultiple(attrs=PICKER))
     override_reason = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -31,11 +32,18 @@ from annotation.manage.forms import (
     BatchForm,
     BulkBatchForm,
     LanguageFormSet,
+    language_codes,
 )
 from annotation.models import AnnotationRevision, Annotator, BatchAssignee
+from hume.listing import search_and_sort
 from hume.roles import is_admin, is_researcher
 
 View = Callable[..., HttpResponse]
+ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "kind": ("kind", Lower("user__username")),
+                   "state": ("-active", Lower("user__username"))}
+BATCH_SORTS = {"name": (Lower("name"),), "task": (Lower("task__name"), Lower("name")),
+               "language": ("language", Lower("name")), "k": ("overlap", Lower("name")),
+               "state": ("-is_open", Lower("name")), "due": ("due_date", Lower("name")), "created": ("created_at",)}
 
 
 def readers_only(view: View) -> View:
@@ -68,8 +76,10 @@ def htmx_or_page(request: HttpRequest, page: str, partial: str, context: dict[st
 @require_GET
 @vary_on_headers("HX-Request")
 def annotator_list(request: HttpRequest) -> HttpResponse:
-    annotators = access.visible_annotators(request.user).order_by("user__username")
-    context = {"annotators": annotators, "can_manage": is_admin(request.user)}
+    annotators, listing = search_and_sort(request, access.visible_annotators(request.user),
+                                          search=("user__username", "kind", "languages__language"),
+                                          sorts=ANNOTATOR_SORTS, default="name")
+    context = {"annotators": annotators, "listing": listing, "can_manage": is_admin(request.user)}
     return htmx_or_page(request, "annotation/manage/annotators.html", "annotation/manage/_annotators_partial.html",
                         context)
 
@@ -87,7 +97,8 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
             languages.save()
         messages.success(request, f"Annotator {annotator.name} created.")
         return redirect("manage:annotator_detail", annotator_id=annotator.pk)
-    return render(request, "annotation/manage/annotator_form.html", {"form": form, "languages": languages})
+    return render(request, "annotation/manage/annotator_form.html",
+                  {"form": form, "languages": languages, "language_codes": language_codes()})
 
 
 @login_required
@@ -109,7 +120,7 @@ def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
         return redirect("manage:annotator_detail", annotator_id=annotator.pk)
     assignments = access.visible_assignments(request.user).filter(annotator=annotator).order_by("-batch__created_at")
     context = {"annotator": annotator, "form": form, "languages": languages, "assignments": assignments,
-               "can_manage": is_admin(request.user)}
+               "can_manage": is_admin(request.user), "language_codes": language_codes()}
     return render(request, "annotation/manage/annotator_detail.html", context)
 
 
@@ -137,8 +148,11 @@ def batch_list(request: HttpRequest) -> HttpResponse:
     shown = access.visible_batches(request.user)
     if request.GET.get("state") in ("open", "closed"):
         shown = shown.filter(is_open=request.GET["state"] == "open")
+    shown, listing = search_and_sort(request, shown, search=("name", "task__name", "language"), sorts=BATCH_SORTS,
+                                     default="-created", keep=("state",))
     context = {"lines": progress.overview(shown), "can_manage": is_admin(request.user),
-               "state": request.GET.get("state", "")}
+               "state": request.GET.get("state", ""), "listing": listing,
+               "poll_query": request.GET.urlencode()}
     return htmx_or_page(request, "annotation/manage/batches.html", "annotation/manage/_batches_partial.html", context)
 
 
@@ -160,7 +174,7 @@ def batch_create(request: HttpRequest) -> HttpResponse:
             note = "created" if created else "already existed; new assignees were added"
             messages.success(request, f"Batch “{batch.name}” {note}.")
             return redirect("manage:batch_detail", batch_id=batch.pk)
-    return render(request, "annotation/manage/batch_form.html", {"form": form})
+    return render(request, "annotation/manage/batch_form.html", {"form": form, "language_codes": language_codes()})
 
 
 @admins_only

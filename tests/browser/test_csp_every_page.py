@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 pytestmark = pytest.mark.browser
 
 MAX_PAGES = 40  # per role: the demo has more item pages than that, and they share their templates
-SKIP = ("/accounts/logout", "/export", ".csv", ".json", ".jsonl", ".svg", ".png", "/plot", "/api/schema")
+SKIP = ("/accounts/logout", "/export", ".csv", ".json", ".jsonl", ".zip", ".svg", ".png", "/plot", "/api/schema")
 WATCH = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", e =>

@@ -1,0 +1,83 @@
+"""A run whose worker died is taken over by a running worker, with no page poll and no worker start (issue 14
+item 3): Celery beat inside every worker (`-B`, settings.CELERY_BEAT_SCHEDULE) re-queues reports and model-run
+chunks whose lease lapsed every DEAD_RUN_CHECK_SECONDS (15 s, the production value, used here)."""
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
+from agreement.model_runs.runs import dead_chunks, dead_scorings, start_run
+from agreement.models import Report
+from tests import model_data as data
+from tests.embeddings_server import EmbeddingsServer, Reply
+from tests.test_report_worker_crash import small_task
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+BOUND = settings.DEAD_RUN_CHECK_SECONDS + 20  # one check, then the run itself
+
+
+def settle_after_start() -> None:
+    """Let the started worker's own start-up resumption look at the still-empty tables, so what follows can
+    only be found by the periodic check."""
+    time.sleep(2)
+
+
+def wait_for(condition, timeout: float):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout:.0f} s")
+
+
+def test_the_beat_schedule_checks_reports_and_chunks_every_15_seconds() -> None:
+    assert settings.DEAD_RUN_CHECK_SECONDS == 15
+    assert {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
+        "agreement.requeue_dead_reports": 15, "model_runs.requeue_dead_chunks": 15}
+
+
+def test_a_report_whose_lease_lapsed_is_requeued_and_finished_by_a_running_worker(start_worker) -> None:
+    task = small_task("lapsed-lease")
+    start_worker()
+    settle_after_start()
+    long_ago = timezone.now() - timedelta(minutes=5)
+    Report.objects.create(task=task, status=Report.Status.RUNNING, stage="answers read", progress=25,
+                          requested_at=long_ago, started_at=long_ago, claim_token=uuid.uuid4(),
+                          lease_expires_at=timezone.now() - timedelta(seconds=1))  # its worker died: no message
+    lapsed_at = time.monotonic()
+
+    report = wait_for(lambda: Report.objects.filter(task=task, status=Report.Status.DONE).first(), BOUND)
+
+    assert time.monotonic() - lapsed_at < BOUND
+    assert report.requested_at > long_ago  # re-queued through request_report, as the check does
+    assert (report.attempts, report.computations) == (1, 1)
+    assert report.result["n_rows_read"] == 12
+    assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.usefixtures("local_llm_endpoints")
+def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_running_worker(start_worker) -> None:
+    task = data.build_model_task("sts")
+    with EmbeddingsServer([Reply() for _ in range(20)]) as server:
+        model = EmbeddingModel.objects.create(name="remote", backend="openai", base_url=server.base_url,
+                                              model_id="embed-small", max_retries=0, timeout_seconds=10)
+        start_worker()
+        settle_after_start()
+        run = start_run(task, model, chunk_texts=4)  # no message sent: as if a worker had died holding each chunk
+        RunChunk.objects.filter(run=run).update(status=RunChunk.Status.RUNNING, claim_token=uuid.uuid4(),
+                                                lease_until=timezone.now() - timedelta(seconds=1))
+        assert sorted(dead_chunks()) == sorted(run.chunks.values_list("id", flat=True)) and not dead_scorings()
+
+        finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), BOUND)
+
+    assert len(set(server.texts_sent())) == 14
+    assert finished.chunks_done == 4 and finished.predictions.count() == 7
+    assert finished.scores["gold"]["main_score"] is not None
