@@ -484,8 +484,9 @@ def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uu
                 while claimed and pool.outstanding < capacity:
                     pool.submit(*claimed.popleft())
             else:
-                unclaim(token, [*pool.withdraw(), *(row for row, _ in claimed)])
-                exhausted, claimed = exhausted and not claimed, deque()
+                unsent = [*pool.withdraw(), *(row for row, _ in claimed)]
+                unclaim(token, unsent)
+                exhausted, claimed = exhausted and not unsent, deque()
             if not pool.outstanding and not claimed:
                 return fatal_error, exhausted
             finished = pool.take(timeout=heartbeat_seconds())
