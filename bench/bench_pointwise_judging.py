@@ -40,6 +40,8 @@ NAME = "bench: pointwise judging"
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as inference servers (vLLM, llama.cpp, OpenAI) answer
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 

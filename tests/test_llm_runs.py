@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -314,3 +315,21 @@ def test_cancel_stops_the_run_for_good() -> None:
     run.refresh_from_db()
     assert run.status == "cancelled" and server.count == 1
     assert Annotation.objects.filter(annotator=judge.annotator).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_slice_that_ends_gives_back_its_unsent_claims_and_the_next_slices_ask_each_item_once(settings) -> None:
+    settings.LLM_SLICE_SECONDS = 0.3
+    task, _items, answers = make_task("sts", 12)
+    with ChatServer(answers) as server:
+        server.on_request = lambda seen: time.sleep(0.15)
+        judge = make_judge("judge-a", server.base_url, max_concurrency=2)
+        run = create_run(judge.annotator, task=task)
+        verdicts = [execute_run(run.pk)]
+        while verdicts[-1] == "continue":
+            verdicts.append(execute_run(run.pk))
+    assert verdicts[0] == "continue" and verdicts[-1] == "done" and len(verdicts) > 2
+    assert set(server.counts().values()) == {1} and server.count == 12
+    assert stored(judge.annotator) == answers
+    assert set(LLMRequest.objects.values_list("status", flat=True)) == {"succeeded"}
+    assert LLMRequest.objects.count() == 12

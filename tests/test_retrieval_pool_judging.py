@@ -1,14 +1,20 @@
-"""A pool of two runs' top-K judged pointwise by three LLM judges on a real local server and by a human in the
-loop API, then every run scored against each reference — checked against pytrec_eval on the same data."""
+"""A pool of runs' top-K judged pointwise by three LLM judges on a real local server and by a human in the loop
+API, then every run scored against each reference — checked against pytrec_eval on the same data.
+
+The end-to-end test is the issue's "done when": the MiniFact collection (two subsets) → a BM25 run, a run of the
+shipped all-MiniLM-L6-v2 and an imported TREC run → a pool at depth 10 → three scripted judges and a human →
+every nDCG@k, Recall@k (k = 1…100) and MAP of every run on both subsets equal to pytrec_eval's."""
 from __future__ import annotations
 
 import hashlib
 import json
 from collections import defaultdict
+from io import StringIO
 
 import numpy as np
 import pytest
 import pytrec_eval
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from agreement.retrieval.evaluation import evaluate_collection, judge_usage
@@ -62,6 +68,21 @@ def pooled() -> Subset:
     return subset
 
 
+@pytest.fixture
+def pipeline() -> Subset:
+    """MiniFact with BM25, MiniLM and an imported TREC run, the English subset pooled at depth 10."""
+    load_minifact()
+    load_run("elsewhere")
+    call_command("bm25_run", "MiniFact", "--name", "bm25", "--k", "10", stdout=StringIO())
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
+    call_command("embedding_run", "MiniFact", "--model", "minilm", "--k", "10", stdout=StringIO())
+    assert sorted(Run.objects.values_list("name", "kind")) == [
+        ("bm25", "bm25"), ("elsewhere", "imported"), ("minilm", "embedding")]
+    subset = Subset.objects.get(name="en")
+    build_pool(subset, list(Run.objects.all()), depth=10)
+    return subset
+
+
 def test_a_pool_is_the_union_of_the_runs_top_k_with_deterministic_pair_ids(pooled: Subset) -> None:
     expected = set(RunEntry.objects.filter(query__subset=pooled, rank__lte=3).values_list("query_id", "document_id"))
     units = PoolUnit.objects.filter(pool__subset=pooled).select_related("query", "document", "item")
@@ -87,9 +108,11 @@ def test_pooling_again_deeper_adds_only_the_new_pairs(pooled: Subset) -> None:
     assert build_pool(pooled, list(Run.objects.all()), depth=4).added == 0
 
 
-def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pooled: Subset, alice) -> None:
-    task = pooled.pools.get().task
-    units = PoolUnit.objects.filter(pool__subset=pooled).count()
+def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pipeline: Subset, alice) -> None:
+    task = pipeline.pools.get().task
+    units = PoolUnit.objects.filter(pool__subset=pipeline).count()
+    assert units == len(set(RunEntry.objects.filter(query__subset=pipeline, rank__lte=10)
+                            .values_list("query_id", "document_id")))
     with ChatServer(content_for=study_reply) as server:
         judges = [make_judge(f"judge-{j}", server.base_url, model=f"model-{j}", max_concurrency=4)
                   for j in (1, 2, 3)]
@@ -103,25 +126,30 @@ def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pooled: Subse
             run_to_end(create_run(judge.annotator, task=task).pk)
         assert server.count == 3 * units
     human_answers(alice, task)
-    usage = judge_usage(pooled)
+    usage = judge_usage(pipeline)
     assert [(u["judge"], u["requests"], u["prompt_tokens"]) for u in usage] == [
         (f"judge-{j}", units, 100 * units) for j in (1, 2, 3)]
 
     rows = evaluate_collection(Collection.objects.get(), thresholds={"*": 6.5})
     references = {r.reference for r in rows if r.subset == "en"}
     assert references == {"qrels:test", "judge:judge-1", "judge:judge-2", "judge:judge-3", "judges:mean", "humans"}
-    runs = trec_runs(pooled)
-    for row in (r for r in rows if r.subset == "en"):
+    assert {(r.run, r.subset) for r in rows} == {(run, subset) for run in ("bm25", "elsewhere", "minilm")
+                                                 for subset in ("en", "da")}
+    checked = 0
+    for row in rows:
+        subset = Subset.objects.get(name=row.subset)
         scale = 1 if row.reference.startswith("qrels") else 30 if row.reference == "judges:mean" else 10
-        qrels = reference_qrels(row.reference, pooled, scale)
+        qrels = reference_qrels(row.reference, subset, scale)
         level = 1 if scale == 1 else round(6.5 * scale)  # the threshold on pytrec_eval's integer scale
         per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut." + ",".join(map(str, KS)),
                                                            "recall." + ",".join(map(str, KS)), "map"},
-                                                   relevance_level=level).evaluate(runs[row.run])
+                                                   relevance_level=level).evaluate(trec_runs(subset)[row.run])
         for k in KS:
             assert row.scores.at("ndcg", k) == pytest.approx(np.mean([s[f"ndcg_cut_{k}"] for s in per_query.values()]))
             assert row.scores.at("recall", k) == pytest.approx(np.mean([s[f"recall_{k}"] for s in per_query.values()]))
         assert row.scores.map == pytest.approx(np.mean([s["map"] for s in per_query.values()]))
+        checked += 1
+    assert checked == 3 * 6 + 3  # three runs × six references on en, × the qrels on da
 
 
 def human_answers(alice, task) -> None:

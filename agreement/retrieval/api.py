@@ -1,6 +1,9 @@
 """JSON API of the retrieval room (researchers and admins): collections, and a collection's stored evaluation.
 
-``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs;
+``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs; ``POST`` to it (admins,
+multipart: ``name``, ``language``, optional ``subset``, and ``archive`` or ``corpus`` + ``queries`` + ``qrels``
+files) imports one subset as the upload page does: 201 with the counts, or 400 with every problem (file, line,
+field, message) and nothing changed;
 ``GET /api/v1/retrieval/collections/<name>/evaluation/`` gives the stored rows (run, subset, reference,
 threshold, queries, map, ndcg@1…100, recall@1…100) and the evaluation's status; ``POST`` to it queues a new one.
 """
@@ -11,13 +14,16 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agreement.retrieval import reports
 from agreement.retrieval.models import Collection, Evaluation
-from hume.roles import IsResearcher
+from agreement.retrieval.uploads import import_upload
+from hume.roles import IsAdmin, IsResearcher
+from tasks_app.importing.reader import ImportFailed
 
 
 class SubsetOut(serializers.Serializer):
@@ -46,8 +52,44 @@ class EvaluationOut(serializers.Serializer):
     rows = serializers.ListField(child=serializers.DictField())
 
 
+class UploadIn(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    language = serializers.CharField(max_length=32)
+    subset = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    archive = serializers.FileField(required=False)
+    corpus = serializers.FileField(required=False)
+    queries = serializers.FileField(required=False)
+    qrels = serializers.ListField(child=serializers.FileField(), required=False)
+
+
+class UploadOut(serializers.Serializer):
+    collection = serializers.CharField()
+    subset = serializers.CharField()
+    language = serializers.CharField()
+    created_collection = serializers.BooleanField()
+    documents = serializers.IntegerField()
+    queries = serializers.IntegerField()
+    qrels = serializers.DictField(child=serializers.IntegerField())
+
+
 class Collections(APIView):
-    permission_classes = [IsResearcher]
+    def get_permissions(self) -> list[BasePermission]:
+        return [IsAdmin()] if self.request.method == "POST" else [IsResearcher()]
+
+    @extend_schema(request={"multipart/form-data": UploadIn}, responses={201: UploadOut})
+    def post(self, request: Request) -> Response:
+        incoming = UploadIn(data=request.data)
+        if not incoming.is_valid():
+            return Response({"errors": [{"file": "upload", "line": None, "field": field, "message": " ".join(errors)}
+                                        for field, errors in incoming.errors.items()]}, status=400)
+        given = incoming.validated_data
+        try:
+            summary = import_upload(name=given["name"], language=given["language"], subset=given.get("subset") or None,
+                                    archive=given.get("archive"), corpus=given.get("corpus"),
+                                    queries=given.get("queries"), qrels=given.get("qrels", []))
+        except ImportFailed as failed:
+            return Response({"errors": [problem.as_dict() for problem in failed.problems]}, status=400)
+        return Response(UploadOut(summary).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=CollectionOut(many=True))
     def get(self, request: Request) -> Response:

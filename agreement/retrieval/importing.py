@@ -60,17 +60,20 @@ def text_id(value: Any) -> str | None:
     return text if text and len(text) <= 200 else None
 
 
-def import_collection(directory: Path, *, name: str, language: str, subset: str | None = None) -> CollectionSummary:
-    """Import one subset of collection `name` from `directory`; atomic, ImportFailed lists every problem."""
+def import_collection(directory: Path, *, name: str, language: str, subset: str | None = None,
+                      source: str | None = None) -> CollectionSummary:
+    """Import one subset of collection `name` from `directory`; atomic, ImportFailed lists every problem.
+    `source` names the folder in problems (an upload's temporary folder is no name for its sender)."""
     subset_name = subset or language
     corpus, queries = directory / "corpus.jsonl", directory / "queries.jsonl"
     missing = [p.name for p in (corpus, queries) if not p.is_file()]
     if missing:
-        raise ImportFailed([ImportProblem(str(directory), None, None, f"no {', '.join(missing)} in the folder "
+        raise ImportFailed([ImportProblem(source or str(directory), None, None,
+                                          f"no {', '.join(missing)} in the folder "
                                           "(BEIR layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")])
     qrel_files = sorted((directory / "qrels").glob("*.tsv")) if (directory / "qrels").is_dir() else []
     with transaction.atomic():
-        target, created = _subset(name, language, subset_name, str(directory))
+        target, created = _subset(name, language, subset_name, source or str(directory))
         summary = CollectionSummary(name, subset_name, language, created)
         with corpus.open("rb") as stream:
             summary.documents = import_documents(target, stream, "corpus.jsonl")

@@ -6,6 +6,7 @@ from agreement.retrieval import views
 app_name = "retrieval"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("upload/", views.upload, name="upload"),
     path("<str:name>/", views.collection, name="collection"),
     path("<str:name>/evaluate/", views.evaluate, name="evaluate"),
 ]

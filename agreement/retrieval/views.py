@@ -1,12 +1,14 @@
 """Pages of the retrieval room, mounted at /retrieval/: collections, and one collection's dashboard.
 
-Researchers and admins read; the numbers come from the stored evaluation (``reports``), which views only
-arrange. Query parameters: ``metric`` (ndcg@k, recall@k, map), ``baseline`` (a run), ``subset``, ``kind``
-(a run kind: embedding only, reranked, ...), ``ref`` (the reference whose curves are drawn).
+Researchers and admins read, admins also upload collections (``upload``); the numbers come from the stored
+evaluation (``reports``), which views only arrange. Query parameters: ``metric`` (ndcg@k, recall@k, map),
+``baseline`` (a run), ``subset``, ``kind`` (a run kind: embedding only, reranked, ...), ``ref`` (the reference
+whose curves are drawn).
 """
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,8 +17,12 @@ from django.views.decorators.http import require_POST
 from agreement.results.views import researcher_required
 from agreement.retrieval import plots, reports
 from agreement.retrieval.evaluation import judge_usage
+from agreement.retrieval.forms import CollectionUploadForm
 from agreement.retrieval.models import Collection, Evaluation, Pool, Run
+from agreement.retrieval.uploads import import_upload
 from annotation.models import Annotation
+from hume.roles import is_admin
+from tasks_app.importing.reader import ImportFailed
 
 TEMPLATES = "agreement/retrieval"
 
@@ -25,7 +31,30 @@ TEMPLATES = "agreement/retrieval"
 def index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.annotate(n_subsets=Count("subsets", distinct=True),
                                               n_runs=Count("runs", distinct=True)).order_by("name")
-    return render(request, f"{TEMPLATES}/index.html", {"collections": collections})
+    return render(request, f"{TEMPLATES}/index.html", {"collections": collections,
+                                                       "is_admin": is_admin(request.user)})
+
+
+@researcher_required
+def upload(request: HttpRequest) -> HttpResponse:
+    """Admins import one subset of a collection (archive or files); a bad upload changes nothing and says why."""
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins may import collections.")
+    form = CollectionUploadForm(request.POST or None, request.FILES or None)
+    problems: list[object] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            summary = import_upload(name=data["name"], language=data["language"], subset=data["subset"] or None,
+                                    archive=data["archive"], corpus=data["corpus"], queries=data["queries"],
+                                    qrels=data["qrels"])
+        except ImportFailed as failed:
+            problems = list(failed.problems)
+        else:
+            messages.success(request, "Imported " + "; ".join(summary.lines()) + ".")
+            return redirect("retrieval:collection", name=summary.collection)
+    status = 400 if request.method == "POST" else 200
+    return render(request, f"{TEMPLATES}/upload.html", {"form": form, "problems": problems}, status=status)
 
 
 @researcher_required

@@ -1,6 +1,7 @@
 """A small client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, llama.cpp, ...).
 
-Standard library only (urllib): the project does not ship an SDK. The client owns the HTTP side of a run:
+Standard library only (http.client, one kept-alive connection per thread: `transport`): the project does
+not ship an SDK. The client owns the HTTP side of a run:
 pacing to the configured requests per minute, bounded retries with exponential backoff on 429, 5xx,
 timeouts and refused connections, and honouring Retry-After. It never logs or returns the API key: the
 key travels only in the Authorization header (not forwarded on redirects, which are refused anyway) and
@@ -9,18 +10,18 @@ any text coming back is scrubbed of it before the caller sees it.
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import logging
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from annotation.llm import endpoint_policy
+from annotation.llm.transport import KeepAlive
 
 log = logging.getLogger(__name__)
 
@@ -104,14 +105,6 @@ class RateLimiter:
             self._hold_until = max(self._hold_until, self.clock() + seconds)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect would re-send the prompt (and possibly the key) somewhere else: refuse it."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
-        raise urllib.error.HTTPError(req.full_url, code, f"redirect to another URL refused ({code})", headers, fp)
-
-
-_opener = endpoint_policy.opener(_NoRedirect())  # connects only where the endpoint policy allows
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -142,6 +135,7 @@ class ChatClient:
         self.limiter = limiter
         self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
         self.sleep = sleep
+        self._transport: KeepAlive | None = None
 
     def __repr__(self) -> str:
         return f"ChatClient({self.url!r})"
@@ -173,29 +167,25 @@ class ChatClient:
             return self._reply(status, text, attempt, latency_ms)
 
     def _post(self, data: bytes) -> tuple[int, str]:
-        request = urllib.request.Request(self.url, data=data, method="POST")
-        request.add_header("Content-Type", "application/json")
-        request.add_header("Accept", "application/json")
+        if self._transport is None or self._transport.url != self.url:  # a subclass may point `url` elsewhere
+            self._transport = KeepAlive(self.url, self.timeout)
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
-            request.add_unredirected_header("Authorization", f"Bearer {self._api_key}")
+            headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            with _opener.open(request, timeout=self.timeout) as response:
-                return response.status, response.read(MAX_REPLY_BYTES).decode("utf-8", errors="replace")
-        except urllib.error.HTTPError as exc:
-            body = excerpt(self.redact(exc.read(MAX_REPLY_BYTES).decode("utf-8", errors="replace"))) if exc.fp else ""
-            retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            raise EndpointError(f"HTTP {exc.code} from the endpoint", kind="http", status=exc.code,
-                                fatal=exc.code in FATAL_STATUS, body=body, retry_after=retry_after) from None
+            status, reply_headers, raw = self._transport.post(data, headers, MAX_REPLY_BYTES)
         except TimeoutError:
             raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, endpoint_policy.EndpointRefused):
-                raise EndpointError(str(exc.reason), kind="http", fatal=True) from None
-            if isinstance(exc.reason, TimeoutError):
-                raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
-            raise EndpointError(f"cannot reach the endpoint: {exc.reason}", kind="http") from None
-        except (ConnectionError, OSError) as exc:
-            raise EndpointError(f"connection failed: {type(exc).__name__}", kind="http") from None
+        except endpoint_policy.EndpointRefused as exc:
+            raise EndpointError(str(exc), kind="http", fatal=True) from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise EndpointError(f"cannot reach the endpoint: {exc or type(exc).__name__}", kind="http") from None
+        text = raw.decode("utf-8", errors="replace")
+        if not 200 <= status < 300:  # a redirect too: it would re-send the prompt somewhere else
+            retry_after = parse_retry_after(reply_headers.get("Retry-After"))
+            raise EndpointError(f"HTTP {status} from the endpoint", kind="http", status=status,
+                                fatal=status in FATAL_STATUS, body=excerpt(self.redact(text)), retry_after=retry_after)
+        return status, text
 
     def _retry_delay(self, exc: EndpointError, attempt: int) -> float | None:
         """Seconds to wait before the next try, or None to give up (fatal, not retryable, out of tries)."""

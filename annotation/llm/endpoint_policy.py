@@ -139,3 +139,8 @@ def opener(*handlers: urllib.request.BaseHandler) -> urllib.request.OpenerDirect
     """A urllib opener that connects only where the policy allows (proxies from the environment are not
     used: the policy must see the address of the endpoint itself)."""
     return urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler(), _HTTPSHandler(), *handlers)
+
+
+def connection(*, https: bool, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
+    """An http.client connection that connects only where the policy allows (kept alive by its caller)."""
+    return (_HTTPSConnection if https else _HTTPConnection)(host, port, timeout=timeout)
