@@ -6,10 +6,17 @@ C / L requests per second; this prints the rate reached over N pool-style pairs 
 the study's prompt and `{"reasoning", "score"}` reply) and checks every answer is stored exactly once.
 Goal: ≥ 0.8× the bound. Uses the configured database (DATABASE_URL); its rows are deleted afterwards.
 
-Run: DATABASE_URL=... .venv/bin/python bench/bench_pointwise_judging.py [pairs] [in_flight]
+The endpoint runs in its own process on one asyncio event loop, as inference servers do (vLLM and
+text-generation servers answer from an event loop): the `threads` server (http.server, a thread per
+connection) was itself the ceiling at 256 in flight on a 2-core machine: the runs' event-loop client with no
+database reached 0.66-0.71× against it and 0.85-0.86× against the event-loop server (load average ~5).
+
+Run: DATABASE_URL=... ENDPOINT_ALLOWED_NETWORKS=127.0.0.0/8 .venv/bin/python bench/bench_pointwise_judging.py
+     [pairs] [in_flight] [asyncio|threads]
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -39,6 +46,12 @@ LATENCY = 0.2
 NAME = "bench: pointwise judging"
 
 
+CONTENT = json.dumps({"reasoning": "Shares the topic.", "score": 6.5})
+REPLY = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": CONTENT},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 300, "completion_tokens": 40}}).encode()
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as inference servers (vLLM, llama.cpp, OpenAI) answer
 
@@ -48,24 +61,44 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         time.sleep(LATENCY)
-        content = json.dumps({"reasoning": "Shares the topic.", "score": 6.5})
-        body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                        "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": 300, "completion_tokens": 40}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(REPLY)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(REPLY)
 
 
-def serve(port: multiprocessing.Queue) -> None:
+def serve_threads(port: multiprocessing.Queue) -> None:
     """The endpoint in its own process, as a real one is: its threads do not compete with the run's for the GIL."""
     ThreadingHTTPServer.request_queue_size = 1024
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     port.put(server.server_address[1])
     server.serve_forever()
+
+
+async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """HTTP/1.1 keep-alive by hand: read a request (head, then Content-Length bytes), answer LATENCY later."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(REPLY)
+    try:
+        while True:
+            request = await reader.readuntil(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in request.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            await asyncio.sleep(LATENCY)
+            writer.write(head + REPLY)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        writer.close()
+
+
+def serve_asyncio(port: multiprocessing.Queue) -> None:
+    """The endpoint in its own process on one event loop."""
+    async def main() -> None:
+        server = await asyncio.start_server(answer, "127.0.0.1", 0, backlog=1024)
+        port.put(server.sockets[0].getsockname()[1])
+        await server.serve_forever()
+    asyncio.run(main())
 
 
 def bare_rate(base_url: str, pairs: int, in_flight: int) -> float:
@@ -78,8 +111,9 @@ def bare_rate(base_url: str, pairs: int, in_flight: int) -> float:
     return pairs / (time.perf_counter() - start)
 
 
-def main(pairs: int, in_flight: int) -> None:
+def main(pairs: int, in_flight: int, kind: str) -> None:
     ports: multiprocessing.Queue = multiprocessing.Queue()
+    serve = {"asyncio": serve_asyncio, "threads": serve_threads}[kind]
     server = multiprocessing.Process(target=serve, args=(ports,), daemon=True)
     server.start()
     port = ports.get(timeout=30)
@@ -107,7 +141,8 @@ def main(pairs: int, in_flight: int) -> None:
         requests = LLMRequest.objects.filter(annotator=judge.annotator).count()
         bound = in_flight / LATENCY
         bare = bare_rate(f"http://127.0.0.1:{port}/v1", pairs, in_flight)
-        print(f"{pairs:,} pairs, {in_flight} in flight, {LATENCY * 1000:.0f} ms per answer: {seconds:.1f} s, "
+        print(f"{kind} server, {pairs:,} pairs, {in_flight} in flight, {LATENCY * 1000:.0f} ms per answer: "
+              f"{seconds:.1f} s, "
               f"{pairs / seconds:.0f} requests/s against a bound of {bound:.0f}/s = {pairs / seconds / bound:.2f}× "
               f"(goal ≥ 0.8×); bare threads with no database on this machine: {bare:.0f}/s = {bare / bound:.2f}× "
               f"the bound, the run {pairs / seconds / bare:.2f}× of it; answers stored {stored}, "
@@ -120,4 +155,5 @@ def main(pairs: int, in_flight: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, int(sys.argv[2]) if len(sys.argv) > 2 else 64)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, int(sys.argv[2]) if len(sys.argv) > 2 else 64,
+         sys.argv[3] if len(sys.argv) > 3 else "asyncio")

@@ -1,7 +1,8 @@
 """A small client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, llama.cpp, ...).
 
-Standard library only (http.client, one kept-alive connection per thread: `transport`): the project does
-not ship an SDK. The client owns the HTTP side of a run:
+No SDK: http.client with one kept-alive connection per thread (`transport`) for `complete`, and h11 on one
+asyncio event loop (`aio_transport`) for `complete_async`, which a run's executor uses to keep hundreds of
+requests in flight. The client owns the HTTP side of a run:
 pacing to the configured requests per minute, bounded retries with exponential backoff on 429, 5xx,
 timeouts and refused connections, and honouring Retry-After. It never logs or returns the API key: the
 key travels only in the Authorization header (not forwarded on redirects, which are refused anyway) and
@@ -9,6 +10,7 @@ any text coming back is scrubbed of it before the caller sees it.
 """
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import http.client
 import json
@@ -16,11 +18,14 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import h11
+
 from annotation.llm import endpoint_policy
+from annotation.llm.aio_transport import AsyncKeepAlive
 from annotation.llm.transport import KeepAlive
 
 log = logging.getLogger(__name__)
@@ -93,12 +98,16 @@ class RateLimiter:
         self._hold_until = 0.0
 
     def acquire(self) -> None:
+        if (delay := self.reserve()) > 0:
+            self.sleep(delay)
+
+    def reserve(self) -> float:
+        """Book the next start: seconds to wait before it (an event loop waits them with asyncio.sleep)."""
         with self._lock:
             now = self.clock()
             start = max(now, self._next_at, self._hold_until)
             self._next_at = start + self.interval
-        if start > now:
-            self.sleep(start - now)
+        return start - now
 
     def hold(self, seconds: float) -> None:
         with self._lock:
@@ -136,6 +145,7 @@ class ChatClient:
         self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
         self.sleep = sleep
         self._transport: KeepAlive | None = None
+        self._async_transport: AsyncKeepAlive | None = None
 
     def __repr__(self) -> str:
         return f"ChatClient({self.url!r})"
@@ -155,34 +165,82 @@ class ChatClient:
             try:
                 status, text = self._post(data)
             except EndpointError as exc:
-                exc.attempts = attempt
-                delay = self._retry_delay(exc, attempt)
-                if delay is None:
-                    raise
-                log.warning("LLM endpoint %s: %s; retry %d/%d in %.1fs", self.url, exc, attempt,
-                            self.max_retries, delay)
-                self.sleep(delay)
+                self.sleep(self._failed(exc, attempt))
                 continue
             latency_ms = int((time.monotonic() - started) * 1000)
             return self._reply(status, text, attempt, latency_ms)
 
-    def _post(self, data: bytes) -> tuple[int, str]:
-        if self._transport is None or self._transport.url != self.url:  # a subclass may point `url` elsewhere
-            self._transport = KeepAlive(self.url, self.timeout)
+    async def complete_async(self, body: dict[str, Any]) -> ChatReply:
+        """`complete` on the running event loop: the same retries, pacing and errors, waits that do not block."""
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        attempt = 0
+        while True:
+            attempt += 1
+            if (delay := self.limiter.reserve()) > 0:
+                await asyncio.sleep(delay)
+            started = time.monotonic()
+            try:
+                status, text = await self._post_async(data)
+            except EndpointError as exc:
+                await asyncio.sleep(self._failed(exc, attempt))
+                continue
+            latency_ms = int((time.monotonic() - started) * 1000)
+            return self._reply(status, text, attempt, latency_ms)
+
+    def _failed(self, exc: EndpointError, attempt: int) -> float:
+        """Seconds to wait before retrying after `exc`; re-raises it when there is no retry left."""
+        exc.attempts = attempt
+        delay = self._retry_delay(exc, attempt)
+        if delay is None:
+            raise exc
+        log.warning("LLM endpoint %s: %s; retry %d/%d in %.1fs", self.url, exc, attempt, self.max_retries, delay)
+        return delay
+
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _post(self, data: bytes) -> tuple[int, str]:
+        if self._transport is None or self._transport.url != self.url:  # a subclass may point `url` elsewhere
+            self._transport = KeepAlive(self.url, self.timeout)
         try:
-            status, reply_headers, raw = self._transport.post(data, headers, MAX_REPLY_BYTES)
-        except TimeoutError:
-            raise EndpointError(f"no reply within {self.timeout:g}s", kind="timeout") from None
-        except endpoint_policy.EndpointRefused as exc:
-            raise EndpointError(str(exc), kind="http", fatal=True) from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise EndpointError(f"cannot reach the endpoint: {exc or type(exc).__name__}", kind="http") from None
+            status, reply_headers, raw = self._transport.post(data, self._headers(), MAX_REPLY_BYTES)
+        except Exception as exc:
+            raise self._unreachable(exc) from None
+        return self._checked(status, reply_headers, raw)
+
+    async def _post_async(self, data: bytes) -> tuple[int, str]:
+        if self._async_transport is None or self._async_transport.url != self.url:
+            self._async_transport = AsyncKeepAlive(self.url, self.timeout)
+        try:
+            status, reply_headers, raw = await self._async_transport.post(data, self._headers(), MAX_REPLY_BYTES)
+        except Exception as exc:
+            raise self._unreachable(exc) from None
+        return self._checked(status, reply_headers, raw)
+
+    def close_async(self) -> None:
+        """Close the idle connections of `complete_async`, on its event loop before that loop ends."""
+        if self._async_transport is not None:
+            self._async_transport.close()
+
+    def _unreachable(self, exc: Exception) -> Exception:
+        """What a transport's exception means for the caller: an EndpointError, or itself when it is a bug."""
+        if isinstance(exc, TimeoutError):
+            return EndpointError(f"no reply within {self.timeout:g}s", kind="timeout")
+        if isinstance(exc, endpoint_policy.EndpointRefused):
+            return EndpointError(str(exc), kind="http", fatal=True)
+        if isinstance(exc, (OSError, http.client.HTTPException, h11.ProtocolError)):
+            return EndpointError(f"cannot reach the endpoint: {exc or type(exc).__name__}", kind="http")
+        return exc
+
+    def _checked(self, status: int, reply_headers: Mapping[str, str], raw: bytes) -> tuple[int, str]:
+        """The reply's text when its status is a success; an EndpointError with a bounded excerpt otherwise."""
         text = raw.decode("utf-8", errors="replace")
         if not 200 <= status < 300:  # a redirect too: it would re-send the prompt somewhere else
-            retry_after = parse_retry_after(reply_headers.get("Retry-After"))
+            # A Message (http.client) matches any case; h11 gives lower-case names.
+            retry_after = parse_retry_after(reply_headers.get("retry-after"))
             raise EndpointError(f"HTTP {status} from the endpoint", kind="http", status=status,
                                 fatal=status in FATAL_STATUS, body=excerpt(self.redact(text)), retry_after=retry_after)
         return status, text

@@ -9,8 +9,9 @@ unchecked, `http://169.254.169.254/` reads cloud credentials and `http://127.0.0
   public (loopback, private, link-local, shared, reserved, multicast, unspecified — in any spelling:
   `localhost`, `0.0.0.0`, `2130706433`, `[::1]`, `::ffff:127.0.0.1`). A host that does not resolve at save
   time is accepted: the connect-time check below still guards it.
-- `opener(...)` builds a urllib opener whose connections resolve the host themselves and connect only to an
-  address that passes the same test, so a name that resolved to a public address when saved and to
+- `opener(...)` (urllib), `connection(...)` (http.client) and `guarded_stream(...)` (asyncio) open
+  connections that resolve the host themselves and connect only to an address that passes the same test, so
+  a name that resolved to a public address when saved and to
   127.0.0.1 later (DNS rebinding) is still refused.
 
 Networks listed in settings.ENDPOINT_ALLOWED_NETWORKS are allowed, e.g. "127.0.0.0/8" for a local inference
@@ -18,9 +19,11 @@ server; nothing is allowed by default.
 """
 from __future__ import annotations
 
+import asyncio
 import http.client
 import ipaddress
 import socket
+import ssl
 import unicodedata
 import urllib.request
 from typing import Any
@@ -144,3 +147,26 @@ def opener(*handlers: urllib.request.BaseHandler) -> urllib.request.OpenerDirect
 def connection(*, https: bool, host: str, port: int | None, timeout: float) -> http.client.HTTPConnection:
     """An http.client connection that connects only where the policy allows (kept alive by its caller)."""
     return (_HTTPSConnection if https else _HTTPConnection)(host, port, timeout=timeout)
+
+
+async def guarded_stream(*, https: bool, host: str, port: int | None,
+                         timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """`guarded_connection` for asyncio: resolve once, check every address, connect to the checked address
+    itself (never to the name again, so a second resolution cannot lead elsewhere), with the name as TLS SNI
+    and certificate host."""
+    loop = asyncio.get_running_loop()
+    port = port or (443 if https else 80)
+    infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout)
+    error: OSError | None = None
+    for _, _, _, _, sockaddr in infos:
+        try:
+            check_address(sockaddr[0])
+        except EndpointRefused as exc:
+            raise EndpointRefused(f"refused to connect to {host}: it leads to {exc}") from None
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(
+                sockaddr[0], sockaddr[1], ssl=ssl.create_default_context() if https else None,
+                server_hostname=host if https else None), timeout)
+        except OSError as exc:  # TimeoutError included: try the next address
+            error = exc
+    raise error or OSError(f"{host} did not resolve")
