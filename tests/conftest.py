@@ -146,3 +146,20 @@ def local_llm_endpoints(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     the worker processes started after it; by default loopback endpoints are refused (SSRF)."""
     settings.ENDPOINT_ALLOWED_NETWORKS = LOCAL_NETWORKS.split(",")
     monkeypatch.setenv("ENDPOINT_ALLOWED_NETWORKS", LOCAL_NETWORKS)
+
+
+@pytest.fixture(scope="module")
+def hume_results(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[None]:
+    """Import the public HUME results once for the module through the real command; removed afterwards."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from agreement.results.models import ResultModel
+    from tests.hume_paper import RESULTS
+
+    with django_db_blocker.unblock():
+        call_command("import_results", str(RESULTS), stdout=StringIO())
+    yield
+    with django_db_blocker.unblock():
+        ResultModel.objects.all().delete()

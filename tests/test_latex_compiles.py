@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agreement.results.models import ResultModel
 from agreement.sage.categories import CATEGORIES
 from agreement.sage.table import to_latex
-from tests.hume_paper import RESULTS
 from tests.retrieval_helpers import load_minifact, load_run
 
 PREAMBLE = (r"\documentclass{article}" "\n" r"\usepackage[utf8]{inputenc}" "\n" r"\usepackage[T1]{fontenc}" "\n"
@@ -58,15 +56,6 @@ def test_sage_table_1_with_untrusted_names_compiles(tmp_path) -> None:
     latex = to_latex(table, caption="50% of names_with & #")
     assert r"e5\_base 50\% A\&B \#1" in latex
     compile_latex(latex, tmp_path)
-
-
-@pytest.fixture(scope="module")
-def hume_results(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> None:
-    with django_db_blocker.unblock():
-        call_command("import_results", str(RESULTS), stdout=StringIO())
-    yield
-    with django_db_blocker.unblock():
-        ResultModel.objects.all().delete()
 
 
 @pytest.mark.django_db

@@ -16,19 +16,8 @@ from django.test import Client
 from agreement.results import paper_figures as pf
 from agreement.results.compare import build, paper_figure
 from agreement.results.leaderboard import HUME_LANGUAGES
-from agreement.results.models import ResultModel
-from tests.hume_paper import RESULTS
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def hume_results(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> None:
-    with django_db_blocker.unblock():
-        call_command("import_results", str(RESULTS), stdout=StringIO())
-    yield
-    with django_db_blocker.unblock():
-        ResultModel.objects.all().delete()
 
 
 def figure(number: str) -> dict:

@@ -18,19 +18,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from agreement.results.models import ResultModel
-from tests.hume_paper import POINTS, RESULTS, TABLE8
+from tests.hume_paper import POINTS, TABLE8
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def hume_results(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> None:
-    with django_db_blocker.unblock():
-        call_command("import_results", str(RESULTS), stdout=StringIO())
-    yield
-    with django_db_blocker.unblock():
-        ResultModel.objects.all().delete()
 
 
 def table(number: str, fmt: str = "json", *extra: str) -> str:

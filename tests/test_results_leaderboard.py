@@ -15,18 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.results.models import ResultModel, ResultRevision
-from tests.hume_paper import OVERALL, POINTS, RESULTS, TABLE8, table1_cell
-
-
-@pytest.fixture(scope="module")
-def hume_results(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> None:
-    """Import the HUME folder once for this module through the real command; removed afterwards."""
-    with django_db_blocker.unblock():
-        call_command("import_results", str(RESULTS), stdout=StringIO())
-    yield
-    with django_db_blocker.unblock():
-        ResultModel.objects.all().delete()
+from agreement.results.models import ResultRevision
+from tests.hume_paper import OVERALL, POINTS, TABLE8, table1_cell
 
 
 @pytest.fixture
