@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from urllib.parse import urlsplit
 
 import h11
 
 from annotation.llm import endpoint_policy
+from annotation.llm.transport import split_endpoint
 
 
 class ClosedBeforeReply(ConnectionError):
@@ -41,11 +41,7 @@ class AsyncKeepAlive:
 
     def __init__(self, url: str, timeout: float) -> None:
         self.url = url
-        parts = urlsplit(url)
-        self.https = parts.scheme == "https"
-        self.host, self.port = parts.hostname or "", parts.port
-        self.path = parts.path or "/"
-        self.authority = parts.netloc.encode("idna")
+        self.https, self.host, self.port, self.path, self.authority = split_endpoint(url)
         self.timeout = timeout
         self._idle: deque[_Connection] = deque()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import threading
 from email.message import Message
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from annotation.llm import endpoint_policy
@@ -20,15 +21,27 @@ from annotation.llm import endpoint_policy
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, ConnectionAbortedError, BrokenPipeError)
 
 
+class EndpointParts(NamedTuple):
+    https: bool
+    host: str
+    port: int | None
+    path: str
+    authority: bytes  # the Host header
+
+
+def split_endpoint(url: str) -> EndpointParts:
+    """What a connection to `url` needs, for the thread transport and the event-loop one alike."""
+    parts = urlsplit(url)
+    return EndpointParts(parts.scheme == "https", parts.hostname or "", parts.port, parts.path or "/",
+                         parts.netloc.encode("idna"))
+
+
 class KeepAlive:
     """`post` on this thread's connection to `url`, opening it when needed and dropping it after any failure."""
 
     def __init__(self, url: str, timeout: float) -> None:
         self.url = url
-        parts = urlsplit(url)
-        self.https = parts.scheme == "https"
-        self.host, self.port = parts.hostname or "", parts.port
-        self.path = parts.path or "/"
+        self.https, self.host, self.port, self.path, _ = split_endpoint(url)
         self.timeout = timeout
         self._local = threading.local()
 
