@@ -38,7 +38,7 @@ def test_requests_in_turn_share_one_connection() -> None:
 
 
 def test_requests_in_flight_together_open_a_connection_each_and_reuse_them() -> None:
-    server = RawServer(close_after=None)
+    server = RawServer(close_after=None, together=4)  # no reply before all four are in flight
     chat = client(server)
 
     async def waves() -> list[str]:

@@ -17,10 +17,12 @@ REPLY = json.dumps({"choices": [{"message": {"content": "ok"}, "finish_reason": 
 
 class RawServer:
     """HTTP/1.1 by hand: answers each request with `REPLY`, then keeps the connection (`close_after` None) or
-    closes it silently after that many replies, with no `Connection: close` to warn the client."""
+    closes it silently after that many replies, with no `Connection: close` to warn the client. With `together`
+    = n, a reply goes out only once n requests are in flight, so n concurrent requests really overlap."""
 
-    def __init__(self, close_after: int | None) -> None:
+    def __init__(self, close_after: int | None, together: int = 1) -> None:
         self.close_after = close_after
+        self.together = threading.Barrier(together)  # each reply waits until this many requests have arrived
         self.connections = 0
         self.requests = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -46,6 +48,7 @@ class RawServer:
                 length = next(int(h.split(b":")[1]) for h in head if h.lower().startswith(b"content-length"))
                 stream.read(length)
                 self.requests += 1
+                self.together.wait(timeout=5)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                              + str(len(REPLY)).encode() + b"\r\n\r\n" + REPLY)
                 served += 1
