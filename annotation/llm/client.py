@@ -1,7 +1,7 @@
 """A small client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, llama.cpp, ...).
 
-No SDK: http.client with one kept-alive connection per thread (`transport`) for `complete`, and h11 on one
-asyncio event loop (`aio_transport`) for `complete_async`, which a run's executor uses to keep hundreds of
+No SDK: http.client with one kept-alive connection per thread (`transport`) for `complete`, and httptools on
+one asyncio event loop (`aio_transport`) for `complete_async`, which a run's executor uses to keep hundreds of
 requests in flight. The client owns the HTTP side of a run:
 pacing to the configured requests per minute, bounded retries with exponential backoff on 429, 5xx,
 timeouts and refused connections, and honouring Retry-After. It never logs or returns the API key: the
@@ -22,10 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import h11
-
 from annotation.llm import endpoint_policy
-from annotation.llm.aio_transport import AsyncKeepAlive
+from annotation.llm.aio_transport import AsyncKeepAlive, ParserError
 from annotation.llm.transport import KeepAlive
 
 log = logging.getLogger(__name__)
@@ -231,7 +229,7 @@ class ChatClient:
             return EndpointError(f"no reply within {self.timeout:g}s", kind="timeout")
         if isinstance(exc, endpoint_policy.EndpointRefused):
             return EndpointError(str(exc), kind="http", fatal=True)
-        if isinstance(exc, (OSError, http.client.HTTPException, h11.ProtocolError)):
+        if isinstance(exc, (OSError, http.client.HTTPException, ParserError)):
             return EndpointError(f"cannot reach the endpoint: {exc or type(exc).__name__}", kind="http")
         return exc
 
@@ -239,7 +237,7 @@ class ChatClient:
         """The reply's text when its status is a success; an EndpointError with a bounded excerpt otherwise."""
         text = raw.decode("utf-8", errors="replace")
         if not 200 <= status < 300:  # a redirect too: it would re-send the prompt somewhere else
-            # A Message (http.client) matches any case; h11 gives lower-case names.
+            # A Message (http.client) matches any case; the event-loop transport gives lower-case names.
             retry_after = parse_retry_after(reply_headers.get("retry-after"))
             raise EndpointError(f"HTTP {status} from the endpoint", kind="http", status=status,
                                 fatal=status in FATAL_STATUS, body=excerpt(self.redact(text)), retry_after=retry_after)

@@ -413,7 +413,8 @@ def beat(run_id: int, token: uuid.UUID) -> str | None:
     table = connection.ops.quote_name(LLMRun._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {table} SET heartbeat_at = %s WHERE id = %s AND executor_token = %s RETURNING status",
-                       [timezone.now(), run_id, token])
+                       [timezone.now(), run_id, LLMRun._meta.get_field("executor_token").get_db_prep_value(
+                           token, connection)])  # a uuid on PostgreSQL, 32 hex digits on SQLite
         row = cursor.fetchone()
     return row[0] if row else None
 
