@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -282,12 +282,30 @@ def take_over(run: LLMRun, token: uuid.UUID, row: LLMRequest) -> LLMRequest | No
         return None
     if row.status == LLMRequest.Status.CLAIMED and live_tokens().filter(executor_token=row.claimed_by).exists():
         return None
+    now = timezone.now()
     taken = LLMRequest.objects.filter(pk=row.pk, status=row.status, claimed_by=row.claimed_by).update(
-        status=LLMRequest.Status.CLAIMED, claimed_by=token, claimed_at=timezone.now(), run=run)
-    return row if taken else None
+        status=LLMRequest.Status.CLAIMED, claimed_by=token, claimed_at=now, run=run)
+    if not taken:
+        return None
+    row.status, row.claimed_by, row.claimed_at, row.run = LLMRequest.Status.CLAIMED, token, now, run
+    return row
 
 
-def claim_many(run: LLMRun, token: uuid.UUID, items: list[Item]) -> list[LLMRequest]:
+class Pending(NamedTuple):
+    """An item still to ask, as the executor needs it (no model instance: a run reads a thousand a second)."""
+    pk: int
+    uid: str
+    payload: dict[str, Any]
+
+
+class Claim(NamedTuple):
+    """A request row this executor holds: what storing its answer needs."""
+    pk: int
+    item_id: int
+    claimed_at: datetime
+
+
+def claim_many(run: LLMRun, token: uuid.UUID, items: list[Pending]) -> list[Claim]:
     """`claim` for a chunk of items: one INSERT of every missing row (ON CONFLICT DO NOTHING: the unique
     (annotator, request key) still decides who owns a row); rows that already existed are read and go through
     `take_over` one by one (rare: re-runs and dead claims). In item order."""
@@ -308,15 +326,13 @@ def claim_many(run: LLMRun, token: uuid.UUID, items: list[Item]) -> list[LLMRequ
     mine = []
     for key, item in keys.items():
         if key in inserted:
-            mine.append(LLMRequest(pk=inserted[key], annotator_id=run.annotator_id, request_key=key, item_id=item.pk,
-                                   run=run, model=run.model, prompt_version=run.prompt_version, claimed_by=token,
-                                   claimed_at=now))
+            mine.append(Claim(inserted[key], item.pk, now))
         elif (row := existing.get(key)) is None:
             continue
         elif row.status == LLMRequest.Status.CLAIMED and row.claimed_by == token:
-            mine.append(row)  # inserted just now (not PostgreSQL): this token is this execution's own
+            mine.append(Claim(row.pk, row.item_id, row.claimed_at))  # inserted just now (not PostgreSQL)
         elif (taken := take_over(run, token, row)) is not None:
-            mine.append(taken)
+            mine.append(Claim(taken.pk, taken.item_id, taken.claimed_at))
     return mine
 
 
@@ -326,7 +342,7 @@ def restore_annotation(run: LLMRun, row: LLMRequest) -> None:
                                      defaults={"batch": run.batch, "value": row.answer, "source": "llm"})
 
 
-def store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[LLMRequest, Outcome]]) -> None:
+def store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[Claim, Outcome]]) -> None:
     """Store every outcome that arrived together, in one transaction: the run's counters once, the
     rows still claimed by this token locked and updated in one statement, fatal ones deleted, the answers
     inserted in one statement (ON CONFLICT DO NOTHING on the unique (item, annotator): an answer already
@@ -419,7 +435,7 @@ def beat(run_id: int, token: uuid.UUID) -> str | None:
     return row[0] if row else None
 
 
-def pending_items(run: LLMRun, chunk: int = 100) -> Iterator[Item]:
+def pending_items(run: LLMRun, chunk: int = 500) -> Iterator[Pending]:
     """Items of the run still to ask: not answered by the annotator (an existing answer is never paid for
     again) and, unless failures are retried, not failed with this model and prompt. Read a chunk at a time
     so a large task's payloads are never all in memory."""
@@ -432,7 +448,8 @@ def pending_items(run: LLMRun, chunk: int = 100) -> Iterator[Item]:
     ids = list(ids.values_list("pk", flat=True))
     for start in range(0, len(ids), chunk):
         part = ids[start:start + chunk]
-        found = Item.objects.only("id", "uid", "payload", "task_id").in_bulk(part)
+        found = {pk: Pending(pk, uid, payload)
+                 for pk, uid, payload in Item.objects.filter(pk__in=part).values_list("pk", "uid", "payload")}
         yield from (found[pk] for pk in part if pk in found)
 
 
@@ -468,13 +485,13 @@ def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uu
 
     Returns (fatal error or None, whether every item was looked at)."""
     items = pending_items(run)
-    claimed: deque[tuple[LLMRequest, Any]] = deque()  # (row, the item's payload), not sent yet
+    claimed: deque[tuple[Claim, Any]] = deque()  # (row, the item's payload), not sent yet
     fatal_error: str | None = None
     exhausted = False
     deadline = time.monotonic() + float(getattr(settings, "LLM_SLICE_SECONDS", 120.0))
     capacity = config.max_concurrency + config.max_concurrency // 2  # in flight + queued behind them
     ask_one = partial(safe_ask, client, config, run.model, run.task)
-    pool: RequestPool[LLMRequest]
+    pool: RequestPool[Claim]
     with RequestPool(config.max_concurrency, ask_one, name=f"llm-run-{run.pk}", cleanup=client.close_async) as pool:
         while True:
             status = beat(run.pk, token)
@@ -509,7 +526,7 @@ STORE_GATHER_SECONDS = 0.05
 STORE_CHUNK = 200  # answers per statement: its join grows faster than linearly past a few hundred
 
 
-def unclaim(token: uuid.UUID, rows: list[LLMRequest]) -> None:
+def unclaim(token: uuid.UUID, rows: list[Claim]) -> None:
     """Give back claims that were never sent (a pause, a fatal error, the end of a slice): a row this execution
     created is deleted, so the item is simply pending again; a row taken over keeps its history and, its
     executor gone, is taken over again by the next one."""
