@@ -11,6 +11,11 @@ text-generation servers answer from an event loop): the `threads` server (http.s
 connection) was itself the ceiling at 256 in flight on a 2-core machine: the runs' event-loop client with no
 database reached 0.66-0.71× against it and 0.85-0.86× against the event-loop server (load average ~5).
 
+Measured 2026-11-25 on 2 cores, PostgreSQL 15 on the same machine, load average 0.8-1.6, 15,000 pairs at 256
+in flight: 0.88×, 0.86×, 0.88× of the bound (1,100-1,124 requests/s; bare threads 0.91-0.92×); 5,000 pairs at
+64: 0.96×; 30,000 at 1,024: 1,485/s = 0.29× (the machine's ceiling: bare threads 0.22×). Before this session's
+changes (h11, model instances for items and claims, half a queued job per slot): 0.56-0.64× at 256.
+
 Run: DATABASE_URL=... ENDPOINT_ALLOWED_NETWORKS=127.0.0.0/8 .venv/bin/python bench/bench_pointwise_judging.py
      [pairs] [in_flight] [asyncio|threads]
 """

@@ -255,6 +255,20 @@ def test_a_refused_key_stops_the_run_instead_of_failing_every_item() -> None:
 
 
 @pytest.mark.django_db
+def test_a_refused_key_sends_no_queued_request_after_the_refusal() -> None:
+    """Four in flight and eight queued behind them: once a 401 comes back, the pool starts none of the queued."""
+    task, _items, answers = make_task("sts", 12)
+    refusals = {f"[m{i:02d}]": [Reply(status=401, body='{"error": "bad key"}')] for i in range(1, 13)}
+    with ChatServer(answers, refusals) as server:
+        run = create_run(make_judge("judge-a", server.base_url, max_concurrency=4).annotator, task=task)
+        assert run_to_end(run) == "done"
+    run.refresh_from_db()
+    assert run.status == "failed" and "HTTP 401" in run.error
+    assert 1 <= server.count <= 4  # only those already in flight; twelve without the halt
+    assert LLMRequest.objects.count() == 0
+
+
+@pytest.mark.django_db
 def test_an_unset_key_variable_fails_the_run_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(API_KEY_ENV)
     task, _items, answers = make_task("sts", 1)
@@ -320,7 +334,7 @@ def test_cancel_stops_the_run_for_good() -> None:
 @pytest.mark.django_db
 def test_a_slice_that_ends_gives_back_its_unsent_claims_and_the_next_slices_ask_each_item_once(settings) -> None:
     settings.LLM_SLICE_SECONDS = 0.3
-    task, _items, answers = make_task("sts", 12)
+    task, _items, answers = make_task("sts", 24)  # a slice asks ~4-8: two in flight, two queued per slot
     with ChatServer(answers) as server:
         server.on_request = lambda seen: time.sleep(0.15)
         judge = make_judge("judge-a", server.base_url, max_concurrency=2)
@@ -329,7 +343,7 @@ def test_a_slice_that_ends_gives_back_its_unsent_claims_and_the_next_slices_ask_
         while verdicts[-1] == "continue":
             verdicts.append(execute_run(run.pk))
     assert verdicts[0] == "continue" and verdicts[-1] == "done" and len(verdicts) > 2
-    assert set(server.counts().values()) == {1} and server.count == 12
+    assert set(server.counts().values()) == {1} and server.count == 24
     assert stored(judge.annotator) == answers
     assert set(LLMRequest.objects.values_list("status", flat=True)) == {"succeeded"}
-    assert LLMRequest.objects.count() == 12
+    assert LLMRequest.objects.count() == 24

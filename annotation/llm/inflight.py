@@ -25,11 +25,14 @@ class RequestPool(Generic[Key]):
     """Up to `size` coroutines `work(job)` at a time for queued jobs; `outstanding` counts jobs queued or running.
 
     `submit`, `take` and `withdraw` are called from one thread (the executor's); `cleanup` runs on the event
-    loop when the pool closes (closing idle connections)."""
+    loop when the pool closes (closing idle connections). Once a result for which `halts(result)` is true comes
+    back (an endpoint that refuses the key), no queued job starts: they wait for `withdraw`, not one more
+    request is sent."""
 
     def __init__(self, size: int, work: Callable[[Any], Awaitable[Any]], name: str,
-                 cleanup: Callable[[], None] | None = None) -> None:
-        self.size, self.work, self.cleanup = size, work, cleanup
+                 cleanup: Callable[[], None] | None = None, halts: Callable[[Any], bool] | None = None) -> None:
+        self.size, self.work, self.cleanup, self.halts = size, work, cleanup, halts
+        self._halted = False  # a result `halts` said yes to: no queued job starts any more (the loop's own)
         self.results: queue.SimpleQueue[tuple[Key, Any]] = queue.SimpleQueue()
         self.outstanding = 0
         self._waiting: deque[tuple[Key, Any]] = deque()  # shared by both threads, under `_lock`
@@ -62,7 +65,7 @@ class RequestPool(Generic[Key]):
         self._loop.call_soon_threadsafe(self._fill)
 
     def _fill(self) -> None:
-        while len(self._running) < self.size:
+        while len(self._running) < self.size and not self._halted:
             with self._lock:
                 if not self._waiting:
                     return
@@ -74,7 +77,9 @@ class RequestPool(Generic[Key]):
     def _done(self, key: Key, task: asyncio.Task[Any]) -> None:
         self._running.discard(task)
         if not task.cancelled():
-            self.results.put((key, task.result()))  # `work` reports failures as results: it must not raise
+            result = task.result()  # `work` reports failures as results: it must not raise
+            self._halted = self._halted or (self.halts is not None and self.halts(result))
+            self.results.put((key, result))
         self._fill()
 
     def take(self, timeout: float, gather: float = 0.0) -> list[tuple[Key, Any]]:

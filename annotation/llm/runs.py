@@ -480,7 +480,7 @@ def execute_run(run_id: int) -> str:
 
 
 def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uuid.UUID) -> tuple[str | None, bool]:
-    """The executor loop: keep max_concurrency requests in flight and up to half as many claimed jobs queued
+    """The executor loop: keep max_concurrency requests in flight and about twice as many claimed jobs queued
     behind them (`RequestPool`), store what finished, heart-beat, obey status. Claims are made a chunk ahead.
 
     Returns (fatal error or None, whether every item was looked at)."""
@@ -489,10 +489,11 @@ def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uu
     fatal_error: str | None = None
     exhausted = False
     deadline = time.monotonic() + float(getattr(settings, "LLM_SLICE_SECONDS", 120.0))
-    capacity = config.max_concurrency + config.max_concurrency // 2  # in flight + queued behind them
+    capacity = config.max_concurrency + QUEUED_PER_SLOT * (config.max_concurrency - 1)  # in flight + queued
     ask_one = partial(safe_ask, client, config, run.model, run.task)
     pool: RequestPool[Claim]
-    with RequestPool(config.max_concurrency, ask_one, name=f"llm-run-{run.pk}", cleanup=client.close_async) as pool:
+    with RequestPool(config.max_concurrency, ask_one, name=f"llm-run-{run.pk}", cleanup=client.close_async,
+                     halts=lambda out: out.fatal) as pool:
         while True:
             status = beat(run.pk, token)
             accepting = status == Status.RUNNING and fatal_error is None and time.monotonic() < deadline
@@ -519,6 +520,13 @@ def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uu
                     fatal_error = f"the endpoint refused the request ({out.error}); fix the configuration and resume"
 
 
+# Claimed jobs queued per request in flight. The queue must outlast one turn of this loop (gather, store, beat,
+# claim: ~100 ms at a thousand answers a second): with half a job per slot, at 256 in flight against a 200 ms
+# endpoint, the queue ran dry between turns and the run reached 0.75-0.85× of the bound; with two, 0.84-0.89×.
+# One slot fewer than in flight: a run with one request in flight asks strictly one item at a time, so a pause
+# or a cancel starts no further request at all; a wider run may start those queued within one turn (the pool
+# withdraws the rest at the turn's heart-beat, and a refused key stops the pool at once).
+QUEUED_PER_SLOT = 2
 CLAIM_CHUNK = 500  # rows claimed per statement once a run is large: fewer round trips, each still short
 # How long the loop lets answers gather before storing them: a store costs ~10 ms (a commit) plus ~0.25 ms per
 # answer, so at a thousand answers a second chunks of a few dozen kept the loop busy with commits alone.
