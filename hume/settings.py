@@ -235,6 +235,8 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# Split embedding runs of retrieval collections (agreement/retrieval/split_runs.py): a chunk's claim lasts this long.
+RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECONDS", "600"))
 
 # Hardening (issue 14): login lockout, API authentication throttling, endpoint policy, CSP.
 AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
@@ -289,12 +291,14 @@ REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
-# reports and model-run chunks whose lease lapsed, so a run whose worker died is taken over without waiting for a
-# page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler): nothing to persist, no file shared
-# between workers; several workers checking at once is harmless (the claim decides).
+# reports, model-run chunks and split retrieval-run chunks whose lease lapsed, so a run whose worker died is
+# taken over without waiting for a page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler):
+# nothing to persist, no file shared between workers; several workers checking at once is harmless (the claim
+# decides).
 DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "requeue-dead-reports": {"task": "agreement.requeue_dead_reports", "schedule": DEAD_RUN_CHECK_SECONDS},
     "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
+    "requeue-dead-retrieval-chunks": {"task": "retrieval.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
 }

@@ -6,16 +6,25 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.model_runs.runs import dead_chunks, dead_scorings, start_run
+from agreement.model_runs.similarity import embed
 from agreement.models import Report
+from agreement.retrieval.models import Collection, RunEntry
+from agreement.retrieval.models import Run as RetrievalRun
+from agreement.retrieval.models import RunChunk as SplitChunk
+from agreement.retrieval.split_runs import dead_split_runs
+from agreement.retrieval.system_runs import _new_run, embedding_run
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
+from tests.retrieval_helpers import load_minifact
 from tests.test_report_worker_crash import small_task
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -41,7 +50,8 @@ def wait_for(condition, timeout: float):  # type: ignore[no-untyped-def]
 def test_the_beat_schedule_checks_reports_and_chunks_every_15_seconds() -> None:
     assert settings.DEAD_RUN_CHECK_SECONDS == 15
     assert {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "agreement.requeue_dead_reports": 15, "model_runs.requeue_dead_chunks": 15}
+        "agreement.requeue_dead_reports": 15, "model_runs.requeue_dead_chunks": 15,
+        "retrieval.requeue_dead_chunks": 15}
 
 
 def test_a_report_whose_lease_lapsed_is_requeued_and_finished_by_a_running_worker(start_worker) -> None:
@@ -81,3 +91,34 @@ def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_runnin
     assert len(set(server.texts_sent())) == 14
     assert finished.chunks_done == 4 and finished.predictions.count() == 7
     assert finished.scores["gold"]["main_score"] is not None
+
+
+def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running_worker(start_worker) -> None:
+    """One chunk claimed by a worker that died (claimed longer ago than RETRIEVAL_CHUNK_CLAIM_SECONDS, the
+    production 600 s), one never claimed, and no message left: the periodic check sends one, a running
+    worker ranks both and merges, and the ranking equals the one-process run's."""
+    load_minifact()
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
+    model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
+    single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
+    start_worker()
+    settle_after_start()
+    split = _new_run(collection, "split", RetrievalRun.Kind.EMBEDDING)
+    subset = collection.subsets.order_by("pk").first()
+    size = subset.documents.count()
+    dead_since = timezone.now() - timedelta(seconds=settings.RETRIEVAL_CHUNK_CLAIM_SECONDS + 1)
+    SplitChunk.objects.bulk_create([
+        SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=0, doc_end=size // 2,
+                   status=SplitChunk.Status.CLAIMED, claimed_by="dead-worker", claimed_at=dead_since),
+        SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=size // 2, doc_end=size)])
+    assert dead_split_runs() == [split.pk]
+
+    wait_for(lambda: RetrievalRun.objects.filter(pk=split.pk, depth__gt=0).first(), BOUND)
+
+    assert not SplitChunk.objects.filter(run=split).exclude(status="done").exists()
+    expected = list(RunEntry.objects.filter(run=single, query__subset=subset).order_by("query_id", "rank")
+                    .values_list("query_id", "rank", "document_id"))
+    got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
+               .values_list("query_id", "rank", "document_id"))
+    assert got == expected and len(got) == 3 * subset.queries.count()
+    assert dead_split_runs() == []

@@ -11,6 +11,9 @@ Why it is shaped this way:
   (document pk, cosine) tops is the exact top-K of the whole corpus, the same ranking as one process's
   `embedding_run`. A second merger finds the entries there and stops: the run is written once.
 - Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
+- A worker killed outright keeps its message unacknowledged for the broker's hour-long visibility timeout.
+  The periodic check (`dead_split_runs`, beat in every worker) sends a fresh message for a run with a chunk
+  claimed longer ago than the claim lasts, or whose chunks are all done with the merge never written.
 """
 from __future__ import annotations
 
@@ -60,6 +63,17 @@ def start_split_embedding_run(collection: Collection, name: str, model: Embeddin
         for _ in chunks:
             transaction.on_commit(lambda: embedding_chunk_task.delay(run.pk))
     return run
+
+
+def dead_split_runs() -> list[int]:
+    """Split runs a dead worker left waiting: a chunk claimed longer ago than a claim lasts, or every chunk
+    done and no entries (the worker died between its last chunk and the merge). A message for a live run
+    is harmless: the claim and the merge's lock decide who works."""
+    stale = timezone.now() - timedelta(seconds=claim_seconds())
+    lapsed = RunChunk.objects.filter(status=Status.CLAIMED, claimed_at__lt=stale).values_list("run_id", flat=True)
+    unmerged = (Run.objects.filter(chunks__isnull=False, entries__isnull=True)
+                .exclude(chunks__status__in=[Status.PENDING, Status.CLAIMED]).values_list("pk", flat=True))
+    return sorted(set(lapsed) | set(unmerged))
 
 
 def claim_chunk(run_id: int, token: str) -> RunChunk | None:
