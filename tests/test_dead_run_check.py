@@ -122,3 +122,24 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == 3 * subset.queries.count()
     assert dead_split_runs() == []
+
+
+def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
+    """Live claims and pending chunks are left to their messages; a merged run is done."""
+    load_minifact()
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
+    model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
+    subset = collection.subsets.order_by("pk").first()
+    lapsed = timezone.now() - timedelta(seconds=settings.RETRIEVAL_CHUNK_CLAIM_SECONDS + 1)
+    runs = {}
+    for name, statuses in {"live": [("claimed", timezone.now()), ("pending", None)],
+                           "lapsed": [("claimed", lapsed), ("done", None)],
+                           "unmerged": [("done", None), ("done", None)],
+                           "merged": [("done", None)]}.items():
+        runs[name] = _new_run(collection, name, RetrievalRun.Kind.EMBEDDING)
+        SplitChunk.objects.bulk_create([SplitChunk(run=runs[name], subset=subset, model=model, k=3, doc_start=i,
+                                                   doc_end=i + 1, status=status, claimed_at=at, claimed_by="w")
+                                        for i, (status, at) in enumerate(statuses)])
+    query, document = subset.queries.first(), subset.documents.first()
+    RunEntry.objects.create(run=runs["merged"], query=query, document=document, rank=1, score=0.5)
+    assert dead_split_runs() == sorted([runs["lapsed"].pk, runs["unmerged"].pk])

@@ -24,12 +24,12 @@ from itertools import groupby
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
-from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk
+from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk, RunEntry
 from agreement.retrieval.runs import finish_ranking, store_entries
 from agreement.retrieval.similarity import l2_normalise, merge_top_k, top_k
 from agreement.retrieval.system_runs import _new_run, embed_all
@@ -71,8 +71,10 @@ def dead_split_runs() -> list[int]:
     is harmless: the claim and the merge's lock decide who works."""
     stale = timezone.now() - timedelta(seconds=claim_seconds())
     lapsed = RunChunk.objects.filter(status=Status.CLAIMED, claimed_at__lt=stale).values_list("run_id", flat=True)
-    unmerged = (Run.objects.filter(chunks__isnull=False, entries__isnull=True)
-                .exclude(chunks__status__in=[Status.PENDING, Status.CLAIMED]).values_list("pk", flat=True))
+    unfinished = RunChunk.objects.filter(run=OuterRef("pk"), status__in=[Status.PENDING, Status.CLAIMED])
+    unmerged = (Run.objects.filter(Exists(RunChunk.objects.filter(run=OuterRef("pk"))), ~Exists(unfinished),
+                                   ~Exists(RunEntry.objects.filter(run=OuterRef("pk"))))
+                .values_list("pk", flat=True))  # each EXISTS one index probe: entries may be millions
     return sorted(set(lapsed) | set(unmerged))
 
 
