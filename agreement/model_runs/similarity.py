@@ -18,6 +18,7 @@ from agreement.model_runs.backends import BackendError, Encoder, PairScorer, loa
 
 READ_BATCH = 2000
 ENCODE_SLICE = 2048
+COSINE_ROWS = 8192
 _loaded: dict[str, Any] = {}
 
 
@@ -97,11 +98,16 @@ def _record_dimensions(model: Any, dimensions: int) -> None:
         model.dimensions = dimensions
 
 
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine of a[i] and b[i] for each row (float64)."""
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    norms = np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)
-    return np.divide((a64 * b64).sum(axis=1), norms, out=np.zeros(len(a64)), where=norms > 0)
+def cosine_rows(a: np.ndarray, b: np.ndarray, rows: int = COSINE_ROWS) -> np.ndarray:
+    """Cosine of a[i] and b[i] for each row, computed in float64 a slice of rows at a time (SAGE's 10,000
+    documents ask 180,000 pairs at once: float64 copies of both sides whole took 1.1 GB)."""
+    out = np.zeros(len(a))
+    for start in range(0, len(a), rows):
+        a64 = np.asarray(a[start:start + rows], dtype=np.float64)
+        b64 = np.asarray(b[start:start + rows], dtype=np.float64)
+        norms = np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1)
+        np.divide((a64 * b64).sum(axis=1), norms, out=out[start:start + rows], where=norms > 0)
+    return out
 
 
 def similarity(model: Any, a_texts: Sequence[str], b_texts: Sequence[str]) -> np.ndarray:
