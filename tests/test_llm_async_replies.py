@@ -4,38 +4,27 @@ it keeps a connection only when the reply allows it, and never sends a header th
 from __future__ import annotations
 
 import socket
-import threading
 
 import pytest
 
 from annotation.llm.aio_transport import AsyncKeepAlive, ClosedMidReply
 from tests.test_llm_async_transport import run_in_own_loop
+from tests.test_llm_keepalive import RawServer
 
 pytestmark = pytest.mark.usefixtures("local_llm_endpoints")
 
 HEADERS = {"Content-Type": "application/json", "Authorization": "Bearer sk-replies"}
 
 
-class ScriptedServer:
+class ScriptedServer(RawServer):
     """Answers the n-th request on any connection with replies[n] (raw bytes), then closes that connection if
-    `close_after` says so. Records what each request looked like."""
+    `close_after` says so. Records what each request looked like. (`RawServer`'s listener and accept loop.)"""
 
     def __init__(self, replies: list[bytes], close_after: bool = False) -> None:
-        self.replies, self.close_after = replies, close_after
+        self.replies, self.close_on_reply = replies, close_after
         self.received: list[bytes] = []
-        self.connections = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1/chat/completions"
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+        super().__init__(close_after=None)
+        self.url = self.base_url + "/chat/completions"
 
     def answer(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rb") as stream:
@@ -47,12 +36,8 @@ class ScriptedServer:
                               if line.lower().startswith(b"content-length"))
                 self.received.append(head + b"\r\n" + stream.read(length))
                 conn.sendall(self.replies.pop(0))
-                if self.close_after:
+                if self.close_on_reply:
                     return
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
 
 
 def post_all(server: ScriptedServer, bodies: list[bytes], limit: int = 1000) -> list[tuple[int, dict, bytes]]:
