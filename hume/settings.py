@@ -172,6 +172,15 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Two queues: model work (encoding, scoring model runs, SAGE, split retrieval chunks) goes to `models`, everything
+# else to the default `celery`. A worker started without -Q takes both (the embedded default: one machine, as
+# before); `celery -A hume worker -Q models` on a GPU machine takes the model work, `-Q celery` the rest
+# (docs/models-in-app.md, "GPU workers").
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+MODEL_QUEUE = "models"
+CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, MODEL_QUEUE: {}}
+MODEL_TASKS = ("model_runs.embed_chunk", "model_runs.score_run", "retrieval.embedding_chunk", "sage.run_study")
+CELERY_TASK_ROUTES = {name: {"queue": MODEL_QUEUE} for name in MODEL_TASKS}
 
 API_MAX_PAGE_SIZE = int(os.environ.get("API_MAX_PAGE_SIZE", "1000"))  # rows per API page at most
 REST_FRAMEWORK = {
@@ -235,6 +244,13 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
+# or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
+# Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type
+# (a device type not listed uses each model's own batch size).
+MODEL_DEVICE = os.environ.get("MODEL_DEVICE", "auto")
+MODEL_HALF_PRECISION = env_bool("MODEL_HALF_PRECISION", False)
+MODEL_BATCH_SIZES = os.environ.get("MODEL_BATCH_SIZES", "cuda=512")
 # Split embedding runs of retrieval collections (agreement/retrieval/split_runs.py): a chunk's claim lasts this long.
 RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECONDS", "600"))
 

@@ -6,3 +6,6 @@ import os
 os.environ.setdefault("DEBUG", "true")
 
 from hume.settings import *  # noqa: F403
+
+# Results name the worker and queue that ran each task (tests/test_queue_routing.py checks the routing).
+CELERY_RESULT_EXTENDED = True

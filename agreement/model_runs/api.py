@@ -56,6 +56,7 @@ class RowSerializer(serializers.Serializer):
     progress = serializers.IntegerField()
     error = serializers.CharField(allow_null=True)
     texts_encoded = serializers.IntegerField()
+    device = serializers.CharField(allow_null=True, help_text="Where it was computed: cpu, cuda:0, mps or remote.")
     finished_at = serializers.DateTimeField(allow_null=True)
     gold = serializers.DictField(allow_null=True, help_text="Scores against gold, MTEB-style for the kind.")
     humans = serializers.DictField(allow_null=True, help_text="Scores against the humans' consensus.")

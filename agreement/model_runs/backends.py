@@ -13,13 +13,16 @@ import functools
 import hashlib
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from agreement.model_runs import classical
+from agreement.model_runs.device import DeviceError, Placement, placement
 
+EXPLICIT_TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM" in os.environ
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -92,34 +95,75 @@ def _hash_files(root: str, signature: tuple[tuple[str, int, int], ...]) -> str:
 
 
 class SentenceTransformerEncoder:
-    def __init__(self, folder: Path, batch_size: int = 32) -> None:
-        self.model = _load_sentence_transformer(str(folder))
-        self.batch_size = batch_size
+    """A local sentence-transformers model on the worker's device (agreement/model_runs/device.py).
+
+    On the CPU it is `SentenceTransformer.encode`. On an accelerator, tokenisation (CPU work) of the next batch
+    runs in a thread while the device computes the current one (`encode_overlapped`), since tokenising is what
+    limits a small model on a GPU; the vectors agree with `encode`'s to float rounding."""
+
+    def __init__(self, folder: Path, batch_size: int = 32, where: Placement | None = None) -> None:
+        self.placement = where or Placement(device="cpu", half_precision=False, batch_size=None)
+        self.device = self.placement.device
+        if self.placement.accelerated and not EXPLICIT_TOKENIZERS_PARALLELISM:
+            os.environ["TOKENIZERS_PARALLELISM"] = "true"  # every core tokenises a batch for the device
+        self.model = _load_sentence_transformer(str(folder), self.device, self.placement.half_precision)
+        self.batch_size = self.placement.batch_size or batch_size
         self.dimensions = int(self.model.get_embedding_dimension())
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        if self.placement.accelerated:
+            return encode_overlapped(self.model, list(texts), self.batch_size)
         vectors = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                     show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
 
+def encode_overlapped(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    """(n, d) float32 vectors as `model.encode` computes them (longest texts batched together), with each
+    batch tokenised in a background thread while the device still works on the one before.
+
+    The vectors stay on the device until the end (one copy back, no synchronisation per batch)."""
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    batches = [[texts[i] for i in order[start:start + batch_size]] for start in range(0, len(texts), batch_size)]
+    outputs = []
+    model.eval()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise") as tokeniser, torch.inference_mode():
+        upcoming = tokeniser.submit(model.preprocess, batches[0])
+        for number in range(len(batches)):
+            features = upcoming.result()
+            if number + 1 < len(batches):
+                upcoming = tokeniser.submit(model.preprocess, batches[number + 1])
+            embedded = model(batch_to_device(features, model.device))["sentence_embedding"]
+            outputs.append(embedded.float())
+        stacked = torch.cat(outputs).cpu().numpy()
+    vectors = np.empty_like(stacked)
+    vectors[order] = stacked
+    return vectors
+
+
 @functools.lru_cache(maxsize=4)
-def _load_sentence_transformer(folder: str) -> Any:
+def _load_sentence_transformer(folder: str, device: str = "cpu", half_precision: bool = False) -> Any:
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(folder, device="cpu", local_files_only=True)
+        model = SentenceTransformer(folder, device=device, local_files_only=True)
     except Exception as exc:  # a broken folder fails in many library-specific ways; say which folder
         raise BackendError(f"{folder}: cannot load as a sentence-transformers model: {exc}") from None
+    return model.half() if half_precision else model
 
 
 # ---------------------------------------------------------------- openai-compatible /v1/embeddings
 
 
 class OpenAIEncoder:
+    device = "remote"  # the endpoint computes; what it runs on is its own business
+
     def __init__(self, model: Any) -> None:
         from agreement.model_runs.endpoint import make_client
 
@@ -147,6 +191,8 @@ class OpenAIEncoder:
 
 
 class ClassicalScorer:
+    device = "cpu"
+
     def __init__(self, metric: str) -> None:
         if metric not in classical.METRICS:
             raise BackendError(f"unknown classical metric {metric!r}: use one of {', '.join(classical.METRICS)}")
@@ -163,11 +209,27 @@ def shipped_model_folder() -> Path:
     return minilm_folder()
 
 
+def device_of(model: Any) -> str:
+    """Where this worker computes the model's vectors or scores (BackendError: the configured device is missing)."""
+    if model.backend == "openai":
+        return OpenAIEncoder.device
+    if model.backend != "sentence-transformers":
+        return ClassicalScorer.device
+    try:
+        return placement().device
+    except DeviceError as exc:
+        raise BackendError(f"{model.name}: {exc}") from None
+
+
 def load_backend(model: Any) -> Encoder | PairScorer:
     """The ready-to-use backend of a registry row; BackendError when it cannot be loaded as configured."""
     if model.backend == "sentence-transformers":
         folder = shipped_model_folder() if model.shipped else check_model_folder(model.path)
-        return SentenceTransformerEncoder(folder, batch_size=model.batch_size)
+        try:
+            where = placement()
+        except DeviceError as exc:
+            raise BackendError(str(exc)) from None
+        return SentenceTransformerEncoder(folder, batch_size=model.batch_size, where=where)
     if model.backend == "openai":
         return OpenAIEncoder(model)
     if model.backend == "classical":

@@ -126,6 +126,9 @@ class ModelRun(models.Model):
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     texts_encoded = models.PositiveIntegerField(default=0, help_text="Texts sent to the model (cache misses).")
+    device = models.CharField(max_length=100, blank=True,
+                              help_text="Where it was computed: cpu, cuda:0, mps, remote (an endpoint); several, "
+                                        "comma-separated, when workers on different devices shared its chunks.")
     scores = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     claim_token = models.UUIDField(null=True, blank=True)

@@ -19,6 +19,7 @@ def run_row(run: ModelRun) -> dict[str, Any]:
     return {
         "model": run.model.describe(), "run_id": run.pk, "status": run.status, "progress": run.progress,
         "error": run.error or None, "texts_encoded": run.texts_encoded,
+        "device": run.device or None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "gold": scores.get("gold"), "humans": scores.get("humans"), "significance": scores.get("significance"),
     }

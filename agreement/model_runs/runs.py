@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs import significance
-from agreement.model_runs.backends import BackendError
+from agreement.model_runs.backends import BackendError, device_of
+from agreement.model_runs.device import add_device
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
 from agreement.model_runs.scoring import CannotScore
@@ -106,6 +107,7 @@ def execute_chunk(chunk_id: int) -> str:
     texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
     stats: dict[str, int] = {}
     try:
+        device = device_of(run.model)
         embed(run.model, texts, stats=stats)
     except RUN_ERRORS as exc:
         fail(run, exc)
@@ -116,6 +118,7 @@ def execute_chunk(chunk_id: int) -> str:
     if done:
         ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
                                                   texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
+        add_device(ModelRun, run.pk, device)
     return score_if_ready(run.pk) or "done"
 
 
@@ -160,6 +163,8 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
     except RUN_ERRORS as exc:
         fail(run, exc)
         return "failed"
+    if not run.model.is_encoder:
+        add_device(ModelRun, run.pk, device_of(run.model))
     model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
     scores["significance"] = significance.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
     with transaction.atomic():

@@ -110,6 +110,9 @@ class Run(models.Model):
     base_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
                                  help_text="For a reranked run: the run whose top-K it reorders.")
     depth = models.PositiveIntegerField(default=0, help_text="The longest ranking of a query in this run.")
+    device = models.CharField(max_length=100, blank=True,
+                              help_text="Where an embedding run was ranked: cpu, cuda:0, mps (comma-separated when "
+                                        "workers on several devices shared it); empty for imported and BM25 runs.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -27,11 +27,13 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from agreement.model_runs.device import add_device, worker_device
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
+from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk, RunEntry
 from agreement.retrieval.runs import finish_ranking, store_entries
-from agreement.retrieval.similarity import l2_normalise, merge_top_k, top_k
+from agreement.retrieval.similarity import l2_normalise, merge_top_k
 from agreement.retrieval.system_runs import _new_run, embed_all
 
 Status = RunChunk.Status
@@ -104,8 +106,11 @@ def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
     def vectors(texts: list[str]) -> np.ndarray:
         return embed(chunk.model, texts)
 
+    device = worker_device()
     query_vecs = l2_normalise(embed_all(vectors, query_texts, batch))
-    idx, val = top_k(query_vecs, l2_normalise(embed_all(vectors, doc_texts, batch)), chunk.k, normalised=True)
+    idx, val = exact_top_k(query_vecs, l2_normalise(embed_all(vectors, doc_texts, batch)), chunk.k, device=device,
+                           normalised=True)
+    add_device(Run, chunk.run_id, device)
     return np.asarray(doc_pks, dtype=np.int64)[idx], val.astype(np.float32)
 
 

@@ -14,6 +14,7 @@ import bm25s
 import numpy as np
 from django.db import transaction
 
+from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
 from agreement.retrieval.similarity import top_k
@@ -47,15 +48,20 @@ def _new_run(collection: Collection, name: str, kind: str) -> Run:
 
 
 def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
-                  batch: int = 256) -> Run:
-    """Rank every subset's corpus for its queries by exact cosine similarity of `embed`'s vectors."""
+                  batch: int = 256, device: str = "cpu") -> Run:
+    """Rank every subset's corpus for its queries by exact cosine similarity of `embed`'s vectors, on `device`
+    (a torch device name: "cpu" ranks with numpy, a GPU with torch; the same ranking, device_search.py)."""
     with transaction.atomic():
         run = _new_run(collection, name, Run.Kind.EMBEDDING)
+        run.device = device
+        run.save(update_fields=["device"])
         for subset in collection.subsets.all():
             query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
             if not query_pks or not doc_pks:
                 continue
-            idx, val = top_k(embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch), k, chunk)
+            query_vecs, doc_vecs = embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch)
+            idx, val = (top_k(query_vecs, doc_vecs, k, chunk) if device == "cpu"
+                        else exact_top_k(query_vecs, doc_vecs, k, device=device))
             docs = np.asarray(doc_pks)[idx]
             store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
                                 for d, s in zip(row_d, row_s, strict=True)))

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.evaluate import UnsupportedKind
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.runs import enqueue, run_in_process, start_run
@@ -39,6 +40,12 @@ class Command(BaseCommand):
 
         task: Task = find_task(options["task"])
         models = find_models(options["models"])
+        if options["wait"]:  # this process computes: a device it lacks is refused before any run is made
+            try:
+                for model in models:
+                    device_of(model)
+            except BackendError as exc:
+                raise CommandError(str(exc)) from None
         try:
             runs = [start_run(task, model) for model in models]
         except UnsupportedKind as exc:
@@ -54,5 +61,5 @@ class Command(BaseCommand):
             if run.status != run.Status.DONE:
                 raise CommandError(f"{run.model.name} on {task.name} failed: {run.error}")
             out[run.model.name] = {"gold": run.scores.get("gold"), "humans": run.scores.get("humans"),
-                                   "texts_encoded": run.texts_encoded}
+                                   "texts_encoded": run.texts_encoded, "device": run.device}
         self.stdout.write(json.dumps({"task": task.name, "kind": task.kind, "models": out}, indent=2))

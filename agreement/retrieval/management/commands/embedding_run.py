@@ -15,6 +15,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.model_runs.backends import BackendError
+from agreement.model_runs.device import worker_device
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection
@@ -55,8 +56,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"run {run.name} on collection {collection.name}: {run.chunks.count()} chunks "
                                   f"queued for the workers")
                 return
-            run = embedding_run(collection, opts["name"] or model.name, vectors, k=opts["k"])
+            run = embedding_run(collection, opts["name"] or model.name, vectors, k=opts["k"], device=worker_device())
         except (ValueError, BackendError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run {run.name} on collection {collection.name}: {run.entries.count()} ranked documents, "
-                          f"depth {run.depth}")
+                          f"depth {run.depth}, on {run.device}")
