@@ -2,7 +2,7 @@
 (classification, pairwise) and clustering.
 
 Why one class per kind: each kind has exactly one definition of its agreement metrics, its
-per-annotator scores, its aggregation into "the human" and its confidence interval (DESIGN §3);
+per-annotator scores, its aggregation into "the human" and its confidence interval (docs/reports.md);
 everything they share (counts, exclusions, bands, validity flag, sorting) lives in
 `scoring.score_task`. The kinds with one number per unit (STS, Likert, reranking, graded relevance)
 are in `rating_scorers`. A scorer class is also agreement's registry entry for its kind: it declares the
