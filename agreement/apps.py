@@ -6,7 +6,7 @@ class AgreementConfig(AppConfig):
     verbose_name = "Agreement, reports and model comparison"
 
     def ready(self) -> None:
-        # agreement listens to annotation's signals; annotation never imports agreement (DESIGN §5).
+        # agreement listens to annotation's signals; annotation never imports agreement (docs/architecture.md).
         from agreement import signals
 
         signals.connect()

@@ -29,7 +29,7 @@ PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answ
              "agreement_bands", "agreement_notes", "agreement_counts", "agreement_pairs", "flags", "human",
              "annotators", "llm", "charts", "by_batch", "by_language", "disagreement", "excluded")
 HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
-              "scores")
+              "n_annotators_scored", "scores")
 ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
 ITEM_KEYS = ("item", "disagreement", "gold_disagreement", "reason")
 

@@ -2,7 +2,7 @@
 (classification, pairwise) and clustering.
 
 Why one class per kind: each kind has exactly one definition of its agreement metrics, its
-per-annotator scores, its aggregation into "the human" and its confidence interval (DESIGN §3);
+per-annotator scores, its aggregation into "the human" and its confidence interval (docs/reports.md);
 everything they share (counts, exclusions, bands, validity flag, sorting) lives in
 `scoring.score_task`. The kinds with one number per unit (STS, Likert, reranking, graded relevance)
 are in `rating_scorers`. A scorer class is also agreement's registry entry for its kind: it declares the
@@ -311,15 +311,18 @@ class ClusteringScorer(KindScorer):
         return {key: _mean([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
                 for key, fn in self.gold_metrics.items()}
 
+    def sets_scored(self, names: Sequence[str]) -> list[Item]:
+        """The sets with gold that any of `names` clustered: the items behind the human score."""
+        return [i for i in self.ctx.items if self.ctx.has_gold(i) and any(n in self.valid[i] for n in names)]
+
     def n_texts(self, names: Sequence[str]) -> int:
         """Texts in the sets with gold that any of `names` clustered: HUME's N for clustering."""
-        return sum(len(self.ctx.gold[i]) for i in self.ctx.items
-                   if self.ctx.has_gold(i) and any(n in self.valid[i] for n in names))
+        return sum(len(self.ctx.gold[i]) for i in self.sets_scored(names))
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         scored = [n for n, s in per_annotator.items() if s[self.main_metric] is not None]
         return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics),
-                                   self.n_texts(scored), "texts")
+                                   self.n_texts(scored), "texts", len(self.sets_scored(scored)))
 
     def disagreement(self) -> Disagreement:
         """Share of text pairs on which two annotators disagree about "same cluster", averaged over
@@ -352,17 +355,20 @@ def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
 
 
 def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...], n: int,
-                        unit: str) -> Human:
+                        unit: str, n_items: int) -> Human:
     """HUME's clustering/reranking protocol: mean over annotators; CI the annotator range with two or
     more annotators, and with one the Wilson interval of the score with N = texts or queries (HUME
-    Table 8, e.g. SIB200 ara: 76.0 [58.4, 87.8], N = 30) — a one-annotator range has zero width."""
+    Table 8, e.g. SIB200 ara: 76.0 [58.4, 87.8], N = 30) — a one-annotator range has zero width.
+    `n_items` is the sets or queries scored (the report's `n_items_scored`, as for every kind); the
+    annotators averaged are counted apart, in `n_annotators_scored`."""
     scores = {key: _mean([s[key] for s in per_annotator.values()]) for key in keys}
     mains = [v for s in per_annotator.values() if (v := s[main]) is not None]
-    extra: dict[str, Any] = {"combination": "mean over annotators", "n": n, "n_unit": unit}
+    extra: dict[str, Any] = {"combination": "mean over annotators", "n": n, "n_unit": unit,
+                             "n_annotators_scored": len(mains)}
     if len(mains) == 1:
         ci = m.wilson_interval.explain(mains[0] * n, n)
-        return Human(scores[main], ci, scores, len(mains), extra=extra, ci_method=f"wilson (one annotator, N = {unit})")
-    return Human(scores[main], m.annotator_range.explain(mains), scores, len(mains), extra=extra,
+        return Human(scores[main], ci, scores, n_items, extra=extra, ci_method=f"wilson (one annotator, N = {unit})")
+    return Human(scores[main], m.annotator_range.explain(mains), scores, n_items, extra=extra,
                  ci_method="annotator_range")
 
 

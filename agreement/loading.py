@@ -34,7 +34,10 @@ from tasks_app.models import Task
 
 # Bump when the report document's shape or the way it is computed changes: stored reports become stale.
 # 2: digests over aggregated columns (run lengths, name ranks, joined JSON texts, skip states).
-REPORT_FORMAT_VERSION = 3  # 3: Cohen's κ per pair, metric subsets, chart data
+# 3: Cohen's κ per pair, metric subsets, chart data.
+# 4: human.n_items_scored counts the sets or queries of clustering and reranking (it counted the
+#    annotators), who are counted in human.n_annotators_scored.
+REPORT_FORMAT_VERSION = 4
 A = TypeVar("A")
 B = TypeVar("B")
 

@@ -1,6 +1,6 @@
 """Pure metric functions of the agreement app: numpy arrays and lists in, floats and tuples out.
 
-No Django import here (STYLE.md): this is the code most worth reading in isolation and testing
+No Django import here (docs/style.md): this is the code most worth reading in isolation and testing
 against published worked examples (tests/test_metrics_*.py cite them).
 
 Conventions
@@ -57,7 +57,7 @@ Level = Literal["nominal", "ordinal", "interval"]
 Family = Literal["chance", "correlation"]
 
 LOW_AGREEMENT_MESSAGE = "low agreement: model scores above the human level may reflect label artifacts"
-# HUME §5.3 / DESIGN §3: κ-like (chance-corrected) agreement below 0.4 or a correlation below 0.6.
+# HUME §5.3 (docs/reports.md): κ-like (chance-corrected) agreement below 0.4 or a correlation below 0.6.
 LOW_AGREEMENT_THRESHOLDS: dict[str, float] = {"chance": 0.4, "correlation": 0.6}
 _BANDS: dict[str, tuple[tuple[float, str], ...]] = {
     "chance": ((0.8, "excellent"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair")),
@@ -74,7 +74,7 @@ def encode_labels(
     """Encode labels as integer codes (-1 = None: missing or skipped); reshape as needed.
 
     Categories are sorted by their text, so code order is lexicographic order and the lowest code
-    wins a majority-vote tie (DESIGN §3: "tie: lexicographically first label").
+    wins a majority-vote tie (docs/metrics.md: "a tie goes to the lexicographically first label").
     """
     seen = (set(values) | set(categories)) - {None}
     ordered = sorted(seen, key=lambda c: (str(c), type(c).__name__))

@@ -284,7 +284,7 @@ class RerankingScorer(QueryScorer):
                   if s["map"] is not None]
         no_relevant = set(self.no_relevant())
         n = len(set().union(*scored) - no_relevant) if scored else 0
-        human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries")
+        human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
         human.extra["n_excluded_queries"] = len(no_relevant)
         return human
 

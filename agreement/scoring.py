@@ -2,7 +2,7 @@
 
 Pure like `metrics` (no Django): the Celery job loads annotations in one query, shapes them as
 `answers[item][annotator] = value` (None = skipped) and `gold[item] = value` (value formats: the
-team contract in DESIGN §2), and stores what `score_task` returns.
+docstring of tasks_app/kinds.py), and stores what `score_task` returns.
 
 Each kind's metrics are one scorer class (`kind_scorers`: the base class, categorical kinds and
 clustering; `rating_scorers`: the kinds with one number per unit), registered in `KINDS` (agreement's
@@ -84,7 +84,7 @@ def score_task(
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
     `answers[item][annotator]` is the answer (None = skipped) and `gold[item]` the gold value, in
-    the formats of DESIGN §2. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
+    the formats of tasks_app/kinds.py. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
     `relevance_threshold`: a graded_relevance document with gold ≥ it is relevant for Recall@k
     (default 1, the TREC convention: any positive grade).
     `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by

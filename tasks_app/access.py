@@ -37,7 +37,7 @@ def get_visible_task(user: User, task_id: int) -> Task:
 
 
 def may_see_gold(user: User) -> bool:
-    """Gold is for admins only (DESIGN §6); researchers read it through reports, never item by item here."""
+    """Gold is for admins only (docs/architecture.md); researchers read it through reports, never item by item here."""
     return is_admin(user)
 
 

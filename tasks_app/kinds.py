@@ -1,4 +1,5 @@
-"""The task kinds (DESIGN §2): the one place that says what an item, its gold and an answer look like.
+"""The task kinds (docs/architecture.md, "The task kinds"): the one place that says what an item, its gold
+and an answer look like.
 
 Each kind validates an imported record (returning the payload annotators see and the gold kept apart) and
 an annotator's answer. Import, the browser loop, the API, the LLM runner and the annotation import all call

@@ -2,8 +2,7 @@
 
 Source: El Assadi, Chung, Solomatin, Muennighoff, Enevoldsen, "HUME: Measuring the Human-Model Performance
 Gap in Text Embedding Tasks" — Table 1 (human vs 13 models per task kind and language, Overall over 26
-subsets) and Table 8 (human scores with 95% CIs); the paper's text (not needed to run) is
-../shared/papers/000_e0c3edb1fd3fade8.txt.
+subsets) and Table 8 (human scores with 95% CIs); arXiv:2510.10062.
 The paper prints scores ×100 with one decimal, so values are compared to POINTS.
 """
 from __future__ import annotations

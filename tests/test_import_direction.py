@@ -1,5 +1,6 @@
-"""Imports follow the data (DESIGN §5): annotation imports tasks_app, agreement imports both, never the reverse;
-the settings package hume/ is the ground floor and imports no app (settings and urls name them as strings)."""
+"""Imports follow the data (docs/architecture.md): annotation imports tasks_app, agreement imports both,
+never the reverse; the settings package hume/ is the ground floor and imports no app (settings and urls
+name them as strings)."""
 from __future__ import annotations
 
 import ast

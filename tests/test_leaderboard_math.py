@@ -1,6 +1,6 @@
 """Leaderboard math checked against the HUME paper (El Assadi et al.), from the public results.
 
-Every expected number cites its table or section in ../shared/papers/000_e0c3edb1fd3fade8.txt;
+Every expected number cites its table or section in the paper (arXiv:2510.10062);
 Tables 1 and 8 are in tests/hume_paper.py, shared with test_results_leaderboard.py.
 The paper prints scores ×100 with one decimal, so values are compared to 0.1 points.
 """

@@ -1,5 +1,5 @@
 """HUME Figures 1 and 12–16 from the public results, checked against the numbers in the paper's captions
-(El Assadi et al., the shared papers folder: 000_e0c3edb1fd3fade8.txt): Figure 1 "Humans rank 4th (77.6)";
+(El Assadi et al., arXiv:2510.10062): Figure 1 "Humans rank 4th (77.6)";
 Figure 12 "15% vs best"; Figure 13 "Humans outperform the best models on only 4 tasks (15.4%)";
 Figure 14 "61.5% win rate against median models"; Figure 15 "69% fall into the easy category … only two
 tasks fall below 0.5". Drawn as SVG (valid XML with one bar per subset) and PNG."""

@@ -1,6 +1,7 @@
 """HUME's other tables from the CLI (`leaderboard --table 2|4|5|6|7|8|5.1`), on the public results.
 
-Expected numbers are the paper's (El Assadi et al., the shared papers folder: 000_e0c3edb1fd3fade8.txt):
+Expected numbers are the paper's (El Assadi et al., "HUME: Measuring the Human-Model Performance Gap in Text
+Embedding Tasks", arXiv:2510.10062):
 Table 2 (human and best embedding model per category over 19 task-language pairs), Tables 4–7 (every
 model per dataset, averaged across languages), Table 8 (tests/hume_paper.py) and §5.1, whose claim —
 "models achieve their highest relative performance precisely where human experts show the least

@@ -1,6 +1,6 @@
 """HUME's comparison reproduced through the Django path: import command → database → pages, exports, CLI.
 
-Expected numbers cite ../shared/papers/000_e0c3edb1fd3fade8.txt (Table 1, Table 8, §4.1–4.2); the two
+Expected numbers cite the HUME paper (arXiv:2510.10062: Table 1, Table 8, §4.1–4.2); the two
 tables are in tests/hume_paper.py, shared with test_leaderboard_math.py. The
 paper prints scores ×100 with one decimal, so values are compared to 0.1 points.
 """

@@ -1,5 +1,5 @@
 """The five SAGE category formulas on hand-computed examples, and Table 1 rebuilt from the paper's
-own subtables (papers/001_*, Appendix A.2-A.6, Tables 1-6)."""
+own subtables (SAGE, arXiv:2509.21310, Appendix A.2-A.6, Tables 1-6)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""SAGE's perturbations on hand-computed examples (papers/001_*, Appendix A.3, A.4, A.6)."""
+"""SAGE's perturbations on hand-computed examples (SAGE, arXiv:2509.21310, Appendix A.3, A.4, A.6)."""
 from __future__ import annotations
 
 import pytest

@@ -63,3 +63,24 @@ def test_several_sets_average_per_annotator_then_over_annotators() -> None:
     # alice: (0.8 + 1)/2 = 0.9; bob: (1 + 0)/2 = 0.5 → human 0.7, range [0.5, 0.9]
     assert human["main_score"] == pytest.approx(0.7)
     assert (human["ci_low"], human["ci_high"]) == pytest.approx((0.5, 0.9))
+
+
+# Three sets: s1 as in GOLD, s2 of two texts, s3 of three.
+GOLD_3 = {"s1": [0, 0, 1, 1], "s2": ["a", "b"], "s3": ["x", "x", "y"]}
+
+
+def test_one_annotator_of_three_sets_scores_three_items_by_one_annotator() -> None:
+    answers = {"s1": {"bob": [0, 0, 1, 1]}, "s2": {"bob": [1, 2]}, "s3": {"bob": [5, 5, 6]}}
+    human = score_task("clustering", answers, GOLD_3)["human"]
+    assert human["main_score"] == pytest.approx(1.0)  # every partition matches gold
+    assert (human["n_items_scored"], human["n_annotators_scored"]) == (3, 1)
+    assert (human["n"], human["n_unit"]) == (9, "texts")  # HUME's N for the Wilson CI: 4 + 2 + 3 texts
+
+
+def test_two_annotators_count_every_set_either_clustered_and_the_two_of_them_apart() -> None:
+    answers = {"s1": {"alice": [0, 0, 1, 2], "bob": [0, 0, 1, 1]}, "s2": {"bob": [1, 2]}, "s3": {"bob": [5, 5, 6]}}
+    report = score_task("clustering", answers, GOLD_3)
+    # alice: 0.8 on s1 alone; bob: 1.0 → human 0.9
+    assert report["human"]["main_score"] == pytest.approx(0.9)
+    assert (report["human"]["n_items_scored"], report["human"]["n_annotators_scored"]) == (3, 2)
+    assert report["n_annotators"] == 2

@@ -1,4 +1,4 @@
-"""Edge cases are answered, never crashed on (DESIGN §3): a single annotator, one category only,
+"""Edge cases are answered, never crashed on (docs/reports.md): a single annotator, one category only,
 every item skipped, only LLM annotators, unknown kinds — and every report is strict JSON."""
 
 import json

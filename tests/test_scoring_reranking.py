@@ -86,3 +86,29 @@ def test_an_unmarked_candidate_counts_as_not_relevant() -> None:
     assert report["annotators"][0]["scores"]["map"] == pytest.approx(1.0)
     assert report["agreement"]["spearman_mean"] is None
     assert report["agreement_notes"]["spearman_mean"] == "n/a: single annotator"
+
+
+# Four queries of three candidates, c1 the relevant one in each.
+GOLD_4 = {f"q{q}": {"c1": 1, "c2": 0, "c3": 0} for q in range(1, 5)}
+BOB_4 = {"q1": {"c1": 1}, "q2": {"c1": 1, "c2": 1}, "q3": {"c1": 1}, "q4": {"c1": 1}}
+
+
+def test_one_annotator_of_four_queries_scores_four_items_by_one_annotator() -> None:
+    human = score_task("reranking", {q: {"bob": v} for q, v in BOB_4.items()}, GOLD_4)["human"]
+    # AP: c1 alone → 1; q2 c1 and c2 tied on top, one relevant → 1/2. MAP (1 + 1/2 + 1 + 1)/4 = 0.875.
+    assert human["main_score"] == pytest.approx(0.875)
+    assert (human["n_items_scored"], human["n_annotators_scored"]) == (4, 1)
+    assert (human["n"], human["n_unit"], human["ci_method"]) == (4, "queries", "wilson (one annotator, N = queries)")
+
+
+def test_two_annotators_count_every_query_either_scored_and_the_two_of_them_apart() -> None:
+    answers = {q: {"bob": v} for q, v in BOB_4.items()}
+    answers["q1"]["alice"] = {"c1": 1}  # alice judged one query only
+    report = score_task("reranking", answers, GOLD_4)
+    assert (report["human"]["n_items_scored"], report["human"]["n_annotators_scored"]) == (4, 2)
+    assert report["n_annotators"] == 2
+
+
+def test_a_query_without_relevant_candidate_is_not_counted_as_scored() -> None:
+    human = score_task("reranking", ANSWERS, GOLD)["human"]
+    assert (human["n_items_scored"], human["n_annotators_scored"], human["n_excluded_queries"]) == (2, 2, 1)

@@ -80,6 +80,7 @@ def test_sib200_ara_one_annotator_gets_a_wilson_interval_over_the_30_texts() -> 
     assert x100(doc) == pytest.approx(paper("HUMESIB200ClusteringS2S", "ara-Arab"), abs=POINTS)
     assert doc["human"]["ci_method"] == "wilson (one annotator, N = texts)"
     assert (doc["human"]["n"], doc["human"]["n_unit"]) == (30, "texts")  # texts, never the 1 set
+    assert (doc["human"]["n_items_scored"], doc["human"]["n_annotators_scored"]) == (1, 1)  # the set, bob
     assert doc["human"]["ci_high"] - doc["human"]["ci_low"] > 0.25  # never the zero-width "range" of one
 
 
@@ -88,6 +89,7 @@ def test_sib200_eng_two_annotators_get_their_range() -> None:
 
     assert x100(doc) == pytest.approx(paper("HUMESIB200ClusteringS2S", "eng-Latn"), abs=POINTS)
     assert doc["human"]["ci_method"] == "annotator_range"
+    assert (doc["human"]["n_items_scored"], doc["human"]["n_annotators_scored"]) == (1, 2)
 
 
 def test_wikipedia_reranking_dan_one_annotator_gets_a_wilson_interval_over_the_30_queries() -> None:
@@ -104,4 +106,5 @@ def test_wikipedia_reranking_dan_one_annotator_gets_a_wilson_interval_over_the_3
 
     assert x100(doc) == pytest.approx(paper("HUMEWikipediaRerankingMultilingual", "dan-Latn"), abs=POINTS)
     assert (doc["human"]["n"], doc["human"]["n_unit"]) == (30, "queries")
+    assert (doc["human"]["n_items_scored"], doc["human"]["n_annotators_scored"]) == (30, 1)  # queries, not bob
     assert doc["human"]["ci_method"] == "wilson (one annotator, N = queries)"

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class ModelRunsConfig(AppConfig):
-    """Embedding models and classical metrics run on a task's own items (issue 15, DESIGN §4b)."""
+    """Embedding models and classical metrics run on a task's own items (issue 15; docs/models-in-app.md)."""
 
     name = "agreement.model_runs"
     label = "model_runs"

@@ -6,7 +6,7 @@ similarity to anything: it is refused with the pair's position rather than score
 
 SAGE (agreement/sage/baselines.py) uses these same functions, with two additions: `*_cross` variants that
 score every a against every b (its clustering and retrieval matrices), and `cased_tokens` for Jaccard. The
-paper (papers/001_*, A.7.1) tokenises with tiktoken, which keeps case and punctuation; lower-cased word
+paper (SAGE, arXiv:2509.21310, A.7.1) tokenises with tiktoken, which keeps case and punctuation; lower-cased word
 tokens would make Jaccard blind to SAGE's capitalisation perturbation (A.3), so SAGE passes `cased_tokens`.
 """
 from __future__ import annotations

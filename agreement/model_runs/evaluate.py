@@ -154,7 +154,7 @@ EVALUATORS: dict[str, Callable[[Any, Items, dict[int, Any]], tuple[dict[str, Any
 def _majority(values: list[Any]) -> Any:
     counts = Counter(values)
     top = max(counts.values())
-    return sorted(v for v, c in counts.items() if c == top)[0]  # DESIGN §3: tie → lexicographically first
+    return sorted(v for v, c in counts.items() if c == top)[0]  # docs/metrics.md: tie → lexicographically first
 
 
 def _mean_by_key(values: list[dict[str, float]]) -> dict[str, float]:

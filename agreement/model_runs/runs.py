@@ -1,7 +1,7 @@
 """Model runs: create one per (task, model, inputs), split it into chunks, embed the chunks, score the run.
 
 The same functions run in a Celery worker (agreement/model_runs/tasks.py) and in `run_models --wait`.
-Claims are conditional UPDATEs whose row count decides who works (STYLE.md): a redelivered message, a
+Claims are conditional UPDATEs whose row count decides who works (docs/style.md): a redelivered message, a
 second worker or a re-run command is harmless, and a chunk whose worker died is re-claimed once its lease
 has run out; the texts that worker had already embedded are cached, so they are not encoded again.
 """

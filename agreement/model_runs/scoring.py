@@ -1,5 +1,5 @@
 """How a model is scored on each task kind, following MTEB's evaluators (mteb 2.20.0, see
-docs/models-in-app.md). Pure: numpy in, dicts of floats out, no Django (STYLE.md).
+docs/models-in-app.md). Pure: numpy in, dicts of floats out, no Django (docs/style.md).
 
 Each function returns (scores, predictions): `scores` has a `main_score` and the named figures;
 `predictions[i]` is the model's output for item i (what it would have answered), kept for the item table.

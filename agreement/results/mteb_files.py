@@ -1,6 +1,6 @@
 """Read MTEB results (TaskResult JSON files) into plain rows, refusing anything malformed.
 
-Researchers import model results in MTEB's results format (DESIGN.md §4): a folder laid out as
+Researchers import model results in MTEB's results format (docs/models.md): a folder laid out as
 ``<org__model>/<revision>/<TaskName>.json`` with an optional ``model_meta.json`` beside the task files,
 or a .zip / .tar.gz of such a folder. Every task-subset score becomes one :class:`ScoreRow`; the
 comparison math lives in ``agreement/results/leaderboard.py`` and never sees files. This module parses and
@@ -10,7 +10,8 @@ Rules this module fixes (and why):
 
 * **Errors.** Anything malformed raises :class:`ResultsImportError`, whose message names the file and
   the key at fault. Loading a folder or an archive is all-or-nothing: every file is checked first and
-  all problems are reported together, so an import never half-succeeds (DESIGN.md §6).
+  all problems are reported together, so an import never half-succeeds (docs/architecture.md, "Rules
+  every change keeps").
 * **main_score is required.** MTEB has written ``main_score`` into every subset since v1.11. A subset
   without it is an error even when ``map`` (paper-era reranking) or ``map_at_1000`` (newer runs) is
   present: guessing which metric the task meant would silently mix metrics across MTEB versions.

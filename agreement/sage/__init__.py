@@ -1,4 +1,4 @@
-"""SAGE (Goel, Lee & Ramchandran, NeurIPS 2025 workshop; papers/001_*): five categories of semantic
+"""SAGE (Goel, Lee & Ramchandran, NeurIPS 2025 workshop; arXiv:2509.21310): five categories of semantic
 understanding for any similarity function, and the seeded perturbations they are built on.
 
 The study itself is pure modules (no Django import):

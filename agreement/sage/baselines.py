@@ -1,4 +1,4 @@
-"""SAGE's classical metrics (papers/001_*, A.7.1) as study scorers, taken from the model registry.
+"""SAGE's classical metrics (SAGE, arXiv:2509.21310, A.7.1) as study scorers, taken from the model registry.
 
 The metric code is the registry's own (agreement/model_runs/classical.py): one implementation for the
 models page and for SAGE. Levenshtein ratio is `classical.levenshtein` ((|x| + |y| − d_indel) / (|x| + |y|));

@@ -1,4 +1,4 @@
-"""The five SAGE category formulas (papers/001_*, Appendix A.2-A.6): numpy arrays in, numbers out.
+"""The five SAGE category formulas (SAGE, arXiv:2509.21310, Appendix A.2-A.6): numpy arrays in, numbers out.
 
 Nothing here calls a model: each function takes the similarities already computed, so it can be checked
 by hand. `agreement.sage.study` computes the similarities and calls these.

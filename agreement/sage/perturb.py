@@ -1,4 +1,4 @@
-"""SAGE's perturbations (papers/001_*, Appendix A.3, A.4, A.6): pure functions `(text, seed) -> text`.
+"""SAGE's perturbations (SAGE, arXiv:2509.21310, Appendix A.3, A.4, A.6): pure functions `(text, seed) -> text`.
 
 Every function is pure: the same text and seed give the same output on any machine (the random ones draw
 from their own `random.Random(seed)`, never the global state). The deterministic ones take the seed too,

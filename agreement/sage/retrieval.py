@@ -1,7 +1,7 @@
-"""Retrieval for SAGE's fifth category (papers/001_*, Appendix A.6): rank a corpus, score it at nDCG@10.
+"""Retrieval for SAGE's fifth category (SAGE, arXiv:2509.21310, Appendix A.6): rank a corpus, score it at nDCG@10.
 
 nDCG@10 is trec_eval's `ndcg_cut.10` through pytrec_eval (the package `pytrec-eval-terrier`, pinned in
-requirements.txt), as MTEB and BEIR compute it: linear gains, the standard of the project (DESIGN.md §3).
+requirements.txt), as MTEB and BEIR compute it: linear gains, the standard of the project (docs/reports.md).
 The paper's A.8 prints exponential gains 2^rel − 1; on binary qrels, the only kind SAGE uses, the two are
 identical. A.6: "queries with no relevant documents in the corpus are excluded".
 """

@@ -1,4 +1,4 @@
-"""SAGE Table 1 (papers/001_*, §4) as JSON, CSV and LaTeX: category columns kept apart, overall last.
+"""SAGE Table 1 (SAGE, arXiv:2509.21310, §4) as JSON, CSV and LaTeX: category columns kept apart, overall last.
 
 Columns in the paper's order: Clustering, Human Pref., Robustness, Sensitivity, Retrieval, Overall; rows
 grouped as the paper groups them (embedding models, classical metrics, and humans, which the paper could

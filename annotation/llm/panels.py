@@ -10,7 +10,7 @@ for the kinds whose answers are numbers on a scale (`averageable` in tasks_app/k
 
 Agreement between the judges is a metric, so it lives in `agreement/judge_panels.py`, which also runs the
 refresh (mean, then agreement) in the worker; annotation asks for it with the `judge_panel_refresh_requested`
-signal and never imports agreement (DESIGN §5).
+signal and never imports agreement (docs/architecture.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dataset import (DESIGN §1, admins): reading files safely, parsing options, writing items atomically."""
+"""Dataset import (admins; docs/import.md): reading files safely, parsing options, writing items atomically."""
 from .items import ImportSummary, check_storable, file_format, import_task, import_upload
 from .options import ImportOptions, parse_options
 from .reader import MAX_PROBLEMS, ImportFailed, ImportProblem, ProblemLog, iter_jsonl, read_lines
