@@ -129,16 +129,17 @@ def encode_overlapped(model: Any, texts: list[str], batch_size: int) -> np.ndarr
     import torch
     from sentence_transformers.util import batch_to_device
 
+    tokenise = getattr(model, "preprocess", None) or model.tokenize  # sentence-transformers < 6.2: tokenize
     order = np.argsort([-len(t) for t in texts], kind="stable")
     batches = [[texts[i] for i in order[start:start + batch_size]] for start in range(0, len(texts), batch_size)]
     outputs = []
     model.eval()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokenise") as tokeniser, torch.inference_mode():
-        upcoming = tokeniser.submit(model.preprocess, batches[0])
+        upcoming = tokeniser.submit(tokenise, batches[0])
         for number in range(len(batches)):
             features = upcoming.result()
             if number + 1 < len(batches):
-                upcoming = tokeniser.submit(model.preprocess, batches[number + 1])
+                upcoming = tokeniser.submit(tokenise, batches[number + 1])
             embedded = model(batch_to_device(features, model.device))["sentence_embedding"]
             outputs.append(embedded.float())
         stacked = torch.cat(outputs).cpu().numpy()
