@@ -34,6 +34,7 @@ from agreement.models import Report
 from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import score_task
+from hume import jobs
 from tasks_app.models import Task
 
 log = logging.getLogger(__name__)
@@ -252,11 +253,9 @@ def request_first_report(task_id: int) -> bool:
 
 def enqueue(task_id: int, *, countdown: float = 0) -> None:
     """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
-    from agreement.tasks import compute_report
-
     try:
-        compute_report.apply_async(args=[task_id], countdown=countdown, retry=True,
-                                   retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
+        jobs.enqueue("agreement.compute_report", task_id, countdown=countdown, retry=True,
+                     retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
     except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
         message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
         log.error("report of task %s: %s", task_id, message)

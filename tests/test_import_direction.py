@@ -1,16 +1,44 @@
 """Imports follow the data (docs/architecture.md): annotation imports tasks_app, agreement imports both,
 never the reverse; the settings package hume/ is the ground floor and imports no app (settings and urls
-name them as strings)."""
+name them as strings).
+
+Inside the apps: no import cycle between modules, no management command imported as a library, and agreement's
+sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order")."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+APPS = ("hume", "tasks_app", "annotation", "agreement")
 LATER_APPS = {"tasks_app": {"annotation", "agreement"}, "annotation": {"agreement"},
               "hume": {"tasks_app", "annotation", "agreement"}}
+
+# agreement/'s layers: a module is in the first layer with a pattern that matches it; AGREEMENT_ORDER lists the
+# layers lowest first, peers together. A module imports only from its own layer or a lower one, and peers never
+# import each other. The shell of the app `agreement` (its pages and the report page's charts, API, admin,
+# Celery tasks, signal handlers, template tags and commands) wires every sub-package together, so it is on top;
+# each sub-package's own pages stay in its layer.
+AGREEMENT_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("shell", ("agreement.views", "agreement.api", "agreement.api_urls", "agreement.urls", "agreement.admin",
+               "agreement.apps", "agreement.signals", "agreement.tasks", "agreement.report_charts",
+               "agreement.templatetags", "agreement.templatetags.*", "agreement.management",
+               "agreement.management.*")),
+    ("results", ("agreement.results", "agreement.results.*")),
+    ("model_runs", ("agreement.model_runs", "agreement.model_runs.*")),
+    ("retrieval", ("agreement.retrieval", "agreement.retrieval.*")),
+    ("sage", ("agreement.sage", "agreement.sage.*")),
+    ("core", ("agreement", "agreement.*")),
+)
+AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage"), ("shell",))
+# Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py (whose
+# models belong to the app `agreement`): a registration, not a use.
+REGISTRATIONS = {("agreement.models", "agreement.results.models")}
 
 
 def imported_apps(path: Path) -> set[str]:
@@ -29,3 +57,157 @@ def test_an_app_never_imports_an_app_later_in_the_data_flow(app: str) -> None:
     offending = {str(path.relative_to(REPO)): sorted(imported_apps(path) & LATER_APPS[app])
                  for path in sorted((REPO / app).rglob("*.py"))}
     assert {path: apps for path, apps in offending.items() if apps} == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# The module graph of the app code
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def app_modules() -> dict[str, Path]:
+    """Every module of the apps (migrations included: they are code that imports too)."""
+    return {module_name(path): path for app in APPS for path in sorted((REPO / app).rglob("*.py"))}
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    """Each dotted name a module imports, anywhere in it (a deferred import inside a function counts):
+    ``import a.b`` gives ``a.b``; ``from a import b`` gives ``a`` and ``a.b`` (b may be a submodule)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+@cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Module → the app modules it imports (itself left out)."""
+    modules = app_modules()
+    return {module: frozenset(name for name in imported_names(module, path) if name in modules and name != module)
+            for module, path in modules.items()}
+
+
+def cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def describe(component: list[str], graph: dict[str, frozenset[str]]) -> str:
+    members = set(component)
+    return "\n".join(f"  {module} -> {', '.join(sorted(graph[module] & members))}" for module in component)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_a_longer_one() -> None:
+    graph = {"a": frozenset({"b"}), "b": frozenset({"a"}), "c": frozenset({"d"}), "d": frozenset({"e"}),
+             "e": frozenset({"c", "f"}), "f": frozenset()}
+    assert cycles(graph) == [["a", "b"], ["c", "d", "e"]]
+
+
+def test_the_graph_sees_deferred_relative_and_submodule_imports() -> None:
+    graph = import_graph()
+    assert "agreement.reports" in graph["agreement.results.project"]  # from agreement.reports import ...
+    assert "agreement.metrics" in graph["agreement.results.project"]  # from agreement import metrics as m
+    assert "hume.celery" in graph["hume"]  # from .celery import app (relative)
+    assert "agreement.signals" in graph["agreement.apps"]  # inside AppConfig.ready
+
+
+def test_no_import_cycle_anywhere_in_the_app_code() -> None:
+    graph = import_graph()
+    found = cycles(graph)
+    assert not found, f"{len(found)} import cycle(s):\n" + "\n\n".join(describe(c, graph) for c in found)
+
+
+def test_no_module_imports_a_management_command() -> None:
+    """A command is a thin wrapper: code it shares with other modules lives in a library module."""
+    offending = sorted(f"{module} -> {name}" for module, names in import_graph().items() for name in names
+                       if ".management.commands." in f"{name}.")
+    assert offending == []
+
+
+# ---------------------------------------------------------------------------------------------
+# agreement/ in its declared order
+
+
+def in_agreement(module: str) -> bool:
+    return module == "agreement" or module.startswith("agreement.")
+
+
+def layer_of(module: str) -> str:
+    return next(name for name, patterns in AGREEMENT_LAYERS if any(fnmatchcase(module, p) for p in patterns))
+
+
+def rank(layer: str) -> int:
+    return next(i for i, layers in enumerate(AGREEMENT_ORDER) if layer in layers)
+
+
+def test_every_agreement_layer_is_placed_in_the_order() -> None:
+    assert sorted(name for name, _ in AGREEMENT_LAYERS) == sorted(name for names in AGREEMENT_ORDER for name in names)
+    assert layer_of("agreement.metrics") == "core" and layer_of("agreement.views") == "shell"
+    assert layer_of("agreement.model_runs.views") == "model_runs"
+    assert layer_of("agreement.management.commands.sage") == "shell"
+
+
+def test_an_agreement_layer_never_imports_a_later_layer() -> None:
+    upward = sorted(
+        f"{module} ({layer_of(module)}) -> {name} ({layer_of(name)})"
+        for module, names in import_graph().items() if in_agreement(module) and ".migrations" not in module
+        for name in names
+        if in_agreement(name) and rank(layer_of(name)) > rank(layer_of(module))
+        and (module, name) not in REGISTRATIONS)
+    assert upward == []
+
+
+def test_peer_layers_do_not_import_each_other() -> None:
+    peers = {layer for layers in AGREEMENT_ORDER if len(layers) > 1 for layer in layers}
+    graph = {module: names for module, names in import_graph().items() if in_agreement(module)}
+    sideways = sorted(f"{module} -> {name}" for module, names in graph.items() if layer_of(module) in peers
+                      for name in names if name in graph and layer_of(name) in peers - {layer_of(module)})
+    assert sideways == []

@@ -16,7 +16,8 @@ from django.test import Client
 
 from agreement.models import Report
 from agreement.reports import report_in_process
-from agreement.results.compare import PROJECT_HUMANS, build, leaderboard_rows, llm_correlations, per_task_rows
+from agreement.results.compare import build, leaderboard_rows, llm_correlations, per_task_rows
+from agreement.results.entries import PROJECT_HUMANS
 from annotation.models import Annotation, Batch
 from tasks_app.models import Item, ItemGold, Task
 from tests.conftest import make_annotator

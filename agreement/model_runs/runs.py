@@ -29,6 +29,7 @@ from agreement.model_runs.scoring import CannotScore
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
+from hume import jobs
 from tasks_app.models import Item, ItemGold, Task
 
 CHUNK_TEXTS = 512  # texts per chunk: a few seconds of MiniLM on one core, so leases stay short
@@ -232,12 +233,10 @@ def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -
 
 def enqueue(run: ModelRun) -> int:
     """Queue a Celery task per unfinished chunk (or the scoring) after commit; never run inline."""
-    from agreement.model_runs.tasks import embed_chunk, score_model_run
-
     pending = unfinished_chunks(run)
     if pending:
         for chunk_id in pending:
-            transaction.on_commit(lambda c=chunk_id: embed_chunk.delay(c))
+            jobs.enqueue_on_commit("model_runs.embed_chunk", chunk_id)
     elif run.status != ModelRun.Status.DONE:
-        transaction.on_commit(lambda: score_model_run.delay(run.pk))
+        jobs.enqueue_on_commit("model_runs.score_run", run.pk)
     return len(pending)

@@ -23,127 +23,22 @@ items per language. With no n anywhere, the CI is unknown and no model is marked
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agreement import metrics as m
 from agreement.results import leaderboard as lb
 from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
-from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore, scores_from_rows
+from agreement.results.entries import Comparison, Entry, HumanSubset, agreement_family, kind_of_task
+from agreement.results.leaderboard import SubsetKey, scores_from_rows
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
-from tasks_app.kinds import KINDS
-
-PROJECT_HUMANS = "Humans (this project)"
-
-# MTEB task-name endings → the kind columns of Table 1 (MTEB names its tasks this way).
-_SUFFIX_KINDS = (("PairClassification", "PairClassification"), ("Classification", "Classification"),
-                 ("Clustering", "Clustering"), ("Reranking", "Reranking"), ("Retrieval", "Retrieval"),
-                 ("BitextMining", "BitextMining"), ("Summarization", "Summarization"))
-_CORRELATION = re.compile(r"spearman|pearson|kendall", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class HumanSubset:
-    """What is known about one human entry on one subset: its CI and its agreement."""
-
-    ci: tuple[float, float] | None = None
-    ci_method: str | None = None
-    n_items: int | None = None
-    n_annotators: int | None = None
-    agreement_metric: str | None = None
-    agreement: float | None = None
-    band: str | None = None
-    low_agreement: bool = False
-    source: str = ""  # e.g. the project task the subset comes from
-
-
-@dataclass(frozen=True)
-class PendingReport:
-    """A mapped project task with answers but no stored report yet, and the state of its report job."""
-
-    task_id: int
-    task: str
-    status: str | None = None  # None: never asked for
-    stage: str = ""
-    progress: int = 0
-    error: str = ""
-
-    @classmethod
-    def of(cls, task: Any, report: Any | None) -> PendingReport:
-        """From a Task and its agreement Report row (or None)."""
-        if report is None:
-            return cls(task.pk, task.name)
-        return cls(task.pk, task.name, report.status, report.stage, report.progress, report.error)
-
-    @property
-    def in_progress(self) -> bool:
-        return self.status in (None, "queued", "running")
-
-    @property
-    def origin(self) -> str:
-        if self.status == "failed":
-            return f"no stored report: its run failed ({self.error})"
-        return "no stored report yet: being computed"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One row of the comparison: a model revision, a human entry or an LLM annotator."""
-
-    name: str
-    kind: str  # model / human / llm (the pure layer's kinds)
-    origin: str  # "imported" or "this project"
-    revision: str = ""
-    revision_id: int | None = None
-    is_current: bool = True
-
-
-@dataclass
-class Comparison:
-    """Everything the views, exports and CLI need; the math itself is agreement/leaderboard.py's."""
-
-    scores: list[SubsetScore]
-    entries: dict[str, Entry]
-    humans: dict[str, dict[SubsetKey, HumanSubset]]
-    kinds: dict[str, str]
-    mappings: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    pending: list[PendingReport] = field(default_factory=list)  # project tasks whose report is not stored yet
-
-    def names(self, kind: str) -> list[str]:
-        return sorted(name for name, entry in self.entries.items() if entry.kind == kind)
-
-    def default_human(self) -> str | None:
-        """This project's humans when they have scores, else the imported reference."""
-        humans = self.names("human")
-        return PROJECT_HUMANS if PROJECT_HUMANS in humans else (humans[0] if humans else None)
-
-    def ci(self, human: str) -> dict[SubsetKey, tuple[float, float]]:
-        return {key: info.ci for key, info in self.humans.get(human, {}).items() if info.ci}
-
-    def for_languages(self, languages: Collection[str]) -> list[SubsetScore]:
-        return [score for score in self.scores if score.language in languages]
-
+from agreement.results.project import add_model_run_entries, add_project_entries
 
 # ---------------------------------------------------------------------------------------------
-# Pure: task kinds and the human reference's intervals
-
-
-def kind_of_task(task: str, project_kind: str | None = None) -> str:
-    """Table 1 column kind of an MTEB task: HUME's table, the MTEB name's ending, the mapped task, else Other."""
-    if task in HUME_TASK_KINDS:
-        return HUME_TASK_KINDS[task]
-    for suffix, kind in _SUFFIX_KINDS:
-        if task.endswith(suffix):
-            return kind
-    if re.search(r"STS|SICK", task):
-        return "STS"
-    return KINDS[project_kind].mteb_type if project_kind in KINDS else "Other"
+# Pure: the human reference's intervals
 
 
 def language_of(row: ScoreRow) -> str:
@@ -214,10 +109,6 @@ def agreement_value(block: Mapping[str, Any]) -> tuple[str | None, float | None]
     return None, None
 
 
-def agreement_family(metric: str | None) -> m.Family:
-    return "correlation" if metric and _CORRELATION.search(metric) else "chance"
-
-
 def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
 
@@ -243,11 +134,7 @@ def build(revision_ids: Collection[int] = (), *, with_project: bool = True) -> C
     }
     comparison = Comparison(scores=scores_from_rows(board), entries=entries, humans={}, kinds={})
     if with_project:
-        from agreement.results.project import add_project_entries  # ORM of annotations; kept apart
-
         add_project_entries(comparison)
-        from agreement.model_runs.comparison import add_model_run_entries  # models run on the study's items
-
         add_model_run_entries(comparison)
     comparison.kinds = {task: comparison.kinds.get(task) or kind_of_task(task)
                         for task in {score.task for score in comparison.scores}}

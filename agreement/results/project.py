@@ -1,4 +1,5 @@
-"""This project's humans and LLM annotators as comparison entries (one subset per mapped task and language).
+"""This project's humans, LLM annotators and models run here as comparison entries (one subset per mapped task
+and language).
 
 A project Task joins the comparison when an admin sets ``Task.mteb_task_name`` (and ``mteb_subset``, shown
 beside it): its human score then sits in the same (MTEB task, language) cell as the imported model scores.
@@ -22,9 +23,11 @@ from django.db.models import Exists, OuterRef
 
 from agreement import metrics as m
 from agreement import scoring
+from agreement.model_runs.models import ModelRun
+from agreement.model_runs.rows import latest_runs
 from agreement.models import Report
 from agreement.reports import ReportQueueError, request_first_report
-from agreement.results.compare import (
+from agreement.results.entries import (
     PROJECT_HUMANS,
     Comparison,
     Entry,
@@ -157,3 +160,32 @@ def _mapping_row(task: Task, language: str, report: dict[str, Any], origin: str)
             "main_metric": human.get("main_metric"), "human": human.get("main_score"),
             "reason": human.get("reason"), "n_items": report.get("n_items"),
             "n_annotators": report.get("n_annotators"), "origin": origin}
+
+
+# ---------------------------------------------------------------------------------------------
+# Models run here (agreement/model_runs/), on the study's own items
+
+RUN_HERE = " (run here)"
+
+
+def run_entry_name(run: ModelRun) -> str:
+    return (run.model.mteb_name or run.model.name) + RUN_HERE
+
+
+def add_model_run_entries(comparison: Comparison) -> None:
+    """A mapped task's latest finished run of each model, scored against gold, as a model entry.
+
+    A task joins when it has an MTEB task name (as for its humans). The entry is named after the model's
+    MTEB name when it has one, marked "(run here)", so the in-app run of sentence-transformers/all-MiniLM-L6-v2
+    sits next to the imported MTEB result of the same model and is recognisably the same model, yet kept apart
+    (it is scored on the study's items, not on MTEB's full split). The score is the run's main score against
+    gold.
+    """
+    for task in Task.objects.exclude(mteb_task_name=""):
+        for run in latest_runs(task.pk):
+            score = ((run.scores or {}).get("gold") or {}).get("main_score") if run.status == "done" else None
+            if score is None:
+                continue
+            name = run_entry_name(run)
+            comparison.entries.setdefault(name, Entry(name, "model", "this project", run.model.revision[:12]))
+            comparison.scores.append(SubsetScore(name, "model", task.mteb_task_name, task.language, float(score)))

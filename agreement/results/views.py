@@ -28,6 +28,7 @@ from django.views.decorators.http import require_POST
 from agreement.results import compare as rc
 from agreement.results import leaderboard as lb
 from agreement.results import paper_figures, paper_tables, plots
+from agreement.results.entries import PendingReport
 from agreement.results.importing import (
     MAX_UPLOAD_BYTES,
     UploadLimit,
@@ -126,7 +127,7 @@ def _render(request: HttpRequest, page: str, context: dict[str, Any], status: in
     return response
 
 
-def _pending_context(pending: list[rc.PendingReport]) -> dict[str, Any]:
+def _pending_context(pending: list[PendingReport]) -> dict[str, Any]:
     return {"pending": pending, "pending_in_progress": any(report.in_progress for report in pending),
             "pending_query": urlencode([("task", report.task_id) for report in pending])}
 

@@ -23,6 +23,7 @@ from agreement.retrieval.leaderboard import deltas, two_stage_average
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
 from agreement.retrieval.scoring import K_VALUES
 from annotation.models import Annotation
+from hume import jobs
 
 AVERAGE = "average of judges"
 Status = Evaluation.Status
@@ -44,8 +45,6 @@ def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
 
 def request_evaluation(collection: Collection, thresholds: Mapping[str, float] | None = None) -> Evaluation:
     """Mark the collection's evaluation queued and enqueue it after commit; QueueError if the broker is down."""
-    from agreement.retrieval.tasks import evaluate_collection_task
-
     evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
     fields = {"status": Status.QUEUED, "error": ""}
     if thresholds is not None:
@@ -54,7 +53,7 @@ def request_evaluation(collection: Collection, thresholds: Mapping[str, float] |
 
     def enqueue() -> None:
         try:
-            evaluate_collection_task.delay(collection.pk)
+            jobs.enqueue("retrieval.evaluate_collection", collection.pk)
         except Exception as exc:  # kombu raises OperationalError and friends
             Evaluation.objects.filter(pk=evaluation.pk).update(
                 status=Status.FAILED, error=f"the evaluation could not be queued: {type(exc).__name__}: {exc}")

@@ -35,6 +35,7 @@ from agreement.retrieval.models import Collection, Document, Query, Run, RunChun
 from agreement.retrieval.runs import finish_ranking, store_entries
 from agreement.retrieval.similarity import l2_normalise, merge_top_k
 from agreement.retrieval.system_runs import _new_run, embed_all
+from hume import jobs
 
 Status = RunChunk.Status
 
@@ -46,8 +47,6 @@ def claim_seconds() -> float:
 def start_split_embedding_run(collection: Collection, name: str, model: EmbeddingModel, *, k: int = 100,
                               docs_per_chunk: int = 50_000) -> Run:
     """Create the run and its chunks, and enqueue one message per chunk once they are committed."""
-    from agreement.retrieval.tasks import embedding_chunk_task
-
     if not model.is_encoder:
         raise ValueError(f"{model.name} is a classical metric: it has no vectors to rank by cosine")
     if k < 1 or docs_per_chunk < 1:
@@ -63,7 +62,7 @@ def start_split_embedding_run(collection: Collection, name: str, model: Embeddin
                            for start in range(0, documents, docs_per_chunk)]
         RunChunk.objects.bulk_create(chunks)
         for _ in chunks:
-            transaction.on_commit(lambda: embedding_chunk_task.delay(run.pk))
+            jobs.enqueue_on_commit("retrieval.embedding_chunk", run.pk)
     return run
 
 

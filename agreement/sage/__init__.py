@@ -10,6 +10,7 @@ The study itself is pure modules (no Django import):
 - `table`: Table 1 as JSON, CSV and LaTeX.
 - `baselines`: the model registry's Levenshtein ratio and Jaccard (model_runs/classical.py) as study scorers.
 
-The page around it is a Django app (label `sage`): `models` (a stored run), `jobs` + `tasks` (the Celery job
-that runs a study; a GET never computes), `views`, `urls`, `plots` (bar plots per category).
+The page around it is a Django app (label `sage`): `models` (a stored run), `scorers` (metrics and models by
+name, shared with the `sage` command), `jobs` + `tasks` (the Celery job that runs a study; a GET never
+computes), `views`, `urls`, `plots` (bar plots per category).
 """

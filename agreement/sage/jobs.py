@@ -1,8 +1,8 @@
 """Asking for a SAGE run and running it in a worker: the page never computes inside a request.
 
 `execute` claims the row with a conditional UPDATE (queued -> running), so a message delivered twice runs
-the study once. The scorers are the `sage` command's own (`metric_scorers`, `model_scorers`), so the page's
-table is the CLI's table for the same study, names and seed.
+the study once. The scorers are the `sage` command's own (`scorers.py`), so the page's table is the CLI's table for
+the same study, names and seed.
 """
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import transaction
 from django.utils import timezone
 
-from agreement.management.commands.sage import metric_scorers, model_scorers
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.models import SageRun
+from agreement.sage.scorers import metric_scorers, model_scorers
 from agreement.sage.study import run_study
+from hume import jobs
 
 
 def studies_dir() -> Path:
@@ -40,9 +40,7 @@ def ask(study: str, metrics: list[str], models: list[str], seed: int, user: obje
         raise ValueError(str(error)) from None
     run = SageRun.objects.create(study=study, folder=str(studies_dir() / study), metrics=metrics, model_names=models,
                                  seed=seed, created_by=user)
-    from agreement.sage.tasks import run_sage_study
-
-    transaction.on_commit(lambda: run_sage_study.delay(run.pk))
+    jobs.enqueue_on_commit("sage.run_study", run.pk)
     return run
 
 

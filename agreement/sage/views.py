@@ -15,11 +15,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
-from agreement.management.commands.sage import _names
 from agreement.sage import jobs, plots
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
 from agreement.sage.models import SageRun
+from agreement.sage.scorers import split_names
 from agreement.sage.table import GROUP_TITLES, HEADERS
 from hume.roles import is_researcher
 
@@ -35,8 +35,8 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             seed = int(request.POST.get("seed") or 0)
-            run = jobs.ask(request.POST.get("study", ""), _names(",".join(request.POST.getlist("metrics"))),
-                           _names(request.POST.get("models")), seed, request.user)
+            run = jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
+                           split_names(request.POST.get("models")), seed, request.user)
         except ValueError as error:
             messages.error(request, f"Nothing was started: {error}")
             return redirect("sage:index")

@@ -11,6 +11,9 @@ a redelivered task or a second worker never pays for the same answer twice.
 The API key is never readable back: prefer `api_key_env` (the *name* of an environment variable on the
 worker); the `api_key_secret` field is write-only in forms and serializers and `serialize=False`, so
 `dumpdata` and every serializer-based export leave it out.
+
+Foreign keys name `"annotation.Annotator"` and `"annotation.Batch"` as strings: annotation/models.py imports
+this module (Django looks for an app's models there), so importing annotation.models back would be a cycle.
 """
 from __future__ import annotations
 
@@ -26,7 +29,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.llm import endpoint_policy
-from annotation.models import Annotator, Batch
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
 
@@ -58,7 +60,7 @@ class LLMAnnotatorConfig(models.Model):
     """Which chat-completions endpoint answers for an LLM annotator, and how hard it may be pushed."""
 
     annotator = models.OneToOneField(
-        Annotator, on_delete=models.CASCADE, related_name="llm_config", limit_choices_to={"kind": "llm"}
+        "annotation.Annotator", on_delete=models.CASCADE, related_name="llm_config", limit_choices_to={"kind": "llm"}
     )
     base_url = models.CharField(
         max_length=500, validators=[validate_endpoint_url],
@@ -155,9 +157,10 @@ class LLMRun(models.Model):
         COMPLETED = "completed", "completed"
         FAILED = "failed", "failed"
 
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="llm_runs")
+    annotator = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="llm_runs")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="llm_runs")
-    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.CASCADE, related_name="llm_runs")
+    batch = models.ForeignKey("annotation.Batch", null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="llm_runs")
     model = models.CharField(max_length=200, help_text="The model at the time the run was created.")
     prompt_version = models.CharField(max_length=64)
     retry_failed = models.BooleanField(default=False, help_text="Ask again for items that failed before.")
@@ -208,7 +211,7 @@ class LLMRequest(models.Model):
         SUCCEEDED = "succeeded", "succeeded"
         FAILED = "failed", "failed"
 
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="llm_requests")
+    annotator = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="llm_requests")
     request_key = models.CharField(max_length=64)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="llm_requests")
     run = models.ForeignKey(LLMRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests")
@@ -252,9 +255,9 @@ class LLMJudgePanel(models.Model):
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="llm_panels")
     name = models.CharField(max_length=100)
-    judges = models.ManyToManyField(Annotator, related_name="llm_panels", limit_choices_to={"kind": "llm"})
+    judges = models.ManyToManyField("annotation.Annotator", related_name="llm_panels", limit_choices_to={"kind": "llm"})
     mean_annotator = models.OneToOneField(
-        Annotator, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_mean_of"
+        "annotation.Annotator", null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_mean_of"
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.management.commands.report import find_task
+from agreement.cli import find_task
 from agreement.mteb_export import DEFAULT_MODEL_NAME, ExportError, write_results
 from agreement.reports import report_in_process
 

@@ -8,24 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from agreement.cli import find_task
 from agreement.exports import report_csv, report_json
 from agreement.model_runs.rows import model_rows
 from agreement.reports import report_in_process
-from tasks_app.models import Task
 
 ITEM_LISTS = ("disagreement", "excluded")
-
-
-def find_task(name_or_id: str) -> Task:
-    """A task by exact name, or by id when the argument is a number no task is named."""
-    task = Task.objects.filter(name=name_or_id).first()
-    if task is None and name_or_id.isdigit():
-        task = Task.objects.filter(pk=int(name_or_id)).first()
-    if task is None:
-        raise CommandError(f"no task named {name_or_id!r} (give a task name or id)")
-    return task
 
 
 class Command(BaseCommand):

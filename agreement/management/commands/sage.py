@@ -13,8 +13,6 @@ Humans on SAGE: `sage tasks` writes the robustness and sensitivity pairs as STS 
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -25,41 +23,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.humans import human_scorer, sts_items
+from agreement.sage.scorers import metric_scorers, model_scorers, split_names
 from agreement.sage.study import Scorer, run_study
 from agreement.sage.table import FORMATS, render, subtables_csv
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
-
-
-def _names(value: str | None) -> list[str]:
-    return [n.strip() for n in (value or "").split(",") if n.strip()]
-
-
-def metric_scorers(names: list[str]) -> list[Scorer]:
-    unknown = [n for n in names if n not in SCORERS]
-    if unknown:
-        raise CommandError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(SCORERS)}")
-    return [SCORERS[n] for n in names]
-
-
-def model_scorers(names: list[str]) -> list[Scorer]:
-    """Registered models (agreement.model_runs) as scorers: its `similarity` for pairs, `embed` for encoders."""
-    if not names:
-        return []
-    if importlib.util.find_spec("agreement.model_runs") is None:
-        raise CommandError("--models needs the model registry (agreement.model_runs), which is not installed "
-                           "here; use --metrics " + ",".join(SCORERS) + " for the classical metrics")
-    from agreement.model_runs import similarity as runs
-    from agreement.model_runs.models import EmbeddingModel
-
-    found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=names)}
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise CommandError(f"no registered model named {', '.join(missing)} (register it with add_model)")
-    return [Scorer(m.name, functools.partial(runs.similarity, m),
-                   embed=functools.partial(runs.embed, m) if m.is_encoder else None,
-                   group="embedding" if m.is_encoder else "classical")
-            for m in (found[n] for n in names)]
 
 
 def human_task_scorer(name: str) -> Scorer:
@@ -111,7 +79,7 @@ class Command(BaseCommand):
         if options["action"] == "tasks":
             self.write_tasks(options)
             return
-        scorers = [*model_scorers(_names(options["models"])), *metric_scorers(_names(options["metrics"]))]
+        scorers = [*model_scorers(split_names(options["models"])), *metric_scorers(split_names(options["metrics"]))]
         if options["human_task"]:
             scorers.append(human_task_scorer(options["human_task"]))
         if not scorers:

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.management.commands.report import find_task
-from agreement.model_runs.management.commands.run_models import find_models
+from agreement.cli import find_task
+from agreement.model_runs.cli import find_models
 from agreement.model_runs.models import ModelRun
 from agreement.model_runs.mteb_export import write_run_results
 from agreement.mteb_export import ExportError

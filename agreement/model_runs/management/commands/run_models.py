@@ -11,20 +11,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.cli import find_task
 from agreement.model_runs.backends import BackendError, device_of
+from agreement.model_runs.cli import find_models
 from agreement.model_runs.evaluate import UnsupportedKind
-from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.runs import enqueue, run_in_process, start_run
 from tasks_app.models import Task
-
-
-def find_models(names: str) -> list[EmbeddingModel]:
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=wanted)}
-    missing = [n for n in wanted if n not in found]
-    if missing or not wanted:
-        raise CommandError(f"no registered model named {', '.join(missing) or '(none given)'} (see add_model)")
-    return [found[n] for n in wanted]
 
 
 class Command(BaseCommand):
@@ -36,8 +28,6 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="run here, in this process, and print the scores")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from agreement.management.commands.report import find_task
-
         task: Task = find_task(options["task"])
         models = find_models(options["models"])
         if options["wait"]:  # this process computes: a device it lacks is refused before any run is made
