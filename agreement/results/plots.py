@@ -64,9 +64,14 @@ def figure2_svg(rows: Sequence[Mapping[str, Any]], *, title: str, human_label: s
 
 def figure2_inline_svg(rows: Sequence[Mapping[str, Any]], *, title: str, human_label: str = "Human") -> str:
     """The plot as an ``<svg>`` element to put in the page: no XML prolog, labelled for screen readers."""
-    document = figure2_svg(rows, title=title, human_label=human_label)
+    return page_svg(figure2_svg(rows, title=title, human_label=human_label), title)
+
+
+def page_svg(document: str, label: str) -> str:
+    """A matplotlib SVG document as an ``<svg>`` element to put in a page under the app's CSP: no XML prolog,
+    no inline CSS (presentation attributes instead), labelled for screen readers."""
     element = document[document.index("<svg"):]
-    label = title.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    label = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
     return re.sub(r"^<svg ", f'<svg role="img" aria-label="{label}" class="plot" ', without_inline_css(element),
                   count=1)
 

@@ -1,11 +1,14 @@
 """nDCG@k and Recall@k curves (k = 1…100) of each run for one reference, as SVG, drawn with matplotlib
-like the results pages (plain Figure objects, no pyplot; text stays text)."""
+like the results pages (plain Figure objects, no pyplot; text stays text), with no inline CSS: the app's
+Content-Security-Policy (`style-src 'self'`) would refuse it and the chart would be a black rectangle."""
 from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
+
+from agreement.results.plots import page_svg
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "hume-retrieval", "text.parse_math": False,
          "font.family": "DejaVu Sans", "font.size": 9}
@@ -33,5 +36,4 @@ def curves_svg(curves: Mapping[str, Sequence[float]], title: str) -> str:
         figure.tight_layout()
         out = io.StringIO()
         figure.savefig(out, format="svg")
-    text = out.getvalue()
-    return text[text.find("<svg"):]
+    return page_svg(out.getvalue(), title)
