@@ -232,3 +232,11 @@ def test_a_closed_batch_says_so(alice):
 
 def test_people_without_an_annotator_profile_have_nothing_to_annotate(carol):
     assert logged_in("carol").get("/annotate/").status_code == 403
+
+
+def test_the_sts_keyboard_help_names_the_scales_own_digits(alice):
+    """Issue 28: the help said 0–9 on a 0–5 scale (digits above the scale do nothing)."""
+    batch = batch_of("sts", [alice])  # scale 0–5, step 0.5
+    body = logged_in("alice").get(f"/annotate/b/{batch.pk}/").content.decode()
+    assert "<dt><kbd>0</kbd>–<kbd>5</kbd></dt><dd>set the score (the scale is 0–5)</dd>" in body
+    assert "<kbd>9</kbd>" not in body
