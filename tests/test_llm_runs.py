@@ -347,3 +347,19 @@ def test_a_slice_that_ends_gives_back_its_unsent_claims_and_the_next_slices_ask_
     assert stored(judge.annotator) == answers
     assert set(LLMRequest.objects.values_list("status", flat=True)) == {"succeeded"}
     assert LLMRequest.objects.count() == 24
+
+
+@pytest.mark.django_db
+def test_a_run_whose_every_request_failed_is_failed_with_the_reason() -> None:
+    """Issue 28: six of six requests failed and the run said "completed" with a full bar."""
+    task, _items, answers = make_task("sts", 2)
+    script = {"[m01]": [server_error()] * 2, "[m02]": [server_error()] * 2}
+    with ChatServer(answers, script) as server:
+        judge = make_judge("judge-a", server.base_url, max_retries=1)
+        run = create_run(judge.annotator, task=task)
+        run_to_end(run)
+    run.refresh_from_db()
+    assert server.counts() == {"[m01]": 2, "[m02]": 2}
+    assert run.status == "failed" and run.finished_at is not None
+    assert run.error.startswith("every request failed (2 item(s), none answered); the last error: ")
+    assert "500" in run.error

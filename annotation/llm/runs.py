@@ -555,12 +555,23 @@ def release(run: LLMRun, token: uuid.UUID, *, fatal_error: str | None, exhausted
             current.status, current.error, current.finished_at = Status.FAILED, fatal_error, timezone.now()
         elif current.status == Status.RUNNING:
             progress = run_progress(current)
-            if exhausted and progress.done >= progress.total:
+            if exhausted and progress.done >= progress.total and progress.total and not progress.answered:
+                current.status, current.finished_at = Status.FAILED, timezone.now()  # not one answer: no success
+                current.error = failed_run_error(current, progress.failed)
+            elif exhausted and progress.done >= progress.total:
                 current.status, current.finished_at = Status.COMPLETED, timezone.now()
             else:  # the slice ended ("continue"), or items are still claimed elsewhere ("wait")
                 current.status, verdict = Status.QUEUED, ("wait" if exhausted else "continue")
         current.save(update_fields=["executor_token", "status", "error", "finished_at"])
     return verdict
+
+
+def failed_run_error(run: LLMRun, failed: int) -> str:
+    """Why a run that got no answer at all failed: the count and the last request's error."""
+    last = (LLMRequest.objects.filter(run_item_filter(run), annotator_id=run.annotator_id, model=run.model,
+                                      prompt_version=run.prompt_version, status=LLMRequest.Status.FAILED)
+            .exclude(error="").order_by("-pk").values_list("error", flat=True).first())
+    return f"every request failed ({failed} item(s), none answered)" + (f"; the last error: {last}" if last else "")
 
 
 def stalled_runs() -> QuerySet[LLMRun]:
