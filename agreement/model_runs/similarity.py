@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from django.utils import timezone
 
 from agreement.model_runs.backends import BackendError, Encoder, PairScorer, load_backend
 
 READ_BATCH = 2000
+STORE_BATCH = 5000
 ENCODE_SLICE = 2048
 COSINE_ROWS = 8192
 _loaded: dict[str, Any] = {}
@@ -48,10 +50,28 @@ def cached_vectors(model: Any, hashes: Sequence[str]) -> dict[str, np.ndarray]:
     return found
 
 
-def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None) -> np.ndarray:
-    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet."""
+def store_vectors(identity: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+    """Add vectors to the cache; a (identity, hash) already there is left as it is (another worker stored it).
+
+    One parameterised INSERT … ON CONFLICT DO NOTHING run with `executemany` (PostgreSQL and SQLite both have
+    it): the ORM's bulk_create spent most of a GPU model run compiling its SQL, field by field and row by row."""
+    from django.db import connection
+
     from agreement.model_runs.models import CachedEmbedding
 
+    table, quote = CachedEmbedding._meta.db_table, connection.ops.quote_name
+    names = ", ".join(quote(c) for c in ("model_identity", "text_hash", "dimensions", "vector", "created_at"))
+    sql = (f"INSERT INTO {quote(table)} ({names}) VALUES (%s, %s, %s, %s, %s) "
+           f"ON CONFLICT ({quote('model_identity')}, {quote('text_hash')}) DO NOTHING")
+    created = connection.ops.adapt_datetimefield_value(timezone.now())
+    rows = [(identity, h, int(v.shape[0]), v.tobytes(), created) for h, v in zip(hashes, vectors, strict=True)]
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), STORE_BATCH):
+            cursor.executemany(sql, rows[start:start + STORE_BATCH])
+
+
+def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None) -> np.ndarray:
+    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet."""
     if not model.is_encoder:
         raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
     for i, text in enumerate(texts):
@@ -65,11 +85,7 @@ def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = No
         part = pending[start:start + ENCODE_SLICE]
         vectors = backend_of(model).encode([t for _, t in part])
         _check_vectors(model, vectors, len(part))
-        CachedEmbedding.objects.bulk_create(
-            [CachedEmbedding(model_identity=model.identity, text_hash=h, dimensions=v.shape[0], vector=v.tobytes())
-             for (h, _), v in zip(part, vectors, strict=True)],
-            ignore_conflicts=True, batch_size=1000,
-        )
+        store_vectors(model.identity, [h for h, _ in part], vectors)
         found.update(zip((h for h, _ in part), vectors, strict=True))
         _record_dimensions(model, vectors.shape[1])
     if stats is not None:
