@@ -244,6 +244,9 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
+# stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
+MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
 # Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
 # or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
 # Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type

@@ -138,3 +138,17 @@ def test_a_worker_without_the_gpu_fails_the_run_with_the_reason(settings) -> Non
     run.refresh_from_db()
     assert run.status == ModelRun.Status.FAILED and f"MODEL_DEVICE={MISSING_GPU}" in run.error
     assert run.device == "" and not CachedEmbedding.objects.exists()
+
+
+@pytest.mark.django_db
+def test_chunk_size_is_a_setting_read_when_a_run_starts(settings) -> None:
+    """GPU deployments raise MODEL_RUN_CHUNK_TEXTS so a GPU spends its time encoding, not on per-chunk work."""
+    from agreement.model_runs.models import EmbeddingModel
+    from agreement.model_runs.runs import start_run
+
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
+    model = EmbeddingModel.objects.get(name="minilm")
+    assert start_run(data.build_model_task("sts", name="default size"), model).chunks_total == 1  # 14 texts
+    settings.MODEL_RUN_CHUNK_TEXTS = 4
+    run = start_run(data.build_model_task("sts", name="small chunks"), model)
+    assert [len(c.item_ids) for c in run.chunks.order_by("index")] == [2, 2, 2, 1]  # 2 texts an item

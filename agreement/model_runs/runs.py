@@ -32,7 +32,6 @@ from annotation.models import Annotation
 from hume import jobs
 from tasks_app.models import Item, ItemGold, Task
 
-CHUNK_TEXTS = 512  # texts per chunk: a few seconds of MiniLM on one core, so leases stay short
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
 
 
@@ -53,7 +52,7 @@ def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: di
     return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int = CHUNK_TEXTS) -> list[list[int]]:
+def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -> list[list[int]]:
     chunks: list[list[int]] = [[]]
     count = 0
     for item_id, payload in items:
@@ -66,7 +65,7 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int = 
 
 
 @transaction.atomic
-def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int = CHUNK_TEXTS) -> ModelRun:
+def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None) -> ModelRun:
     """The run of this model on the task's current inputs: an existing one (a failed one is reset), or new."""
     ev.check_supported(task.kind, model)
     items, gold, humans = load_inputs(task)
@@ -75,7 +74,8 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int = CHUNK_TEX
     digest = inputs_digest(items, gold, humans)
     run, created = ModelRun.objects.get_or_create(task=task, model=model, inputs_digest=digest)
     if created:
-        chunks = chunk_items(task.kind, items, chunk_texts) if model.is_encoder else []
+        size = chunk_texts or settings.MODEL_RUN_CHUNK_TEXTS
+        chunks = chunk_items(task.kind, items, size) if model.is_encoder else []
         RunChunk.objects.bulk_create([RunChunk(run=run, index=n, item_ids=c) for n, c in enumerate(chunks)])
         ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
     elif run.status == ModelRun.Status.FAILED:
