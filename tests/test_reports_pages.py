@@ -88,7 +88,7 @@ def test_the_report_page_shows_agreement_bands_human_ci_and_llm_annotators_apart
     humans, llms = text.split('id="llm-annotators"')
     assert "reader1" in humans and "llm-judge" not in humans.split('id="annotators"')[1]
     assert "llm-judge" in llms and "never counted in the human agreement" in llms
-    assert "1 skipped" in text and "1 flags on 1 items" in text
+    assert "1 skipped" in text and "1 flag on 1 item ·" in text  # issue 28: was "1 flags on 1 items"
 
 
 def test_the_report_page_states_how_annotators_were_combined_and_the_tie_rule(dave, task) -> None:
