@@ -182,6 +182,8 @@ def test_back_opens_the_previous_answer_for_revision_and_keeps_the_old_value(ali
     body = client.get(url(batch, first)).content.decode()
     assert "You answered this item already" in body and 'value="positive" required checked' in body
     assert "data-answered" in body
+    assert f'<a class="forward" href="/annotate/b/{batch.pk}/">Current item →</a>' in body  # issue 28: a way back
+    assert current_item(client, batch) == second  # where that link leads
     client.post(url(batch, first, "answer"), {"label": "negative"})
     annotation = Annotation.objects.get(annotator=alice, item_id=first)
     assert annotation.value == "negative"
