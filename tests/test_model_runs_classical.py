@@ -95,3 +95,19 @@ def test_a_classical_metric_clusters_agglomeratively_on_its_distances() -> None:
         expected.append(v_measure_score(item["labels"], labels))
     assert scores["gold"]["v_measure"] is None
     assert scores["gold"]["main_score"] == pytest.approx(np.mean(expected))
+
+
+@pytest.mark.django_db
+def test_an_unfinished_classical_run_reads_queued_not_embedding(dave) -> None:
+    """Issue 28: a classical metric has nothing to embed; its run waiting for scoring showed "embedding"."""
+    from django.template.loader import render_to_string
+
+    from agreement.model_runs.models import EmbeddingModel
+    from agreement.model_runs.rows import rows_context
+    from agreement.model_runs.runs import start_run
+
+    call_command("add_model", "lev", "--backend", "classical", "--metric", "levenshtein", stdout=io.StringIO())
+    task = data.build_model_task("sts")
+    start_run(task, EmbeddingModel.objects.get(name="lev"))
+    html = render_to_string("model_runs/_model_rows.html", {**rows_context(task.pk, dave), "task": task})
+    assert "</progress> queued</td>" in html and "embedding" not in html
