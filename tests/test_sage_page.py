@@ -147,3 +147,20 @@ def test_a_failed_run_shows_the_file_line_and_field(dave, tmp_path):
     assert execute(run.pk) == "failed"
     html = logged_in(dave).get(f"/sage/{run.pk}/").content.decode()
     assert "The run failed:" in html and "topics.jsonl:1: field" in html and "hx-trigger" not in html
+
+
+def test_the_run_records_its_device_and_a_missing_gpu_fails_it_with_the_setting(dave, settings):
+    """Issue 27: where a run's models ran is on its row and page; MODEL_DEVICE naming a GPU the worker lacks
+    fails the run with the reason instead of running it elsewhere."""
+    import torch
+
+    run = stored_run(dave, "jaccard")
+    assert execute(run.pk) == "done"
+    assert SageRun.objects.get(pk=run.pk).device == "cpu"  # classical metrics alone: no model, the CPU
+    assert "Computed on cpu." in logged_in(dave).get(f"/sage/{run.pk}/").content.decode()
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
+    settings.MODEL_DEVICE = f"cuda:{torch.cuda.device_count()}" if torch.cuda.is_available() else "cuda"
+    run = SageRun.objects.create(study="sage_study", folder=str(STUDY), model_names=["minilm"], seed=0,
+                                 created_by=dave)
+    assert execute(run.pk) == "failed"
+    assert f"MODEL_DEVICE={settings.MODEL_DEVICE} but" in SageRun.objects.get(pk=run.pk).error

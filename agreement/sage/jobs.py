@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from agreement.model_runs.device import worker_device
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers, model_scorers
@@ -49,6 +50,7 @@ def execute(run_id: int) -> str:
         return "taken"
     run = SageRun.objects.get(pk=run_id)
     try:
+        run.device = worker_device() if run.model_names else "cpu"  # MODEL_DEVICE naming a missing GPU: failed
         scorers = [*model_scorers(run.model_names), *metric_scorers(run.metrics)]
         table = run_study(load_study(Path(run.folder)), scorers, seed=run.seed)
     except (CommandError, SageDataError, ValueError, OSError) as error:
@@ -57,5 +59,5 @@ def execute(run_id: int) -> str:
         run.save(update_fields=["status", "error", "finished_at"])
         return "failed"
     run.status, run.table, run.finished_at = SageRun.Status.DONE, table, timezone.now()
-    run.save(update_fields=["status", "table", "finished_at"])
+    run.save(update_fields=["status", "table", "finished_at", "device"])
     return "done"

@@ -20,6 +20,8 @@ class SageRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     table = models.JSONField(null=True, blank=True, help_text="run_study's output: Table 1 and the subtables.")
     error = models.TextField(blank=True)
+    device = models.CharField(max_length=100, blank=True,
+                              help_text="Where its models ran: cpu, cuda:0, mps (cpu for classical metrics alone).")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
