@@ -152,3 +152,31 @@ def test_chunk_size_is_a_setting_read_when_a_run_starts(settings) -> None:
     settings.MODEL_RUN_CHUNK_TEXTS = 4
     run = start_run(data.build_model_task("sts", name="small chunks"), model)
     assert [len(c.item_ids) for c in run.chunks.order_by("index")] == [2, 2, 2, 1]  # 2 texts an item
+
+
+def test_a_local_model_encodes_the_next_slice_while_the_last_one_is_stored() -> None:
+    """similarity.embed stores slice n while slice n + 1 encodes in a thread (a local model releases the GIL),
+    so a GPU is not idle during cache writes; slices come back in order, each with its own vectors."""
+    import threading
+
+    from agreement.model_runs.similarity import encoded_slices
+
+    class Recorder:
+        encodes_in_background = True
+
+        def __init__(self) -> None:
+            self.threads: list[str] = []
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            self.threads.append(threading.current_thread().name)
+            return np.array([[float(t)] for t in texts], dtype=np.float32)
+
+    parts = [[(f"h{i}", str(i)) for i in range(start, start + 3)] for start in range(0, 12, 3)]
+    backend = Recorder()
+    got = [(part, vectors[:, 0].tolist()) for part, vectors in encoded_slices(backend, parts)]
+    assert got == [(part, [float(t) for _, t in part]) for part in parts]
+    assert len(backend.threads) == 4 and all(name.startswith("encode") for name in backend.threads)
+    backend.encodes_in_background = False
+    assert [v[:, 0].tolist() for _, v in encoded_slices(backend, parts)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8],
+                                                                             [9, 10, 11]]
+    assert backend.threads[4:] == [threading.current_thread().name] * 4

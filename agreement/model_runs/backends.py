@@ -101,6 +101,8 @@ class SentenceTransformerEncoder:
     runs in a thread while the device computes the current one (`encode_overlapped`), since tokenising is what
     limits a small model on a GPU; the vectors agree with `encode`'s to float rounding."""
 
+    encodes_in_background = True  # similarity.embed may encode the next slice in a thread while it stores
+
     def __init__(self, folder: Path, batch_size: int = 32, where: Placement | None = None) -> None:
         self.placement = where or Placement(device="cpu", half_precision=False, batch_size=None)
         self.device = self.placement.device

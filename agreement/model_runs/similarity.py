@@ -9,7 +9,8 @@ classical metrics (which have no vectors and are never cached: they cost less th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ def store_vectors(identity: str, hashes: Sequence[str], vectors: np.ndarray) -> 
 
     One parameterised INSERT … ON CONFLICT DO NOTHING run with `executemany` (PostgreSQL and SQLite both have
     it): the ORM's bulk_create spent most of a GPU model run compiling its SQL, field by field and row by row."""
-    from django.db import connection
+    from django.db import connection, transaction
 
     from agreement.model_runs.models import CachedEmbedding
 
@@ -65,9 +66,27 @@ def store_vectors(identity: str, hashes: Sequence[str], vectors: np.ndarray) -> 
            f"ON CONFLICT ({quote('model_identity')}, {quote('text_hash')}) DO NOTHING")
     created = connection.ops.adapt_datetimefield_value(timezone.now())
     rows = [(identity, h, int(v.shape[0]), v.tobytes(), created) for h, v in zip(hashes, vectors, strict=True)]
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), STORE_BATCH):
+    for start in range(0, len(rows), STORE_BATCH):
+        with transaction.atomic(), connection.cursor() as cursor:  # in autocommit each row was a commit
             cursor.executemany(sql, rows[start:start + STORE_BATCH])
+
+
+def encoded_slices(backend: Any, parts: list[list[tuple[str, str]]]) -> Iterator[tuple[list[tuple[str, str]],
+                                                                                       np.ndarray]]:
+    """(slice, its vectors) in order. A backend that may encode in another thread (`encodes_in_background`:
+    a local model, which releases the GIL in torch and the tokenizer) encodes the next slice while the caller
+    stores this one, so a GPU is not left idle during the cache's writes."""
+    if not getattr(backend, "encodes_in_background", False) or len(parts) < 2:
+        for part in parts:
+            yield part, backend.encode([t for _, t in part])
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
+        upcoming = encoder.submit(backend.encode, [t for _, t in parts[0]])
+        for number, part in enumerate(parts):
+            vectors = upcoming.result()
+            if number + 1 < len(parts):
+                upcoming = encoder.submit(backend.encode, [t for _, t in parts[number + 1]])
+            yield part, vectors
 
 
 def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None) -> np.ndarray:
@@ -81,10 +100,9 @@ def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = No
     found = cached_vectors(model, hashes)
     missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
     pending = list(missing.items())
-    for start in range(0, len(pending), ENCODE_SLICE):  # stored slice by slice: a crash keeps what was done
-        part = pending[start:start + ENCODE_SLICE]
-        vectors = backend_of(model).encode([t for _, t in part])
-        _check_vectors(model, vectors, len(part))
+    parts = [pending[start:start + ENCODE_SLICE] for start in range(0, len(pending), ENCODE_SLICE)]
+    for part, vectors in encoded_slices(backend_of(model) if parts else None, parts):
+        _check_vectors(model, vectors, len(part))  # stored slice by slice: a crash keeps what was done
         store_vectors(model.identity, [h for h, _ in part], vectors)
         found.update(zip((h for h, _ in part), vectors, strict=True))
         _record_dimensions(model, vectors.shape[1])
