@@ -14,12 +14,18 @@ Three parts, each printing its figures as it ends, so a run cut short still repo
    `manage.py embedding_run` does it (documents read from the database, encoded, cached, ranked on the device,
    entries stored). Documents are synthetic sentences of 8-14 words.
 
+4. pipeline (no GPU needed): the model run of part 1 with a stand-in encoder that takes 1/RATE s a text and
+   releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the app's own work around
+   encoding (items, cache lookups and writes, scoring) can be measured and improved on any machine; run it
+   with MODEL_RUN_CHUNK_TEXTS set to compare chunk sizes.
+
 SAGE's first pass on the device is bench/bench_sage.py with `--models all-MiniLM-L6-v2` (it uses the same
 MODEL_DEVICE). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or HUME_DATA_DIR's copy).
 
     python bench/bench_device.py encode --pairs 20000
     python bench/bench_device.py search --docs 5000000 --queries 1000
     python bench/bench_device.py retrieval --docs 1000000 --queries 1000
+    MODEL_RUN_CHUNK_TEXTS=8192 python bench/bench_device.py pipeline --pairs 20000 --rate 19000
 """
 from __future__ import annotations
 
@@ -161,15 +167,49 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
           f"rank top-{k}, store {run.entries.count()} entries) on {run.device}", flush=True)
 
 
+def part_pipeline(pairs: int, rate: float) -> None:
+    from django.conf import settings
+
+    from agreement.model_runs import similarity
+    from agreement.model_runs.runs import run_in_process, start_run
+
+    class StandIn:
+        """An accelerator's timing without one: sleeps (the GIL released) 1/rate s a text."""
+
+        device, dimensions, encodes_in_background = "stand-in", 384, True
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            time.sleep(len(texts) / rate)
+            return np.random.default_rng(len(texts)).standard_normal((len(texts), 384)).astype(np.float32)
+
+    model = registered_minilm()
+    similarity._loaded[model.identity] = StandIn()  # what backend_of(model) returns in this process
+    texts = sentences(2 * pairs, seed=1)
+    rng = random.Random(2)
+    task = make_task("bench pipeline", [(texts[2 * i], texts[2 * i + 1], round(rng.uniform(0, 5), 1))
+                                        for i in range(pairs)])
+    start = time.perf_counter()
+    run = run_in_process(start_run(task, model))
+    whole = time.perf_counter() - start
+    alone = 2 * pairs / rate
+    print(f"[pipeline] {os.cpu_count()} CPU cores; {pairs} STS pairs ({2 * pairs} texts), chunks of "
+          f"{settings.MODEL_RUN_CHUNK_TEXTS} texts ({run.chunks_total}), stand-in encoder at {rate:.0f} texts/s "
+          f"({alone:.2f} s alone): model run {whole:.2f} s, ratio {alone / whole:.2f} (goal >= 0.9), "
+          f"status {run.status}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["encode", "search", "retrieval"])
+    parser.add_argument("part", choices=["encode", "search", "retrieval", "pipeline"])
+    parser.add_argument("--rate", type=float, default=19_000, help="pipeline: the stand-in's texts per second")
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=1_000)
     args = parser.parse_args()
     if args.part == "encode":
         part_encode(args.pairs)
+    elif args.part == "pipeline":
+        part_pipeline(args.pairs, args.rate)
     elif args.part == "search":
         part_search(args.docs, args.queries)
     else:
