@@ -95,13 +95,12 @@ def test_recall_at_k_is_tie_aware_at_the_cut() -> None:
     assert m.recall_at_k([8, 0, 6, 1], [9, 4, 4, 4], k=4, threshold=5) == pytest.approx(1.0)
 
 
-def test_query_without_relevant_gold_is_excluded_and_counted() -> None:
+def test_query_without_relevant_gold_scores_zero_as_pytrec_eval_counts_it() -> None:
     queries = [([1, 0, 0], [1, 0, 0]), ([0, 0, 0], [1, 1, 0]), ([0, 1], [0, 1])]
     value, excluded = m.mean_over_queries(m.average_precision, queries)
-    assert (value, excluded) == (pytest.approx(1.0), 1)
-    for metric in (m.average_precision, m.reciprocal_rank, m.ndcg_at_k):
-        value, reason = metric.explain([0, 0, 0], [1, 0, 0])
-        assert value is None and "no relevant" in reason
+    assert (value, excluded) == (pytest.approx(2 / 3), 0)  # APs 1, 0, 1: the middle query averaged in as 0
+    for metric in (m.average_precision, m.reciprocal_rank, m.ndcg_at_k, m.recall_at_k):
+        assert metric([0, 0, 0], [1, 0, 0]) == 0.0
 
 
 def test_graded_ndcg_uses_exponential_gains() -> None:
