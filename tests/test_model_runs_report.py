@@ -125,6 +125,11 @@ def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol)
     response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
     assert response.status_code == 202
     assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"], "protocol": "pooled"},
+                           content_type="application/json")
+    assert response.status_code == 400  # pooled is classification's option: an STS task has MTEB's protocol only
+    assert "protocol 'pooled'" in response.json()["models"][0] and ModelRun.objects.count() == 1
+    assert client.get(f"/api/v1/models/tasks/{task.pk}/").json()["models"][0]["protocol"] == "mteb"
 
 
 def test_the_paired_bootstrap_spearman_matches_scipy_on_every_resample() -> None:
