@@ -58,7 +58,9 @@ def _rank_and_score(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequ
         scored = dict(zip(ids, sims, strict=True))
         run[str(n)] = {d: float(scored[d]) for d in ranked[:MAP_DEPTH]}
         qrels[str(n)] = {d: max(float(r), 0.0) for d, r in zip(ids, relevance, strict=True)}
-    return trec_scoring.evaluate_dicts(run, qrels, threshold=1.0, ks=(10, MAP_DEPTH)), predictions
+    # MAP is over the whole (cut) ranking whatever the cut-offs; asking only for 10 keeps the arrays as wide as
+    # the longest ranking, not 1,000.
+    return trec_scoring.evaluate_dicts(run, qrels, threshold=1.0, ks=(10,)), predictions
 
 
 def reranking(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]]) -> tuple[Scores, list[Any]]:
