@@ -39,6 +39,7 @@ def test_report_json_carries_the_model_rows_with_their_paired_test() -> None:
     assert row["status"] == "done" and row["gold"]["main_metric"] == "accuracy"
     assert row["significance"]["test"] == "McNemar exact"
     assert row["significance"]["n"] == 5
+    assert (row["protocol"], row["protocol_note"]) == ("mteb", "SAGE's protocol (MTEB has no such task)")
 
 
 def test_the_report_says_which_classification_protocol_scored_the_run(client, dave) -> None:

@@ -18,6 +18,8 @@ def latest_runs(task_id: int) -> list[ModelRun]:
 def protocol_note(run: ModelRun) -> str:
     """Which protocol scored the run, in words (the classification's folds, seed, undersampling, averaging)."""
     gold = (run.scores or {}).get("gold") or {}
+    if run.task.kind in ("pairwise", "likert"):
+        return "SAGE's protocol (MTEB has no such task)"
     if run.task.kind != "classification" or "cv_folds" not in gold:
         return "pooled" if run.protocol == "pooled" else "MTEB's protocol"
     folds = f"{gold['cv_folds']}-fold cross-validation, seed {gold['seed']}"
