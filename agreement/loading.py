@@ -37,7 +37,9 @@ from tasks_app.models import Task
 # 3: Cohen's κ per pair, metric subsets, chart data.
 # 4: human.n_items_scored counts the sets or queries of clustering and reranking (it counted the
 #    annotators), who are counted in human.n_annotators_scored.
-REPORT_FORMAT_VERSION = 4
+# 5: a reranking or graded-relevance query with no relevant gold candidate scores 0 and is averaged in (it
+#    was excluded), as pytrec_eval and MTEB count it; human.n_excluded_queries became n_queries_without_relevant.
+REPORT_FORMAT_VERSION = 5
 A = TypeVar("A")
 B = TypeVar("B")
 

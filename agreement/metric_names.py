@@ -57,6 +57,8 @@ GOLD: dict[str, Name] = {
                 "0 = chance."),
     "map": Name("MAP", "Mean average precision: per query, the precision at each relevant candidate in the "
                 "ranking, averaged; then averaged over queries (MTEB's reranking score)."),
+    "map_at_k": Name("MAP@{k}", "Mean average precision over the top {k} of each ranking (trec_eval's map_cut; "
+                     "map_at_1000 is MTEB 2.x's reranking score)."),
     "mrr_at_k": Name("MRR@{k}", "Mean reciprocal rank: 1 / the rank of the first relevant candidate within the "
                      "top {k}, averaged over queries."),
     "ndcg_at_k": Name("nDCG@{k}", "Normalised discounted cumulative gain of the top {k}: each document's gain "

@@ -2,7 +2,11 @@
 
 Ties in rankings are handled tie-aware (McSherry & Najork 2008: the expectation over all orders
 of the tied documents), so a result never depends on the order candidates were stored in.
-The trec_eval-style functions take a ranked list and qrels, as TREC run files give them.
+A query with no relevant gold candidate scores 0 on the per-query scores (AP, reciprocal rank, nDCG@k,
+Recall@k), as pytrec_eval and MTEB count it (agreement/trec_scoring.py, which scores models and runs):
+humans and models average such a query in the same way.
+The trec_eval-style functions (`ranked_*`) take a ranked list and qrels, as TREC run files give them; they
+keep SAGE's rule (A.6: a query with no relevant document is excluded).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 from sklearn import metrics as skm
 
 from agreement.metric_base import FloatArray, IntArray, Metric, Undefined, metric
@@ -23,8 +26,10 @@ from agreement.metric_base import FloatArray, IntArray, Metric, Undefined, metri
 @metric
 def average_precision(gold: Sequence[float], scores: Sequence[float]) -> float:
     """sklearn average precision of candidate scores (HUME: the annotator's 0/1 judgments) vs 0/1
-    gold. Undefined for a query with no relevant gold candidate: such queries are excluded."""
-    g = _relevant_mask(gold)
+    gold; 0 for a query with no relevant gold candidate (pytrec_eval, MTEB)."""
+    g = np.asarray(gold, dtype=float) > 0
+    if not g.any():
+        return 0.0
     return float(skm.average_precision_score(g, np.asarray(scores, dtype=float)))
 
 
@@ -36,7 +41,7 @@ def reciprocal_rank(gold: Sequence[float], scores: Sequence[float], k: int = 10)
     orders of each tied group: if the first group holding relevant candidates starts after `before`
     candidates and has g members of which r relevant, P(first relevant at slot s) = C(g−s, r−1)/C(g, r).
     """
-    g = _relevant_mask(gold)
+    g = np.asarray(gold, dtype=float) > 0
     before = 0
     for group in _tie_groups(np.asarray(scores, dtype=float)):
         size, hits = group.size, int(g[group].sum())
@@ -52,12 +57,13 @@ def reciprocal_rank(gold: Sequence[float], scores: Sequence[float], k: int = 10)
 def ndcg_at_k(
     gold: Sequence[float], scores: Sequence[float], k: int = 10, gains: Literal["exponential", "linear"] = "exponential"
 ) -> float:
-    """nDCG@k (sklearn, tie-averaged) with gains 2^rel − 1 (graded; equal to rel for 0/1) or rel."""
+    """nDCG@k (sklearn, tie-averaged) with gains 2^rel − 1 (graded; equal to rel for 0/1) or rel; 0 for a
+    query with no relevant gold candidate (trec_eval's ndcg_cut, MTEB)."""
     rel = np.asarray(gold, dtype=float)
     if rel.size < 2:
         raise Undefined("undefined: nDCG needs at least 2 candidates")
     if not (rel > 0).any():
-        raise Undefined("excluded: no relevant gold candidate")
+        return 0.0
     gain = np.power(2.0, rel) - 1.0 if gains == "exponential" else rel
     return float(skm.ndcg_score(gain[None, :], np.asarray(scores, dtype=float)[None, :], k=k))
 
@@ -67,11 +73,11 @@ def recall_at_k(gold: Sequence[float], scores: Sequence[float], k: int = 10, thr
     """Tie-aware share of the documents with gold ≥ threshold that rank in the top k.
 
     A tied group straddling the cut contributes its relevant count × the share of its slots above
-    the cut (the expectation over orders of the tie).
+    the cut (the expectation over orders of the tie). 0 when no document reaches the threshold (trec_eval).
     """
     relevant = np.asarray(gold, dtype=float) >= threshold
     if not relevant.any():
-        raise Undefined(f"excluded: no gold document at or above {threshold:g}")
+        return 0.0
     found, before = 0.0, 0
     for group in _tie_groups(np.asarray(scores, dtype=float)):
         slots = min(group.size, max(k - before, 0))
@@ -87,13 +93,6 @@ def mean_over_queries(
     values = [fn(gold, scores, **kwargs) for gold, scores in queries]
     kept = [v for v in values if v is not None]
     return (float(np.mean(kept)) if kept else None), len(values) - len(kept)
-
-
-def _relevant_mask(gold: Sequence[float]) -> npt.NDArray[np.bool_]:
-    g = np.asarray(gold, dtype=float) > 0
-    if not g.any():
-        raise Undefined("excluded: no relevant gold candidate")
-    return g
 
 
 def _tie_groups(scores: FloatArray) -> list[IntArray]:

@@ -224,12 +224,10 @@ class QueryScorer(UnitScorer):
         return out
 
     def no_relevant(self) -> list[Item]:
+        """Queries whose gold has no relevant candidate: scored 0 and averaged in, as pytrec_eval and MTEB
+        count them (agreement/ranking.py), and counted in the human block (`n_queries_without_relevant`)."""
         gold = self.ctx.gold
         return [i for i in self.ctx.items if self.ctx.has_gold(i) and not any(v and v > 0 for v in gold[i].values())]
-
-    def excluded(self) -> list[dict[str, Any]]:
-        return [{"item": i, "reason": "no relevant gold candidate (excluded from ranking metrics)"}
-                for i in self.no_relevant()]
 
 
 class RerankingScorer(QueryScorer):
@@ -282,10 +280,9 @@ class RerankingScorer(QueryScorer):
         k = self.ctx.k
         scored = [self.queries(self.matrix[:, self.ctx.names.index(n)]) for n, s in per_annotator.items()
                   if s["map"] is not None]
-        no_relevant = set(self.no_relevant())
-        n = len(set().union(*scored) - no_relevant) if scored else 0
+        n = len(set().union(*scored)) if scored else 0
         human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
-        human.extra["n_excluded_queries"] = len(no_relevant)
+        human.extra["n_queries_without_relevant"] = len(set().union(*scored) & set(self.no_relevant())) if scored else 0
         return human
 
     def disagreement(self) -> Disagreement:
@@ -341,7 +338,8 @@ class GradedRelevanceScorer(QueryScorer):
         ndcg = [n for n, _ in self._per_query(column).values() if n is not None]
         scores = self._scores(column)
         extra = {"combination": "mean score per document, then rank", "ndcg_gains": GAIN_LABELS[self.ctx.gains],
-                 "n": len(ndcg), "n_unit": "queries"}
+                 "n": len(ndcg), "n_unit": "queries",
+                 "n_queries_without_relevant": len(set(self._per_query(column)) & set(self.no_relevant()))}
         return Human(scores[self.main()], m.bootstrap_interval.explain(ndcg), scores, len(ndcg), extra=extra)
 
     def disagreement(self) -> Disagreement:

@@ -70,7 +70,7 @@ def annotator_interval(scorer: KindScorer, name: str, score: float | None) -> tu
         n = scorer.n_texts([name])
         return _wilson_of_score(score, n), "wilson (N = texts)", n
     if isinstance(scorer, RerankingScorer):
-        n = len(set(scorer.queries(scorer.matrix[:, column])) - set(scorer.no_relevant()))
+        n = len(scorer.queries(scorer.matrix[:, column]))
         return _wilson_of_score(score, n), "wilson (N = queries)", n
     if isinstance(scorer, GradedRelevanceScorer):
         ndcg = [v for v, _ in scorer._per_query(scorer.matrix[:, column]).values() if v is not None]

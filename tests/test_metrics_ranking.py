@@ -3,6 +3,7 @@ worked out by hand below), HUME's MAP over 0/1 judgments, and the tie-aware per-
 
 import math
 
+import numpy as np
 import pytest
 
 from agreement import metrics as m
@@ -95,13 +96,12 @@ def test_recall_at_k_is_tie_aware_at_the_cut() -> None:
     assert m.recall_at_k([8, 0, 6, 1], [9, 4, 4, 4], k=4, threshold=5) == pytest.approx(1.0)
 
 
-def test_query_without_relevant_gold_is_excluded_and_counted() -> None:
+def test_query_without_relevant_gold_scores_zero_as_pytrec_eval_counts_it() -> None:
     queries = [([1, 0, 0], [1, 0, 0]), ([0, 0, 0], [1, 1, 0]), ([0, 1], [0, 1])]
     value, excluded = m.mean_over_queries(m.average_precision, queries)
-    assert (value, excluded) == (pytest.approx(1.0), 1)
-    for metric in (m.average_precision, m.reciprocal_rank, m.ndcg_at_k):
-        value, reason = metric.explain([0, 0, 0], [1, 0, 0])
-        assert value is None and "no relevant" in reason
+    assert (value, excluded) == (pytest.approx(2 / 3), 0)  # APs 1, 0, 1: the middle query averaged in as 0
+    for metric in (m.average_precision, m.reciprocal_rank, m.ndcg_at_k, m.recall_at_k):
+        assert metric([0, 0, 0], [1, 0, 0]) == 0.0
 
 
 def test_graded_ndcg_uses_exponential_gains() -> None:
@@ -109,3 +109,30 @@ def test_graded_ndcg_uses_exponential_gains() -> None:
     # IDCG = 7 + 1/log2(3) = 7.630930 → 0.982842
     assert m.ndcg_at_k([3, 1, 0], [9, 1, 5]) == pytest.approx(7.5 / (7 + 1 / math.log2(3)), abs=1e-9)
     assert m.ndcg_at_k.explain([3], [1])[0] is None  # a single document cannot be ranked
+
+
+def test_human_and_model_ranking_scores_agree_on_strict_rankings_and_no_positive_queries() -> None:
+    """The humans' tie-aware per-query scores (agreement/ranking.py) and the models' and runs' scorer
+    (agreement/trec_scoring.py, pytrec_eval's and MTEB's numbers) are two codes for one metric family: on
+    rankings without ties they must give the same AP, MRR@10, nDCG@10 and Recall@10, a query with no relevant
+    candidate (0 for both) included. 200 random queries, seeded."""
+    from agreement.trec_scoring import evaluate_dicts
+
+    rng = np.random.default_rng(7)
+    run, qrels, mine = {}, {}, {"ap": [], "rr": [], "ndcg": [], "recall": []}
+    for q in range(200):
+        n = int(rng.integers(2, 15))
+        gold = rng.integers(0, 4, n) * (rng.random(n) < 0.4) if q % 10 else np.zeros(n, dtype=int)
+        scores = rng.permutation(n).astype(float)  # strict: no ties
+        docs = [f"d{i}" for i in range(n)]
+        run[f"q{q}"], qrels[f"q{q}"] = dict(zip(docs, scores, strict=True)), dict(zip(docs, gold.tolist(), strict=True))
+        mine["ap"].append(m.average_precision(gold, scores))
+        mine["rr"].append(m.reciprocal_rank(gold, scores, k=10))
+        mine["ndcg"].append(m.ndcg_at_k(gold, scores, k=10, gains="linear"))
+        mine["recall"].append(m.recall_at_k(gold, scores, k=10, threshold=1))
+    theirs = evaluate_dicts(run, qrels, threshold=1.0, ks=(10,))
+    assert theirs.queries_without_relevant >= 20
+    assert np.mean(mine["ap"]) == pytest.approx(theirs.map, abs=1e-12)
+    assert np.mean(mine["rr"]) == pytest.approx(theirs.at("mrr", 10), abs=1e-12)
+    assert np.mean(mine["ndcg"]) == pytest.approx(theirs.at("ndcg", 10), abs=1e-12)
+    assert np.mean(mine["recall"]) == pytest.approx(theirs.at("recall", 10), abs=1e-12)

@@ -39,6 +39,32 @@ def test_report_json_carries_the_model_rows_with_their_paired_test() -> None:
     assert row["status"] == "done" and row["gold"]["main_metric"] == "accuracy"
     assert row["significance"]["test"] == "McNemar exact"
     assert row["significance"]["n"] == 5
+    assert (row["protocol"], row["protocol_note"]) == ("mteb", "SAGE's protocol (MTEB has no such task)")
+
+
+def test_the_report_says_which_classification_protocol_scored_the_run(client, dave) -> None:
+    """MTEB's protocol by default; the pooled option is named wherever the row is shown (docs/models-in-app.md)."""
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
+    task = data.build_model_task("classification")
+
+    def latest_row(*options: str) -> dict:
+        call_command("run_models", task.name, "--models", "minilm", "--wait", *options, stdout=io.StringIO())
+        out = io.StringIO()
+        call_command("report", task.name, "--format", "json", stdout=out, stderr=io.StringIO())
+        (row,) = json.loads(out.getvalue())["model_runs"]
+        return row
+
+    row = latest_row("--protocol", "pooled")
+    assert (row["protocol"], row["gold"]["protocol"]) == ("pooled", "pooled")
+    assert row["protocol_note"] == ("pooled (not MTEB's): 5-fold cross-validation, seed 42, whole training folds, "
+                                    "pooled out-of-fold predictions")
+    ensure_role_groups()
+    client.force_login(dave)
+    assert "pooled (not MTEB&#x27;s)" in client.get(f"/reports/task/{task.pk}/").content.decode()
+    row = latest_row()
+    assert row["protocol"] == "mteb"
+    assert row["protocol_note"] == ("MTEB's protocol: 5-fold cross-validation, seed 42, 8 training items per label, "
+                                    "mean of the folds")
 
 
 def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, carol) -> None:
@@ -100,6 +126,11 @@ def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol)
     response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
     assert response.status_code == 202
     assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
+    response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"], "protocol": "pooled"},
+                           content_type="application/json")
+    assert response.status_code == 400  # pooled is classification's option: an STS task has MTEB's protocol only
+    assert "protocol 'pooled'" in response.json()["models"][0] and ModelRun.objects.count() == 1
+    assert client.get(f"/api/v1/models/tasks/{task.pk}/").json()["models"][0]["protocol"] == "mteb"
 
 
 def test_the_paired_bootstrap_spearman_matches_scipy_on_every_resample() -> None:

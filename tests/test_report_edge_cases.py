@@ -53,7 +53,7 @@ def test_constant_ratings_leave_spearman_undefined() -> None:
     assert doc["flags"]["low_agreement"] is False
 
 
-def test_a_query_without_relevant_candidates_is_excluded_from_map_and_counted() -> None:
+def test_a_query_without_relevant_candidates_scores_zero_in_map_and_is_counted() -> None:
     qrels = {"q1": {"c1": 1, "c2": 0}, "q2": {"c1": 0, "c2": 0}}
     records = [{"id": q, "query": q, "candidates": [{"id": c, "text": c, "relevant": r} for c, r in rel.items()]}
                for q, rel in qrels.items()]
@@ -62,9 +62,9 @@ def test_a_query_without_relevant_candidates_is_excluded_from_map_and_counted() 
 
     doc = cli_report(task)
 
-    assert doc["human"]["main_score"] == 1.0
-    assert doc["human"]["n_excluded_queries"] == 1
-    assert {"item": "q2", "reason": "no relevant gold candidate (excluded from ranking metrics)"} in doc_items(task)
+    assert doc["human"]["main_score"] == 0.5  # q1 AP 1, q2 (no relevant candidate) 0, as pytrec_eval and MTEB
+    assert doc["human"]["n_queries_without_relevant"] == 1
+    assert not any(e["item"] == "q2" for e in doc_items(task))
 
 
 def doc_items(task: object) -> list[dict]:

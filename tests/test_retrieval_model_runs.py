@@ -31,7 +31,8 @@ def test_minilm_ranks_each_query_by_cosine_of_its_own_sentence_transformers_vect
                                 "document__text", "score"))
     assert len(entries) == 3
     bare = SentenceTransformer(str(minilm_folder()), device="cpu", local_files_only=True)
-    query = bare.encode([f"{entries[0][0]} {entries[0][1]}".strip()], normalize_embeddings=True)[0]
+    instruction, text = entries[0][0], entries[0][1]  # MTEB: query + " " + instruction (the instruction after)
+    query = bare.encode([f"{text} {instruction}" if instruction else text], normalize_embeddings=True)[0]
     for _, _, _, title, text, score in entries:
         document_text = f"{title} {text}".strip()
         expected = float(bare.encode([document_text], normalize_embeddings=True)[0] @ query)

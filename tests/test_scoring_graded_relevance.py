@@ -66,12 +66,15 @@ def test_per_annotator_scores_use_their_own_ranking() -> None:
     assert alice["scores"]["ndcg_at_2"] == pytest.approx((3 / (3 + 1 / math.log2(3)) + 1) / 2)
 
 
-def test_a_query_without_relevant_gold_is_excluded() -> None:
+def test_a_query_without_relevant_gold_scores_zero_and_is_counted() -> None:
     gold = {**GOLD, "q3": {"d1": 0, "d2": 0}}
     answers = {**ANSWERS, "q3": {"alice": {"d1": 5, "d2": 1}}}
     report = score_task("graded_relevance", answers, gold, k=2)
-    assert {"item": "q3", "reason": "no relevant gold candidate (excluded from ranking metrics)"} in report["excluded"]
-    assert report["human"]["n_items_scored"] == 2
+    before = score_task("graded_relevance", ANSWERS, GOLD, k=2)["human"]["main_score"]
+    assert not any(e["item"] == "q3" for e in report["excluded"])
+    # q3's nDCG is 0 (trec_eval, MTEB) and is averaged in: the mean over three queries is 2/3 of the two-query one
+    assert report["human"]["main_score"] == pytest.approx(before * 2 / 3)
+    assert (report["human"]["n_items_scored"], report["human"]["n_queries_without_relevant"]) == (3, 1)
 
 
 def test_disagreement_with_gold_is_one_minus_the_query_ndcg() -> None:

@@ -1,6 +1,7 @@
 """score_task for reranking: per-annotator MAP (sklearn AP of 0/1 judgments), MRR@10, nDCG@10,
-mean over annotators with the annotator range as CI; queries without a relevant gold candidate
-are excluded and counted. Every expected value is worked out by hand below."""
+mean over annotators with the annotator range as CI; a query without a relevant gold candidate scores 0
+and is averaged in and counted (as pytrec_eval and MTEB count it). Every expected value is worked out by
+hand below."""
 
 import math
 
@@ -24,35 +25,33 @@ def test_map_is_the_mean_over_annotators_with_their_range_as_ci() -> None:
     report = score_task("reranking", ANSWERS, GOLD)
     by_name = {a["name"]: a["scores"] for a in report["annotators"]}
     # alice q1: judged {c1, c2}: P = 1/2 at R = 1/2, then all 4: P = 2/4 at R = 1 → AP = 0.25 + 0.25 = 0.5
-    #       q2: judged {c2} = the relevant one → AP = 1            → MAP 0.75
-    # bob   q1: judged {c1, c3} = both relevant → 1; q2 → 1          → MAP 1.0
-    assert by_name["alice"]["map"] == pytest.approx(0.75)
-    assert by_name["bob"]["map"] == pytest.approx(1.0)
+    #       q2: judged {c2} = the relevant one → AP = 1; q3 no relevant candidate → 0   → MAP 1.5/3 = 0.5
+    # bob   q1: judged {c1, c3} = both relevant → 1; q2 → 1; q3 → 0                    → MAP 2/3
+    assert by_name["alice"]["map"] == pytest.approx(0.5)
+    assert by_name["bob"]["map"] == pytest.approx(2 / 3)
     human = report["human"]
     assert human["main_metric"] == "map"
-    assert human["main_score"] == pytest.approx(0.875)
-    assert (human["ci_low"], human["ci_high"]) == pytest.approx((0.75, 1.0))
+    assert human["main_score"] == pytest.approx((0.5 + 2 / 3) / 2)
+    assert (human["ci_low"], human["ci_high"]) == pytest.approx((0.5, 2 / 3))
     assert human["ci_method"] == "annotator_range"
 
 
 def test_mrr_and_ndcg_are_tie_aware() -> None:
     by_name = {a["name"]: a["scores"] for a in score_task("reranking", ANSWERS, GOLD)["annotators"]}
-    # alice q1: c1, c2 tied on top, one relevant → RR = 1/2·1 + 1/2·1/2 = 0.75; q2 → 1 → MRR 0.875
-    assert by_name["alice"]["mrr_at_10"] == pytest.approx(0.875)
+    # alice q1: c1, c2 tied on top, one relevant → RR = 1/2·1 + 1/2·1/2 = 0.75; q2 → 1; q3 → 0 → MRR 1.75/3
+    assert by_name["alice"]["mrr_at_10"] == pytest.approx(1.75 / 3)
     # alice q1 nDCG (tie-averaged gains): top group slots 1–2, mean gain 1/2 → 0.5·(1 + 1/log2 3);
     # next group slots 3–4, mean gain 1/2 → 0.5·(1/2 + 1/log2 5); IDCG = 1 + 1/log2 3
     dcg = 0.5 * (1 + 1 / math.log2(3)) + 0.5 * (0.5 + 1 / math.log2(5))
     q1 = dcg / (1 + 1 / math.log2(3))
-    assert by_name["alice"]["ndcg_at_10"] == pytest.approx((q1 + 1.0) / 2)
-    assert by_name["bob"]["ndcg_at_10"] == pytest.approx(1.0)
+    assert by_name["alice"]["ndcg_at_10"] == pytest.approx((q1 + 1.0 + 0.0) / 3)  # q3: no relevant candidate → 0
+    assert by_name["bob"]["ndcg_at_10"] == pytest.approx(2 / 3)
 
 
-def test_query_without_relevant_candidate_is_excluded_and_counted() -> None:
+def test_query_without_relevant_candidate_scores_zero_and_is_counted() -> None:
     report = score_task("reranking", ANSWERS, GOLD)
-    assert report["excluded"] == [
-        {"item": "q3", "reason": "no relevant gold candidate (excluded from ranking metrics)"}
-    ]
-    assert report["human"]["n_excluded_queries"] == 1
+    assert report["excluded"] == []  # scored (0), as pytrec_eval and MTEB count it
+    assert report["human"]["n_queries_without_relevant"] == 1
 
 
 def test_rank_agreement_is_per_query_then_averaged_with_the_left_out_queries_counted() -> None:
@@ -109,6 +108,6 @@ def test_two_annotators_count_every_query_either_scored_and_the_two_of_them_apar
     assert report["n_annotators"] == 2
 
 
-def test_a_query_without_relevant_candidate_is_not_counted_as_scored() -> None:
+def test_a_query_without_relevant_candidate_is_counted_as_scored() -> None:
     human = score_task("reranking", ANSWERS, GOLD)["human"]
-    assert (human["n_items_scored"], human["n_annotators_scored"], human["n_excluded_queries"]) == (2, 2, 1)
+    assert (human["n_items_scored"], human["n_annotators_scored"], human["n_queries_without_relevant"]) == (3, 2, 1)

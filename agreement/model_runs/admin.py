@@ -19,9 +19,9 @@ class EmbeddingModelAdmin(admin.ModelAdmin):
 @admin.register(ModelRun)
 class ModelRunAdmin(admin.ModelAdmin):
     list_display = ("model", "task", "status", "progress", "chunks_done", "chunks_total", "texts_encoded",
-                    "device", "finished_at")
-    list_filter = ("status", "model")
+                    "device", "protocol", "finished_at")
+    list_filter = ("status", "protocol", "model")
     search_fields = ("task__name", "model__name")
     raw_id_fields = ("task", "model")
-    readonly_fields = ("inputs_digest", "status", "chunks_total", "chunks_done", "texts_encoded", "device", "scores",
-                       "error", "claim_token", "lease_until", "finished_at")
+    readonly_fields = ("inputs_digest", "protocol", "status", "chunks_total", "chunks_done", "texts_encoded", "device",
+                       "scores", "error", "claim_token", "lease_until", "finished_at")

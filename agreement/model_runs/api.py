@@ -34,6 +34,9 @@ class IsResearcher(BasePermission):
 
 class StartSerializer(serializers.Serializer):
     models = serializers.ListField(child=serializers.CharField(), min_length=1)
+    protocol = serializers.ChoiceField(choices=["mteb", "pooled"], default="mteb",
+                                       help_text="mteb: MTEB's own protocol (every kind); pooled: classification "
+                                                 "on whole training folds, pooled predictions (docs/models-in-app.md)")
 
 
 class ModelSerializer(serializers.Serializer):
@@ -56,6 +59,8 @@ class RowSerializer(serializers.Serializer):
     progress = serializers.IntegerField()
     error = serializers.CharField(allow_null=True)
     texts_encoded = serializers.IntegerField()
+    protocol = serializers.CharField(help_text="mteb (MTEB's own protocol) or pooled (classification option).")
+    protocol_note = serializers.CharField(help_text="The protocol in words: folds, seed, undersampling, averaging.")
     device = serializers.CharField(allow_null=True, help_text="Where it was computed: cpu, cuda:0, mps or remote.")
     finished_at = serializers.DateTimeField(allow_null=True)
     gold = serializers.DictField(allow_null=True, help_text="Scores against gold, MTEB-style for the kind.")
@@ -96,7 +101,7 @@ def task_models(request: Request, task_id: int) -> Response:
                         status=status.HTTP_400_BAD_REQUEST)
     try:
         with transaction.atomic():
-            runs = [start_run(task, found[n]) for n in names]
+            runs = [start_run(task, found[n], protocol=body.validated_data["protocol"]) for n in names]
             for run in runs:
                 enqueue(run)
     except UnsupportedKind as exc:

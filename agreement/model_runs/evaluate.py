@@ -15,10 +15,11 @@ import numpy as np
 
 from agreement.model_runs import scoring
 from agreement.model_runs.similarity import embed, similarity
+from agreement.mteb_texts import query_text
 
 Items = Sequence[tuple[int, dict[str, Any]]]
 KINDS = ("sts", "reranking", "graded_relevance", "clustering", "classification", "pairwise", "likert")
-MAIN_METRIC = {"sts": "cosine_spearman", "reranking": "map", "graded_relevance": "ndcg_at_10",
+MAIN_METRIC = {"sts": "cosine_spearman", "reranking": "map_at_1000", "graded_relevance": "ndcg_at_10",
                "clustering": "v_measure", "classification": "accuracy", "pairwise": "accuracy",
                "likert": "sage_mean"}
 ENCODER_ONLY = {"classification": "a classifier needs vectors"}
@@ -33,7 +34,7 @@ def item_texts(kind: str, payload: dict[str, Any]) -> list[str]:
     if kind == "sts":
         return [payload["sentence1"], payload["sentence2"]]
     if kind == "reranking":
-        return [payload["query"], *(c["text"] for c in payload["candidates"])]
+        return [query_of(payload), *(c["text"] for c in payload["candidates"])]
     if kind == "graded_relevance":
         return [payload["query"], *(d["text"] for d in payload["documents"])]
     if kind == "pairwise":
@@ -47,6 +48,18 @@ def item_texts(kind: str, payload: dict[str, Any]) -> list[str]:
     raise UnsupportedKind(f"task kind {kind!r} has no model scoring")
 
 
+def query_of(payload: dict[str, Any]) -> str:
+    """The query text a model embeds: with its instruction after it, as MTEB (agreement/mteb_texts.py)."""
+    return query_text(payload["query"], payload.get("instruction"))
+
+
+def check_protocol(kind: str, protocol: str) -> None:
+    """Every kind follows MTEB; classification alone has another protocol ("pooled", scoring.classification)."""
+    allowed = scoring.CLASSIFICATION_PROTOCOLS if kind == "classification" else ("mteb",)
+    if protocol not in allowed:
+        raise UnsupportedKind(f"protocol {protocol!r} is not one of a {kind} task's: {', '.join(allowed)}")
+
+
 def check_supported(kind: str, model: Any) -> None:
     if kind not in KINDS:
         raise UnsupportedKind(f"task kind {kind!r} has no model scoring; supported: {', '.join(KINDS)}")
@@ -55,12 +68,16 @@ def check_supported(kind: str, model: Any) -> None:
                               f"{ENCODER_ONLY[kind]}, and a classical metric has none")
 
 
-def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any]) -> tuple[dict[str, Any], dict[int, Any]]:
+def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any], protocol: str = "mteb"
+             ) -> tuple[dict[str, Any], dict[int, Any]]:
+    """protocol: "mteb" (every kind), or "pooled" (classification only: scoring.classification)."""
     check_supported(kind, model)
+    check_protocol(kind, protocol)
     kept = [(i, p) for i, p in items if truth.get(i) is not None]
     if not kept:
         raise scoring.CannotScore("no item has a value to score against")
-    scores, predictions = EVALUATORS[kind](model, kept, truth)
+    options = {"protocol": protocol} if kind == "classification" else {}
+    scores, predictions = EVALUATORS[kind](model, kept, truth, **options)
     main = MAIN_METRIC[kind]
     if kind == "clustering" and not model.is_encoder:
         main = "v_measure_agglomerative"
@@ -76,7 +93,7 @@ def _query_similarities(model: Any, items: Items, field: str) -> list[tuple[list
     queries, docs, owners = [], [], []
     for n, (_, p) in enumerate(items):
         for doc in p[field]:
-            queries.append(p["query"])
+            queries.append(query_of(p))
             docs.append(doc["text"])
             owners.append(n)
     sims = similarity(model, queries, docs)
@@ -137,12 +154,13 @@ def _pair_distances(model: Any, texts: list[str]) -> np.ndarray:
     return matrix
 
 
-def _classification(model: Any, items: Items, truth: dict[int, Any]) -> tuple[dict[str, Any], list[Any]]:
+def _classification(model: Any, items: Items, truth: dict[int, Any], protocol: str = "mteb"
+                    ) -> tuple[dict[str, Any], list[Any]]:
     vectors = embed(model, [p["text"] for _, p in items])
-    return scoring.classification(vectors, [truth[i] for i, _ in items])
+    return scoring.classification(vectors, [truth[i] for i, _ in items], protocol=protocol)
 
 
-EVALUATORS: dict[str, Callable[[Any, Items, dict[int, Any]], tuple[dict[str, Any], list[Any]]]] = {
+EVALUATORS: dict[str, Callable[..., tuple[dict[str, Any], list[Any]]]] = {
     "sts": _sts, "reranking": _reranking, "graded_relevance": _graded, "pairwise": _pairwise,
     "likert": _likert, "clustering": _clustering, "classification": _classification,
 }

@@ -121,7 +121,11 @@ class ModelRun(models.Model):
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="model_runs")
     model = models.ForeignKey(EmbeddingModel, on_delete=models.CASCADE, related_name="runs")
-    inputs_digest = models.CharField(max_length=64, help_text="Digest of items, gold and human answers read.")
+    inputs_digest = models.CharField(max_length=64,
+                                     help_text="Digest of items, gold and human answers read, and the protocol.")
+    protocol = models.CharField(max_length=16, default="mteb",
+                                help_text="How it is scored: mteb (MTEB's own protocol, every kind), or pooled "
+                                          "(classification: cross-validation without undersampling, pooled).")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.EMBEDDING)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)

@@ -3,7 +3,8 @@
 `<org__model>/<revision>/<TaskName>.json` plus model_meta.json; the model's folder name is its MTEB name
 when it has one (so an in-app run of all-MiniLM-L6-v2 sits where MTEB's own results for it do), else
 `hume-inapp/<name>`; the revision folder is the first 12 characters of its recorded revision. Scores
-against gold only: that is what an MTEB result means.
+against gold only: that is what an MTEB result means. The files say `"mteb_version": "2.20.0"`, the MTEB whose
+protocols and score names the runs follow (docs/models-in-app.md).
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from agreement.model_runs.models import EmbeddingModel, ModelRun
-from agreement.mteb_export import MTEB_FORMAT_VERSION, SPLIT, ExportError, model_meta
+from agreement.mteb_export import MTEB_VERSION, SPLIT, ExportError, model_meta
 
-FIGURES = ("main_score", "cosine_spearman", "cosine_pearson", "map", "mrr_at_10", "ndcg_at_10", "v_measure",
-           "v_measure_agglomerative", "accuracy", "f1", "f1_weighted", "precision", "recall", "sage_mean")
+FIGURES = ("main_score", "cosine_spearman", "cosine_pearson", "map_at_1000", "mrr_at_10", "ndcg_at_10",
+           "recall_at_10", "v_measure", "v_measure_agglomerative", "accuracy", "f1", "f1_weighted", "precision",
+           "precision_weighted", "recall", "recall_weighted", "sage_mean")
 
 
 def folder_names(model: EmbeddingModel) -> tuple[str, str]:
@@ -55,7 +57,7 @@ def write_run_results(runs: list[ModelRun], out: Path) -> list[Path]:
             if "/" in task_name or task_name.startswith("."):
                 raise ExportError(f"{task_name!r} cannot be a file name; set the task's MTEB task name")
             doc = {"dataset_revision": model_runs[0].task.dataset_revision or "hume_items", "task_name": task_name,
-                   "mteb_version": MTEB_FORMAT_VERSION, "scores": {SPLIT: entries}, "evaluation_time": 0,
+                   "mteb_version": MTEB_VERSION, "scores": {SPLIT: entries}, "evaluation_time": 0,
                    "kg_co2_emissions": None}
             path = folder / f"{task_name}.json"
             path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

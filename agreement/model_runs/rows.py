@@ -7,11 +7,25 @@ from agreement.model_runs.models import ModelRun
 
 
 def latest_runs(task_id: int) -> list[ModelRun]:
-    runs = ModelRun.objects.filter(task_id=task_id).select_related("model").order_by("model__name", "-created_at")
+    runs = (ModelRun.objects.filter(task_id=task_id).select_related("model", "task")
+            .order_by("model__name", "-created_at"))
     seen: dict[int, ModelRun] = {}
     for run in runs:
         seen.setdefault(run.model_id, run)
     return list(seen.values())
+
+
+def protocol_note(run: ModelRun) -> str:
+    """Which protocol scored the run, in words (the classification's folds, seed, undersampling, averaging)."""
+    gold = (run.scores or {}).get("gold") or {}
+    if run.task.kind in ("pairwise", "likert"):
+        return "SAGE's protocol (MTEB has no such task)"
+    if run.task.kind != "classification" or "cv_folds" not in gold:
+        return "pooled" if run.protocol == "pooled" else "MTEB's protocol"
+    folds = f"{gold['cv_folds']}-fold cross-validation, seed {gold['seed']}"
+    if run.protocol == "pooled":
+        return f"pooled (not MTEB's): {folds}, whole training folds, pooled out-of-fold predictions"
+    return f"MTEB's protocol: {folds}, {gold['samples_per_label']} training items per label, mean of the folds"
 
 
 def run_row(run: ModelRun) -> dict[str, Any]:
@@ -19,7 +33,7 @@ def run_row(run: ModelRun) -> dict[str, Any]:
     return {
         "model": run.model.describe(), "run_id": run.pk, "status": run.status, "progress": run.progress,
         "error": run.error or None, "texts_encoded": run.texts_encoded,
-        "device": run.device or None,
+        "device": run.device or None, "protocol": run.protocol, "protocol_note": protocol_note(run),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "gold": scores.get("gold"), "humans": scores.get("humans"), "significance": scores.get("significance"),
     }

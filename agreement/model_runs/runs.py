@@ -47,8 +47,15 @@ def load_inputs(task: Task) -> tuple[list[tuple[int, dict[str, Any]]], dict[int,
     return items, gold, humans
 
 
-def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: dict[int, list[Any]]) -> str:
-    doc = [[p, gold.get(i), humans.get(i, [])] for i, p in items]
+# 2: MTEB's own protocols (mteb 2.20.0): classification undersampled per fold, instructions after the query,
+#    a query with no relevant candidate counted as 0, reranking's map_at_1000. A run scored before is not reused.
+SCORING_VERSION = 2
+
+
+def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: dict[int, list[Any]],
+                  protocol: str = "mteb") -> str:
+    """sha256 over the items, gold, human answers, the protocol and the scoring version."""
+    doc = [SCORING_VERSION, protocol, [[p, gold.get(i), humans.get(i, [])] for i, p in items]]
     return hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
@@ -65,14 +72,18 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
 
 
 @transaction.atomic
-def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None) -> ModelRun:
-    """The run of this model on the task's current inputs: an existing one (a failed one is reset), or new."""
+def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
+              protocol: str = "mteb") -> ModelRun:
+    """The run of this model on the task's current inputs under `protocol` ("mteb", or "pooled" for
+    classification, agreement/model_runs/scoring.py): an existing one (a failed one is reset), or new."""
     ev.check_supported(task.kind, model)
+    ev.check_protocol(task.kind, protocol)
     items, gold, humans = load_inputs(task)
     if not items:
         raise ev.UnsupportedKind(f"task {task.name} has no items to run a model on")
-    digest = inputs_digest(items, gold, humans)
-    run, created = ModelRun.objects.get_or_create(task=task, model=model, inputs_digest=digest)
+    digest = inputs_digest(items, gold, humans, protocol)
+    run, created = ModelRun.objects.get_or_create(task=task, model=model, inputs_digest=digest,
+                                                  defaults={"protocol": protocol})
     if created:
         size = chunk_texts or settings.MODEL_RUN_CHUNK_TEXTS
         chunks = chunk_items(task.kind, items, size) if model.is_encoder else []
@@ -150,12 +161,12 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
     items, gold, humans = load_inputs(run.task)
     targets = {"gold": {i: ev.gold_truth(kind, g) for i, g in gold.items()},
                "humans": {i: ev.consensus(kind, a) for i, a in humans.items()}}
-    scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind}
+    scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind, "protocol": run.protocol}
     predictions: dict[int, dict[str, Any]] = {}
     try:
         for target, truth in targets.items():
             try:
-                scores[target], by_item = ev.evaluate(kind, run.model, items, truth)
+                scores[target], by_item = ev.evaluate(kind, run.model, items, truth, run.protocol)
             except CannotScore as exc:
                 scores[target] = {"main_score": None, "reason": str(exc)}
                 continue

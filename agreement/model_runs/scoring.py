@@ -17,6 +17,8 @@ from sklearn.cluster import AgglomerativeClustering, MiniBatchKMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
+from agreement import trec_scoring
+
 SEED = 42  # MTEB's Evaluator default seed
 KMEANS_BATCH_SIZE = 500  # mteb ClusteringEvaluator's clustering_batch_size
 CV_FOLDS = 5
@@ -42,67 +44,48 @@ def sts(similarities: Sequence[float], truth: Sequence[float]) -> tuple[Scores, 
             [float(s) for s in similarities])
 
 
-def _first_relevant_rank(relevance: np.ndarray, order: np.ndarray, k: int) -> float:
-    hits = np.flatnonzero(relevance[order][:k] > 0)
-    return 1.0 / (hits[0] + 1) if hits.size else 0.0
+MAP_DEPTH = 1000  # mteb AbsTaskRetrieval k_values' largest: reranking's main score is map_at_1000
 
 
-def _ranking_order(similarities: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-    """Best first; ties broken by id descending, as pytrec_eval and mteb's mrr do."""
-    keys = sorted(range(len(ids)), key=lambda i: (similarities[i], ids[i]), reverse=True)
-    return np.asarray(keys, dtype=int)
+def _rank_and_score(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]]
+                    ) -> tuple[trec_scoring.Scores, list[list[str]]]:
+    """Each query's documents ranked by similarity (ties by id descending, as pytrec_eval) and scored by the
+    app's one ranking scorer (agreement/trec_scoring.py), against relevance ≥ 1 as pytrec_eval's default."""
+    run, qrels, predictions = {}, {}, []
+    for n, (ids, sims, relevance) in enumerate(queries):
+        ranked = trec_scoring.order_like_trec_eval({d: float(s) for d, s in zip(ids, sims, strict=True)})
+        predictions.append(ranked)
+        scored = dict(zip(ids, sims, strict=True))
+        run[str(n)] = {d: float(scored[d]) for d in ranked[:MAP_DEPTH]}
+        qrels[str(n)] = {d: max(float(r), 0.0) for d, r in zip(ids, relevance, strict=True)}
+    # MAP is over the whole (cut) ranking whatever the cut-offs; asking only for 10 keeps the arrays as wide as
+    # the longest ranking, not 1,000.
+    return trec_scoring.evaluate_dicts(run, qrels, threshold=1.0, ks=(10,)), predictions
 
 
 def reranking(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]]) -> tuple[Scores, list[Any]]:
-    """MTEB reranking (retrieval evaluator over each query's candidates): MAP, MRR@10, nDCG@10.
-
-    queries: (candidate ids, similarities, 0/1 relevance) per query. A query with no relevant candidate
-    is excluded (trec_eval skips it) and counted.
-    """
-    aps, rrs, ndcgs, predictions, excluded = [], [], [], [], 0
-    for ids, sims, rel in queries:
-        sims, rel = np.asarray(sims, dtype=float), (np.asarray(rel, dtype=float) > 0).astype(float)
-        order = _ranking_order(sims, ids)
-        predictions.append([ids[i] for i in order])
-        if not rel.any():
-            excluded += 1
-            continue
-        precision_at_hits = np.cumsum(rel[order]) / np.arange(1, len(order) + 1)
-        aps.append(float((precision_at_hits * rel[order]).sum() / rel.sum()))
-        rrs.append(_first_relevant_rank(rel, order, 10))
-        ndcgs.append(_ndcg_ranked(rel, order, 10))
-    if not aps:
-        raise CannotScore("no query has a relevant candidate")
-    mean_ap = float(np.mean(aps))
-    return ({"main_score": mean_ap, "map": mean_ap, "mrr_at_10": float(np.mean(rrs)),
-             "ndcg_at_10": float(np.mean(ndcgs)), "n": len(aps), "excluded_queries": excluded}, predictions)
-
-
-def _ndcg_ranked(gains: np.ndarray, order: np.ndarray, k: int) -> float:
-    """trec_eval's ndcg_cut (linear gains: gain = relevance) of one ranking."""
-    discounts = 1.0 / np.log2(np.arange(2, k + 2))
-    dcg = float((gains[order][:k] * discounts[:len(order[:k])]).sum())
-    ideal = np.sort(gains)[::-1][:k]
-    idcg = float((ideal * discounts[:len(ideal)]).sum())
-    return dcg / idcg if idcg > 0 else 0.0
+    """MTEB 2.x reranking (AbsTaskRetrieval over each query's candidates): map_at_1000 (main), mrr_at_10,
+    ndcg_at_10. queries: (candidate ids, similarities, 0/1 relevance) per query. A query with no relevant
+    candidate is averaged in as 0, as pytrec_eval and MTEB do, and counted."""
+    if not queries:
+        raise CannotScore("no query to rank")
+    scores, predictions = _rank_and_score(queries)
+    value = float(scores.map)
+    return ({"main_score": value, "map_at_1000": value, "mrr_at_10": scores.at("mrr", 10),
+             "ndcg_at_10": scores.at("ndcg", 10), "n": scores.queries,
+             "n_queries_without_relevant": scores.queries_without_relevant}, predictions)
 
 
 def graded_relevance(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]]
                      ) -> tuple[Scores, list[Any]]:
-    """nDCG@10 with trec_eval's linear gains (MTEB via pytrec_eval), queries with no positive grade excluded."""
-    ndcgs, predictions, excluded = [], [], 0
-    for ids, sims, grades in queries:
-        sims, gains = np.asarray(sims, dtype=float), np.clip(np.asarray(grades, dtype=float), 0, None)
-        order = _ranking_order(sims, ids)
-        predictions.append([ids[i] for i in order])
-        if not gains.any():
-            excluded += 1
-            continue
-        ndcgs.append(_ndcg_ranked(gains, order, 10))
-    if not ndcgs:
-        raise CannotScore("no query has a document with a positive grade")
-    value = float(np.mean(ndcgs))
-    return {"main_score": value, "ndcg_at_10": value, "n": len(ndcgs), "excluded_queries": excluded}, predictions
+    """MTEB retrieval's main score, nDCG@10 with trec_eval's linear gains (pytrec_eval), and Recall@10
+    (grade ≥ 1). A query with no positive grade is averaged in as 0 and counted."""
+    if not queries:
+        raise CannotScore("no query to rank")
+    scores, predictions = _rank_and_score(queries)
+    value = scores.at("ndcg", 10)
+    return ({"main_score": value, "ndcg_at_10": value, "recall_at_10": scores.at("recall", 10),
+             "n": scores.queries, "n_queries_without_relevant": scores.queries_without_relevant}, predictions)
 
 
 def kmeans_partition(embeddings: np.ndarray, k: int, seed: int = SEED) -> np.ndarray:
@@ -158,31 +141,85 @@ def clustering(sets: Sequence[tuple[np.ndarray | None, np.ndarray, Sequence[Sequ
              "v_measure_agglomerative": agglo, "n": len(agglo_scores)}, predictions)
 
 
-def classification(embeddings: np.ndarray, labels: Sequence[str], seed: int = SEED,
-                   folds: int = CV_FOLDS) -> tuple[Scores, list[str]]:
-    """MTEB's logistic regression (max_iter=100) with its cross-validation (KFold, shuffled, seed 42),
-    used when the task has no train split: each item is predicted by a model trained on the other folds.
-    Scores are pooled over the out-of-fold predictions: accuracy, macro F1, weighted F1.
+CLASSIFICATION_PROTOCOLS = ("mteb", "pooled")
+SAMPLES_PER_LABEL = 8  # mteb AbsTaskClassification.samples_per_label
+
+
+def _classification_figures(truth: np.ndarray, pred: np.ndarray) -> dict[str, float]:
+    """mteb AbsTaskClassification._calculate_scores (sklearn; an undefined precision counts 0, as its warning does).
+    MTEB's `ap` (average precision of the predicted labels, for a fold whose test labels happen to be two) is
+    not reported."""
+    figures = {"accuracy": float(skm.accuracy_score(truth, pred))}
+    for name, fn in (("f1", skm.f1_score), ("precision", skm.precision_score), ("recall", skm.recall_score)):
+        figures[name] = float(fn(truth, pred, average="macro", zero_division=0))
+        figures[f"{name}_weighted"] = float(fn(truth, pred, average="weighted", zero_division=0))
+    return figures
+
+
+def _fit_predict(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, seed: int) -> np.ndarray:
+    """MTEB's evaluator model, LogisticRegression(max_iter=100) with random_state = the task's seed. A training
+    set of one label (MTEB would stop with sklearn's error) predicts that label."""
+    if len(set(train_y.tolist())) < 2:
+        return np.full(len(test_x), train_y[0])
+    model = LogisticRegression(max_iter=100, random_state=seed).fit(train_x, train_y)
+    return model.predict(test_x)
+
+
+def _undersample(labels: np.ndarray, shuffled: list[int], seed: int, per_label: int) -> list[int]:
+    """mteb AbsTaskClassification._undersample_data: shuffle the index list in place with
+    RandomState(seed) (a fresh one each call, on the list the previous fold left), then keep the first
+    `per_label` indexes of each label in that order."""
+    np.random.RandomState(seed).shuffle(shuffled)
+    counts: dict[int, int] = {}
+    kept = []
+    for i in shuffled:
+        if counts.get(int(labels[i]), 0) < per_label:
+            kept.append(i)
+            counts[int(labels[i])] = counts.get(int(labels[i]), 0) + 1
+    return kept
+
+
+def classification(embeddings: np.ndarray, labels: Sequence[str], seed: int = SEED, folds: int = CV_FOLDS,
+                   protocol: str = "mteb", samples_per_label: int = SAMPLES_PER_LABEL) -> tuple[Scores, list[str]]:
+    """Cross-validated logistic regression on the items (a study has no train split), by `protocol`:
+
+    - "mteb" (default), mteb 2.20.0 AbsTaskClassification with `is_cross_validation`
+      (`_evaluate_subset_cross_validation`): KFold(5, shuffle=True, random_state=seed) over the items; each
+      training fold undersampled to `samples_per_label` (8) items per label (`_undersample`); the figures
+      are computed per fold and their **mean** is reported. Labels are coded 0..n−1 in sorted order, as
+      integer labels of an MTEB dataset.
+    - "pooled": the app's option for tiny studies: the whole training fold, no undersampling, one set of
+      figures over the pooled out-of-fold predictions.
+
+    Each item's prediction is the one made for it in the fold that held it out (both protocols).
     """
-    y = np.asarray(labels, dtype=object)
-    if len(set(y)) < 2:
+    if protocol not in CLASSIFICATION_PROTOCOLS:
+        raise ValueError(f"classification protocol must be one of {', '.join(CLASSIFICATION_PROTOCOLS)}")
+    names, y = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    if len(names) < 2:
         raise CannotScore("classification needs at least two labels among the items")
     folds = min(folds, len(y))
     if folds < 2:
         raise CannotScore("classification needs at least two items")
-    predicted = np.empty(len(y), dtype=object)
-    for train, test in KFold(n_splits=folds, shuffle=True, random_state=seed).split(embeddings):
-        if len(set(y[train])) < 2:
-            predicted[test] = y[train][0]
-            continue
-        model = LogisticRegression(max_iter=100).fit(embeddings[train], y[train])
-        predicted[test] = model.predict(embeddings[test])
-    truth, pred = y.astype(str), predicted.astype(str)
-    accuracy = float(skm.accuracy_score(truth, pred))
-    return ({"main_score": accuracy, "accuracy": accuracy,
-             "f1": float(skm.f1_score(truth, pred, average="macro", zero_division=0)),
-             "f1_weighted": float(skm.f1_score(truth, pred, average="weighted", zero_division=0)),
-             "n": len(y), "cv_folds": folds, "seed": seed}, list(pred))
+    x = np.asarray(embeddings)
+    predicted = np.empty(len(y), dtype=np.int64)
+    per_fold, shuffled = [], None
+    for train, test in KFold(n_splits=folds, shuffle=True, random_state=seed).split(range(len(y))):
+        if protocol == "mteb":
+            shuffled = list(range(len(train))) if shuffled is None else shuffled
+            train = train[_undersample(y[train], shuffled, seed, samples_per_label)]
+        predicted[test] = _fit_predict(x[train], y[train], x[test], seed)
+        per_fold.append(_classification_figures(y[test], predicted[test]))
+    if protocol == "mteb":
+        figures = {k: float(np.mean([f[k] for f in per_fold])) for k in per_fold[0]}
+    else:
+        figures = _classification_figures(y, predicted)
+    described = {"protocol": protocol, "cv_folds": folds, "seed": seed, "averaging": (
+        "mean of the per-fold figures" if protocol == "mteb" else "pooled out-of-fold predictions")}
+    if protocol == "mteb":
+        described["samples_per_label"] = samples_per_label
+    return ({"main_score": figures["accuracy"], **figures, "n": len(y), **described},
+            [str(names[p]) for p in predicted])
 
 
 def pairwise(sim_a: Sequence[float], sim_b: Sequence[float], truth: Sequence[str]) -> tuple[Scores, list[str]]:

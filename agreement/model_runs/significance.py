@@ -120,7 +120,9 @@ def compare(kind: str, payloads: dict[int, dict[str, Any]], gold: dict[int, Any]
         for i in ids:
             docs = [d["id"] for d in payloads[i][field]]
             truth = np.array([gold[i].get(d, 0) for d in docs], dtype=float)
-            if not (truth > 0).any():
+            if not (truth > 0).any():  # no relevant document: 0 for both, as the scores count it (trec_scoring)
+                h.append(0.0)
+                m.append(0.0)
                 continue
             human = np.array([humans[i].get(d, 0) for d in docs], dtype=float)
             ranked = _ranking_scores(docs, model[i])

@@ -20,7 +20,7 @@ from django.db.models import Sum
 from agreement.retrieval.importing import chunks, iter_qrels
 from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry, Subset
 from agreement.retrieval.runs import Resolver
-from agreement.retrieval.scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
+from agreement.trec_scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
 from tasks_app.importing.reader import ProblemLog

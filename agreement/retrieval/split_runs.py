@@ -30,6 +30,7 @@ from django.utils import timezone
 from agreement.model_runs.device import add_device, worker_device
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
+from agreement.mteb_texts import document_text, query_text
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk, RunEntry
 from agreement.retrieval.runs import finish_ranking, store_entries
@@ -96,10 +97,10 @@ def claim_chunk(run_id: int, token: str) -> RunChunk | None:
 def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
     """(document pks, cosines), each (queries × min(k, chunk size)), of the chunk's documents for every query."""
     queries = Query.objects.filter(subset_id=chunk.subset_id).order_by("pk").values_list("text", "instruction")
-    query_texts = [f"{instruction} {text}".strip() for text, instruction in queries]  # as subset_texts writes them
+    query_texts = [query_text(text, instruction) for text, instruction in queries]  # as subset_texts writes them
     docs = (Document.objects.filter(subset_id=chunk.subset_id).order_by("pk")
             .values_list("pk", "title", "text")[chunk.doc_start:chunk.doc_end])
-    doc_pks, doc_texts = [d[0] for d in docs], [f"{d[1]} {d[2]}".strip() for d in docs]
+    doc_pks, doc_texts = [d[0] for d in docs], [document_text(d[1], d[2]) for d in docs]
     batch = chunk.model.batch_size * 8
 
     def vectors(texts: list[str]) -> np.ndarray:

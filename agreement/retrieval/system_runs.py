@@ -14,6 +14,7 @@ import bm25s
 import numpy as np
 from django.db import transaction
 
+from agreement.mteb_texts import document_text, query_text
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
@@ -24,11 +25,12 @@ BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep eve
 
 
 def subset_texts(subset: Subset) -> tuple[list[int], list[str], list[int], list[str]]:
-    """(query pks, query texts, document pks, document texts as title + text) in key order."""
+    """(query pks, query texts, document pks, document texts) in key order, written as MTEB writes them
+    (agreement/mteb_texts.py: the instruction after the query; title + text)."""
     queries = list(Query.objects.filter(subset=subset).order_by("pk").values_list("pk", "text", "instruction"))
     docs = list(Document.objects.filter(subset=subset).order_by("pk").values_list("pk", "title", "text"))
-    return ([q[0] for q in queries], [f"{q[2]} {q[1]}".strip() for q in queries],
-            [d[0] for d in docs], [f"{d[1]} {d[2]}".strip() for d in docs])
+    return ([q[0] for q in queries], [query_text(q[1], q[2]) for q in queries],
+            [d[0] for d in docs], [document_text(d[1], d[2]) for d in docs])
 
 
 def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
@@ -112,8 +114,8 @@ def reranked_run(base: Run, name: str, rerank: Rerank, *, depth: int = 100) -> R
                                 "document__text"))
         for query_pk, rows in groupby(entries.iterator(chunk_size=2000), key=lambda row: row[0]):
             rows = list(rows)
-            query = f"{rows[0][2]} {rows[0][1]}".strip()
-            scores = list(rerank(query, [f"{r[4]} {r[5]}".strip() for r in rows]))
+            query = query_text(rows[0][1], rows[0][2])
+            scores = list(rerank(query, [document_text(r[4], r[5]) for r in rows]))
             if len(scores) != len(rows):
                 raise ValueError(f"rerank returned {len(scores)} scores for {len(rows)} documents")
             store_entries(run, [(query_pk, r[3], float(s)) for r, s in zip(rows, scores, strict=True)])

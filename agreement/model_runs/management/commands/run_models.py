@@ -26,6 +26,9 @@ class Command(BaseCommand):
         parser.add_argument("task", help="task name (or id)")
         parser.add_argument("--models", required=True, help="comma-separated registered model names")
         parser.add_argument("--wait", action="store_true", help="run here, in this process, and print the scores")
+        parser.add_argument("--protocol", default="mteb", choices=("mteb", "pooled"),
+                            help="mteb (default): MTEB's own protocol on every kind; pooled: classification "
+                                 "cross-validated on whole training folds, no undersampling, predictions pooled")
 
     def handle(self, *args: Any, **options: Any) -> None:
         task: Task = find_task(options["task"])
@@ -37,7 +40,7 @@ class Command(BaseCommand):
             except BackendError as exc:
                 raise CommandError(str(exc)) from None
         try:
-            runs = [start_run(task, model) for model in models]
+            runs = [start_run(task, model, protocol=options["protocol"]) for model in models]
         except UnsupportedKind as exc:
             raise CommandError(str(exc)) from None
         if not options["wait"]:
@@ -50,6 +53,7 @@ class Command(BaseCommand):
             run = run_in_process(run)
             if run.status != run.Status.DONE:
                 raise CommandError(f"{run.model.name} on {task.name} failed: {run.error}")
-            out[run.model.name] = {"gold": run.scores.get("gold"), "humans": run.scores.get("humans"),
+            out[run.model.name] = {"protocol": run.protocol, "gold": run.scores.get("gold"),
+                                   "humans": run.scores.get("humans"),
                                    "texts_encoded": run.texts_encoded, "device": run.device}
         self.stdout.write(json.dumps({"task": task.name, "kind": task.kind, "models": out}, indent=2))

@@ -1,16 +1,25 @@
-"""Scoring rankings against relevance judgments: nDCG@k, Recall@k and MAP, as trec_eval computes them.
+"""Scoring rankings against relevance judgments: nDCG@k, Recall@k, MAP and MRR@k, as MTEB computes them.
 
-Pure numpy, no Django. MTEB scores retrieval through pytrec_eval (trec_eval's C code); these functions give
-the same numbers (the tests check them against pytrec_eval on the same qrels and runs) but work on whole
-matrices, so every k from 1 to 100 of many runs costs a few array operations, and they take graded
-judgments as floats (pytrec_eval only takes integer relevance):
+The app's one ranking scorer: retrieval runs (`agreement/retrieval/evaluation.py`, `evaluate_runs`) and
+models run on reranking and graded-relevance items (`agreement/model_runs/scoring.py`) both score here, so
+they cannot disagree. Pure numpy, no Django. MTEB scores retrieval through pytrec_eval (trec_eval's C code)
+plus its own MRR (mteb 2.20.0 `_evaluators/retrieval_metrics.py`); these functions give the same numbers
+(the tests check them against pytrec_eval and against MTEB's own task classes) but work on whole matrices,
+so every k from 1 to 100 of many runs costs a few array operations, and they take graded judgments as
+floats (pytrec_eval only takes integer relevance):
 
 - nDCG@k: gain = the judgment when positive, else 0 (trec_eval's linear gains, not 2^rel − 1); discount
   1 / log2(rank + 1); the ideal ranking is every judged document of the query sorted by gain, cut at k.
   A query whose judgments are all 0 scores 0.
 - Recall@k: relevant documents (judgment ≥ threshold) in the top k / all relevant documents of the query;
   0 when it has none.
-- MAP: mean over queries of average precision over the whole ranking, relevant as for recall.
+- MAP: mean over queries of average precision over the whole ranking, relevant as for recall (trec_eval's
+  `map`; MTEB's `map_at_1000` is the same for rankings of at most 1,000 documents).
+- MRR@k: 1 / rank of the first document judged above 0 within the top k, else 0 (MTEB's `mrr`, which
+  takes judgment > 0 as relevant, not the threshold).
+- A query whose judgments are all 0 counts 0 on every figure and is averaged in (pytrec_eval evaluates every
+  query with judgments; MTEB drops only a query with no judgment at all), and is counted
+  (`queries_without_relevant`).
 - Unjudged documents are not relevant. Queries are those both ranked and judged (as trec_eval without -c).
 - Order: a ranking given as scores is sorted like trec_eval: score descending, ties by document id
   descending (byte order), see ``order_like_trec_eval``.
@@ -46,6 +55,7 @@ class Scores:
     ks: tuple[int, ...]
     ndcg: np.ndarray
     recall: np.ndarray
+    mrr: np.ndarray
     map: float
     queries: int
     queries_without_relevant: int
@@ -112,7 +122,7 @@ def evaluate(ranking: np.ndarray, query_codes: np.ndarray, prepared: Prepared,
     rows, ranking = at[judged], ranking[judged]
     if not len(rows):
         empty = np.zeros(len(ks))
-        return Scores(ks, empty, empty, 0.0, 0, 0, np.zeros((0, len(ks))), np.asarray(query_codes)[judged])
+        return Scores(ks, empty, empty, empty, 0.0, 0, 0, np.zeros((0, len(ks))), np.asarray(query_codes)[judged])
     gain, relevant = prepared.lookup(rows, ranking)
     depth = max(ranking.shape[1], prepared.k_max)
     gain = np.pad(gain, ((0, 0), (0, depth - gain.shape[1])))
@@ -128,8 +138,14 @@ def evaluate(ranking: np.ndarray, query_codes: np.ndarray, prepared: Prepared,
                        where=num_rel[:, None] > 0)
     precision = found / np.arange(1, depth + 1)
     ap = np.divide((precision * relevant).sum(axis=1), num_rel, out=np.zeros(len(rows)), where=num_rel > 0)
-    return Scores(ks, ndcg.mean(axis=0), recall.mean(axis=0), float(ap.mean()), len(rows),
-                  int((num_rel == 0).sum()), ndcg, np.asarray(query_codes)[judged])
+    return Scores(ks, ndcg.mean(axis=0), recall.mean(axis=0), _reciprocal_ranks(gain > 0, cut).mean(axis=0),
+                  float(ap.mean()), len(rows), int((num_rel == 0).sum()), ndcg, np.asarray(query_codes)[judged])
+
+
+def _reciprocal_ranks(hit: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """(queries, len(cut)): 1 / rank of the first hit when it lies within each cut-off (index ≤ cut), else 0."""
+    first = np.where(hit.any(axis=1), hit.argmax(axis=1), hit.shape[1])
+    return np.where(first[:, None] <= cut[None, :], 1.0 / (first[:, None] + 1.0), 0.0)
 
 
 def order_like_trec_eval(scored: Mapping[str, float]) -> list[str]:
