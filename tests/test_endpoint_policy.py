@@ -117,7 +117,8 @@ def test_a_failed_reply_is_kept_only_as_a_labelled_excerpt(settings, monkeypatch
         run = create_run(make_judge("judge-a", server.base_url).annotator, task=task)
         verdict = execute_run(run.pk)
     run.refresh_from_db()
-    assert (verdict, run.status, server.count) == ("done", "completed", 3)
+    assert (verdict, run.status, server.count) == ("done", "failed", 3)  # not one answer: failed (issue 28)
+    assert len(run.error) < 400 and run.error.count("SECRET-INTERNAL-PAGE") <= 1
     body = LLMRequest.objects.get().raw_outputs[0]["body"]
     assert len(body) < 1200 and body.startswith("SECRET-INTERNAL-PAGE")
     assert body.endswith(f"[excerpt: the first 1000 of {len(internal)} characters of the endpoint's reply]")

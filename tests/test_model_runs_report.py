@@ -183,7 +183,7 @@ def test_the_model_rows_poll_live_while_a_run_is_queued_and_stop_when_it_is_done
     poll = f'hx-get="/models/{task.pk}/rows/" hx-trigger="every 2s"'
     assert poll in client.get(f"/reports/task/{task.pk}/").content.decode()
     part = client.get(f"/models/{task.pk}/rows/").content.decode()
-    assert poll in part and "<progress" in part and "embedding" in part and "<h1" not in part
+    assert poll in part and "<progress" in part and "</progress> queued</td>" in part and "<h1" not in part
     call_command("run_models", task.name, "--models", "jaccard", "--wait", stdout=io.StringIO())
     part = client.get(f"/models/{task.pk}/rows/").content.decode()
     assert "hx-trigger" not in part and "McNemar exact" in part and "<progress" not in part

@@ -571,6 +571,8 @@ def failed_run_error(run: LLMRun, failed: int) -> str:
     last = (LLMRequest.objects.filter(run_item_filter(run), annotator_id=run.annotator_id, model=run.model,
                                       prompt_version=run.prompt_version, status=LLMRequest.Status.FAILED)
             .exclude(error="").order_by("-pk").values_list("error", flat=True).first())
+    if last and len(last) > 200:
+        last = last[:200] + "…"
     return f"every request failed ({failed} item(s), none answered)" + (f"; the last error: {last}" if last else "")
 
 
