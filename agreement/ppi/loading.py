@@ -1,0 +1,124 @@
+"""Reading a task's human answers and one judge's answers into the numbers PPI estimates from.
+
+The population is the task's pool (its sampled items when it has a sample, else all items). The judge must
+have answered every pool item; the labelled items are those with at least one human answer, and an item's
+human value is the mean of its humans' numbers (`agreement/ppi/estimands.py`). Skipped answers count as no
+answer. Items carry a system or group in their payload's `system` / `group` field when the dataset gives
+one (docs/import.md). Reading changes nothing: a refused input raises `PPIInputError` and writes no row.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Q
+
+from agreement.ppi.estimands import OffScale, Scale, default_threshold, estimand_names, numbers
+from agreement.ppi.study import STRATA_FIELDS, StudyNumbers, rows_to_numbers
+from annotation.models import Annotation, Annotator
+from tasks_app.models import Item, Task
+
+MAX_PROBLEMS = 10  # listed in one error; the rest are counted
+
+
+class PPIInputError(ValueError):
+    """Input PPI cannot use: the message says what is wrong and where."""
+
+
+def task_scale(task: Task, threshold: float | None = None) -> Scale:
+    """The estimands' view of the task; refuses kinds with no PPI estimate."""
+    lo, hi, _step = task.scale
+    scale = Scale(task.kind, lo, hi, tuple(task.labels or ()), tuple(task.axes or ()),
+                  threshold if threshold is not None or task.kind != "graded_relevance" else default_threshold(lo, hi))
+    try:
+        estimand_names(scale)
+    except ValueError as refusal:
+        raise PPIInputError(f"task {task.name!r}: {refusal}") from None
+    if task.kind == "classification" and not scale.labels:
+        raise PPIInputError(f"task {task.name!r}: a classification task needs its label set for PPI estimates")
+    return scale
+
+
+def find_judge(task: Task, name: str) -> Annotator:
+    """The LLM annotator (or imported machine answers) named `name`; a person is refused."""
+    judge = Annotator.objects.select_related("user").filter(user__username=name).first()
+    if judge is None:
+        raise PPIInputError(f"no annotator named {name!r}: give the judge's name (an LLM annotator, or imported "
+                            "answers with annotator_kind llm)")
+    if judge.kind != Annotator.Kind.LLM:
+        raise PPIInputError(f"{name!r} is a person (a human annotator), not a judge: PPI combines the humans' "
+                            "answers with a machine's; give an LLM annotator's name")
+    return judge
+
+
+def pool_items(task: Task) -> list[tuple[int, str, dict[str, Any]]]:
+    return list(Item.objects.in_pool().filter(task=task).order_by("position", "pk")
+                .values_list("pk", "external_id", "payload"))
+
+
+def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None) -> StudyNumbers:
+    """The judge's and the humans' numbers on the task's pool items; raises PPIInputError naming what is wrong
+    (a person as judge, a judge that missed items, no human labels, answers off the task's scale)."""
+    scale = task_scale(task, threshold)
+    judge = find_judge(task, judge_name)
+    items = pool_items(task)
+    if not items:
+        raise PPIInputError(f"task {task.name!r} has no items")
+    pool = {pk for pk, _e, _p in items}
+    answers = (Annotation.objects.filter(item__task=task, skipped=False)
+               .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
+               .order_by("item_id", "annotator_id")
+               .values_list("item_id", "annotator_id", "annotator__user__username", "value"))
+    judge_values: dict[int, Any] = {}
+    human_values: dict[int, list[tuple[str, Any]]] = defaultdict(list)
+    for item_id, annotator_id, annotator_name, value in answers:
+        if item_id not in pool:
+            continue  # outside the task's sample: not part of the population estimated
+        if annotator_id == judge.pk:
+            judge_values[item_id] = value
+        else:
+            human_values[item_id].append((annotator_name, value))
+    check_coverage(task, judge_name, items, judge_values, human_values)
+    return decode(task, judge_name, scale, items, judge_values, human_values)
+
+
+def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any]]],
+                   judge_values: dict[int, Any], human_values: dict[int, list[tuple[str, Any]]]) -> None:
+    missing = [external_id for pk, external_id, _p in items if pk not in judge_values]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:MAX_PROBLEMS])
+        raise PPIInputError(
+            f"judge {judge_name!r} answered {len(items) - len(missing)} of the {len(items)} items of task "
+            f"{task.name!r}; PPI needs the judge's answer on every item. Missing ({len(missing)}): {shown}"
+            + (" …" if len(missing) > MAX_PROBLEMS else ""))
+    if not any(pk in human_values for pk, _e, _p in items):
+        raise PPIInputError(f"task {task.name!r} has no human answers on its items: PPI needs people's labels "
+                            "on a sample of them")
+
+
+def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str, dict[str, Any]]],
+           judge_values: dict[int, Any], human_values: dict[int, list[tuple[str, Any]]]) -> StudyNumbers:
+    problems: list[str] = []
+    judge_rows, human_rows = [], []
+
+    def read(value: Any, external_id: str, annotator: str, payload: dict[str, Any]) -> dict[str, float]:
+        try:
+            return numbers(value, scale, [d["id"] for d in payload.get("documents", ())])
+        except OffScale as problem:
+            problems.append(f"item {external_id!r}, annotator {annotator!r}: {problem}")
+            return {}
+
+    for pk, external_id, payload in items:
+        judge_rows.append(read(judge_values[pk], external_id, judge_name, payload))
+        human_rows.append([read(v, external_id, name, payload) for name, v in human_values.get(pk, ())])
+    if problems:
+        shown = "; ".join(problems[:MAX_PROBLEMS])
+        more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
+        raise PPIInputError(f"task {task.name!r}: {len(problems)} answer(s) are not on the task's scale, so "
+                            f"they cannot be averaged with the others: {shown}{more}")
+    strata = {name: [str(p.get(name) or "") if isinstance(p, dict) else "" for _pk, _e, p in items]
+              for name in STRATA_FIELDS}
+    humans = {name for answers in human_values.values() for name, _v in answers}
+    return rows_to_numbers([e for _pk, e, _p in items], estimand_names(scale), judge_rows, human_rows,
+                           strata={k: v for k, v in strata.items() if any(v)},
+                           n_human_answers=sum(len(a) for a in human_rows), n_annotators_scored=len(humans))
