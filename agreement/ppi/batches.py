@@ -1,0 +1,76 @@
+"""A human batch of the items a PPI plan asks for: drawn uniformly at random from the pool items no person has
+answered yet, in the task's language, so the labelled items stay a uniform sample of the pool.
+
+The draw is a seeded permutation, and the batch's positions follow it; the assignment engine hands items out
+in position order (docs/batches.md), so a batch only partly labelled is still a uniform draw (its first k
+items). Everything is checked first (the judge, its coverage, the answers' scale, the plan), then the batch is
+written in one transaction: a refused request writes nothing.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+
+from agreement.ppi.loading import PPIInputError, load_numbers
+from agreement.ppi.planner import DEFAULT_ASSURANCE, Plan, labels_needed
+from agreement.ppi.study import StudyNumbers, sample_for
+from annotation.batches import AssignmentProblem, assign
+from annotation.models import Annotator, Batch, BatchItem
+from tasks_app.models import Item, Task
+
+
+@dataclass(frozen=True)
+class PlannedBatch:
+    batch: Batch
+    external_ids: list[str]
+    plan: Plan | None
+    seed: int
+
+
+def plan_for(numbers: StudyNumbers, target_half_width: float, alpha: float, assurance: float) -> Plan:
+    """The plan of the estimand needing most labels (every estimand reaches the target), or the refusal."""
+    everything = np.ones(len(numbers.items), dtype=bool)
+    plans = [labels_needed(sample_for(numbers, column, everything), target_half_width, alpha, assurance)
+             for column in range(len(numbers.estimands))]
+    for estimand, plan in zip(numbers.estimands, plans, strict=True):
+        if plan.n_more is None:
+            raise PPIInputError(f"{estimand}: {plan.reason}")
+    return max(plans, key=lambda p: p.n_more or 0)
+
+
+def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
+                     target_half_width: float | None = None, alpha: float = 0.05,
+                     assurance: float = DEFAULT_ASSURANCE, seed: int = 0, name: str | None = None,
+                     overlap: int = 1, annotators: Iterable[Annotator] = ()) -> PlannedBatch:
+    """A new batch of `n_items` (or as many as the plan for ±`target_half_width` needs) items without a human
+    answer, drawn uniformly with `seed`; raises PPIInputError (nothing written) on input PPI cannot use."""
+    if (n_items is None) == (target_half_width is None):
+        raise PPIInputError("give either the number of items or a target half-width")
+    numbers = load_numbers(task, judge_name)
+    plan = None if target_half_width is None else plan_for(numbers, target_half_width, alpha, assurance)
+    wanted = n_items if plan is None else plan.n_more
+    assert wanted is not None
+    unlabelled = [external_id for external_id, labelled in zip(numbers.items, numbers.labelled, strict=True)
+                  if not labelled]
+    if wanted < 1:
+        raise PPIInputError("the plan needs no more labels: the target is already reached" if plan is not None
+                            else "the batch needs at least one item")
+    if wanted > len(unlabelled):
+        raise PPIInputError(f"{wanted} items asked for, but only {len(unlabelled)} items have no human answer")
+    drawn = [unlabelled[i] for i in np.random.default_rng(seed).permutation(len(unlabelled))[:wanted]]
+    name = name or f"{task.name} · PPI +{wanted} (seed {seed})"
+    if Batch.objects.filter(task=task, name=name).exists():
+        raise PPIInputError(f"task {task.name!r} already has a batch named {name!r}: give another --name or --seed")
+    ids = dict(Item.objects.filter(task=task, external_id__in=drawn).values_list("external_id", "pk"))
+    try:
+        with transaction.atomic():
+            batch = Batch.objects.create(task=task, name=name, language=task.language, overlap=overlap)
+            BatchItem.objects.bulk_create(BatchItem(batch=batch, item_id=ids[external_id], position=position)
+                                          for position, external_id in enumerate(drawn, start=1))
+            assign(batch, annotators)
+    except AssignmentProblem as problem:
+        raise PPIInputError(f"{problem.field}: {problem.message}") from None
+    return PlannedBatch(batch, drawn, plan, seed)
