@@ -18,10 +18,10 @@ def likert_records(n: int) -> list[dict[str, Any]]:
 
 
 def set_strata(task: Task, field: str, values: Sequence[str]) -> None:
-    """Give the items (in position order) a system or group in their payload, as an import does."""
+    """Give the items (in position order) a system or group, as an import of records with that field does."""
     for item, value in zip(task.items.order_by("position"), values, strict=True):
-        item.payload = {**item.payload, field: value}
-        item.save(update_fields=["payload"])
+        setattr(item, field, value)
+        item.save(update_fields=[field])
 
 
 def rated_likert_study(name: str, n_items: int, labelled: Sequence[int], *, seed: int = 0,

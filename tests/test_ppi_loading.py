@@ -3,15 +3,19 @@ them (agreement/ppi/study.py): every kind's estimands, the mean of several human
 differences, and the inputs refused with a message naming the problem."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from agreement.ppi.loading import PPIInputError, load_numbers
 from agreement.ppi.study import estimates_document, overall
 from annotation.models import Annotation, Annotator
+from tasks_app.models import Task
 from tests.ppi_helpers import JUDGE, rated_likert_study
-from tests.report_builders import annotator_named, build_task, import_answers
+from tests.report_builders import annotator_named, build_task, import_answers, import_study
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +137,23 @@ def test_kinds_without_a_mean_are_refused() -> None:
     annotator_named(JUDGE, Annotator.Kind.LLM)
     with pytest.raises(PPIInputError, match="reranking tasks have no PPI estimate"):
         load_numbers(task, JUDGE)
+
+
+def test_import_keeps_system_and_group_beside_the_payload_where_annotators_never_see_them(tmp_path) -> None:
+    records = [{"context": "c1", "text": "same output", "system": "sys-a", "group": "news"},
+               {"context": "c1", "text": "same output", "system": "sys-b", "group": "news"},  # two systems: two items
+               {"context": "c2", "text": "other"}]
+    answers = [{"item": str(i), "annotator": JUDGE, "annotator_kind": "llm", "value": {"overall": 5}}
+               for i in (1, 2, 3)] + [{"item": "1", "annotator": "alice", "value": {"overall": 4}}]
+    task = import_study(tmp_path, "likert", "ppi-import", records, answers, axes="overall")
+    items = list(task.items.order_by("position").values_list("system", "group", "payload"))
+    assert [(s, g) for s, g, _p in items] == [("sys-a", "news"), ("sys-b", "news"), ("", "")]
+    assert all(set(p) == {"context", "text"} for _s, _g, p in items)  # the loop sends the payload: no system in it
+    numbers = load_numbers(task, JUDGE)
+    assert numbers.strata == {"system": ["sys-a", "sys-b", ""], "group": ["news", "news", ""]}
+    csv_file = tmp_path / "rows.csv"
+    csv_file.write_text("id,context,text,system\nx1,c,t,sys-a\nx2,c,t,sys-b\n")
+    call_command("import_task", str(csv_file), "--name=ppi-csv-import", "--kind=likert", "--axes=overall",
+                 "--language=eng-Latn", stdout=io.StringIO())
+    assert list(Task.objects.get(name="ppi-csv-import").items.order_by("position").values_list("system", flat=True)) \
+        == ["sys-a", "sys-b"]

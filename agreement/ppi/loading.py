@@ -3,8 +3,8 @@
 The population is the task's pool (its sampled items when it has a sample, else all items). The judge must
 have answered every pool item; the labelled items are those with at least one human answer, and an item's
 human value is the mean of its humans' numbers (`agreement/ppi/estimands.py`). Skipped answers count as no
-answer. Items carry a system or group in their payload's `system` / `group` field when the dataset gives
-one (docs/import.md). Reading changes nothing: a refused input raises `PPIInputError` and writes no row.
+answer. Items carry a system or group (`Item.system`, `Item.group`) when the dataset gives one (docs/import.md,
+"System and group"). Reading changes nothing: a refused input raises `PPIInputError` and writes no row.
 """
 from __future__ import annotations
 
@@ -51,9 +51,10 @@ def find_judge(task: Task, name: str) -> Annotator:
     return judge
 
 
-def pool_items(task: Task) -> list[tuple[int, str, dict[str, Any]]]:
+def pool_items(task: Task) -> list[tuple[int, str, dict[str, Any], str, str]]:
+    """(id, external id, payload, system, group) of each pool item, in task order."""
     return list(Item.objects.in_pool().filter(task=task).order_by("position", "pk")
-                .values_list("pk", "external_id", "payload"))
+                .values_list("pk", "external_id", "payload", "system", "group"))
 
 
 def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None) -> StudyNumbers:
@@ -64,7 +65,7 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     items = pool_items(task)
     if not items:
         raise PPIInputError(f"task {task.name!r} has no items")
-    pool = {pk for pk, _e, _p in items}
+    pool = {row[0] for row in items}
     answers = (Annotation.objects.filter(item__task=task, skipped=False)
                .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
                .order_by("item_id", "annotator_id")
@@ -82,21 +83,21 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     return decode(task, judge_name, scale, items, judge_values, human_values)
 
 
-def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any]]],
+def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any], str, str]],
                    judge_values: dict[int, Any], human_values: dict[int, list[tuple[str, Any]]]) -> None:
-    missing = [external_id for pk, external_id, _p in items if pk not in judge_values]
+    missing = [row[1] for row in items if row[0] not in judge_values]
     if missing:
         shown = ", ".join(repr(m) for m in missing[:MAX_PROBLEMS])
         raise PPIInputError(
             f"judge {judge_name!r} answered {len(items) - len(missing)} of the {len(items)} items of task "
             f"{task.name!r}; PPI needs the judge's answer on every item. Missing ({len(missing)}): {shown}"
             + (" …" if len(missing) > MAX_PROBLEMS else ""))
-    if not any(pk in human_values for pk, _e, _p in items):
+    if not any(row[0] in human_values for row in items):
         raise PPIInputError(f"task {task.name!r} has no human answers on its items: PPI needs people's labels "
                             "on a sample of them")
 
 
-def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str, dict[str, Any]]],
+def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str, dict[str, Any], str, str]],
            judge_values: dict[int, Any], human_values: dict[int, list[tuple[str, Any]]]) -> StudyNumbers:
     problems: list[str] = []
     judge_rows, human_rows = [], []
@@ -108,7 +109,7 @@ def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str
             problems.append(f"item {external_id!r}, annotator {annotator!r}: {problem}")
             return {}
 
-    for pk, external_id, payload in items:
+    for pk, external_id, payload, _system, _group in items:
         judge_rows.append(read(judge_values[pk], external_id, judge_name, payload))
         human_rows.append([read(v, external_id, name, payload) for name, v in human_values.get(pk, ())])
     if problems:
@@ -116,9 +117,8 @@ def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str
         more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
         raise PPIInputError(f"task {task.name!r}: {len(problems)} answer(s) are not on the task's scale, so "
                             f"they cannot be averaged with the others: {shown}{more}")
-    strata = {name: [str(p.get(name) or "") if isinstance(p, dict) else "" for _pk, _e, p in items]
-              for name in STRATA_FIELDS}
+    strata = {name: [row[3 + k] for row in items] for k, name in enumerate(STRATA_FIELDS)}
     humans = {name for answers in human_values.values() for name, _v in answers}
-    return rows_to_numbers([e for _pk, e, _p in items], estimand_names(scale), judge_rows, human_rows,
+    return rows_to_numbers([row[1] for row in items], estimand_names(scale), judge_rows, human_rows,
                            strata={k: v for k, v in strata.items() if any(v)},
                            n_human_answers=sum(len(a) for a in human_rows), n_annotators_scored=len(humans))
