@@ -36,13 +36,18 @@ def test_json_prints_the_estimates_the_library_computes() -> None:
     row = overall(doc, "rating:overall")
     assert f"your 30 labels are worth {row['n_effective']:.0f}" in err
     assert "plan" not in doc
+    (sequence,) = doc["sequences"]
+    assert [look["t"] for look in sequence["looks"]] == [20, 30]  # every 10th label, and the last
+    last = sequence["looks"][-1]
+    assert last["half_width"] > row["half_width"]  # anytime-valid: wider than the fixed-n interval at n = 30
+    assert last["low"] < row["estimate"] < last["high"]
 
 
 def test_csv_has_a_row_per_estimate_difference_and_plan() -> None:
     task, _ = rated_likert_study("ppi-csv", 60, list(range(0, 60, 2)), seed=6, systems=["=cmd", "b"] * 30)
     out, _ = run_ppi(str(task.pk), "--judge", JUDGE, "--format", "csv", "--target-half-width", "0.37")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert [r["section"] for r in rows] == ["estimate"] * 3 + ["difference", "plan"]
+    assert [r["section"] for r in rows] == ["estimate"] * 3 + ["difference", "sequence", "plan"]
     assert rows[1]["group"] == "'=cmd"  # a system name cannot run as a spreadsheet formula
     doc = json.loads(run_ppi(str(task.pk), "--judge", JUDGE, "--target-half-width", "0.37")[0])
     assert float(rows[0]["estimate"]) == pytest.approx(overall(doc, "rating:overall")["estimate"])

@@ -31,7 +31,7 @@ def ppi_document(task: Task, judge_name: str, *, alpha: float = 0.05, target_hal
     doc = {"format_version": FORMAT_VERSION, "task": task.name, "task_id": task.pk, "kind": task.kind,
            "language": task.language, "judge": judge_name, "computed_at": timezone.now().isoformat(),
            "computed_in": computed_in if computed_in != "worker" else f"worker {socket.gethostname()}",
-           **estimates_document(numbers, alpha=alpha)}
+           **estimates_document(numbers, alpha=alpha, target_half_width=target_half_width)}
     if target_half_width is not None:
         doc["plan"] = plan_document(numbers, target_half_width, alpha)
     return doc
@@ -67,7 +67,8 @@ def ppi_json(doc: dict[str, Any]) -> str:
 
 
 def ppi_csv(doc: dict[str, Any]) -> str:
-    """One row per estimate, difference and plan; cells are spreadsheet-safe (tasks_app/csv_safety.py)."""
+    """One row per estimate, difference, confidence sequence (its last look) and plan; cells are
+    spreadsheet-safe (tasks_app/csv_safety.py)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -77,6 +78,11 @@ def ppi_csv(doc: dict[str, Any]) -> str:
     for row in doc["differences"]:
         writer.writerow(safe_row(_cells({**base, "section": "difference", **row, "group": f"{row['a']} − {row['b']}",
                                          "note": row["reason"]})))
+    for row in doc["sequences"]:
+        last = row["looks"][-1] if row["looks"] else {}
+        writer.writerow(safe_row(_cells({**base, "section": "sequence", "scope": "task", "estimand": row["estimand"],
+                                         "estimate": last.get("estimate"), "ci_low": last.get("low"),
+                                         "ci_high": last.get("high"), "n": last.get("t"), "note": row["reason"]})))
     for row in doc.get("plan", {}).get("by_estimand", []):
         writer.writerow(safe_row(_cells({**base, "section": "plan", "scope": "task", **row,
                                          "n": row["n_labelled"], "note": row["reason"]})))

@@ -9,8 +9,10 @@ answer. Items carry a system or group (`Item.system`, `Item.group`) when the dat
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 from django.db.models import Q
 
 from agreement.ppi.estimands import OffScale, Scale, default_threshold, estimand_names, numbers
@@ -69,18 +71,23 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     answers = (Annotation.objects.filter(item__task=task, skipped=False)
                .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
                .order_by("item_id", "annotator_id")
-               .values_list("item_id", "annotator_id", "annotator__user__username", "value"))
+               .values_list("item_id", "annotator_id", "annotator__user__username", "value", "submitted_at"))
     judge_values: dict[int, Any] = {}
     human_values: dict[int, list[tuple[str, Any]]] = defaultdict(list)
-    for item_id, annotator_id, annotator_name, value in answers:
+    first_label: dict[int, Any] = {}
+    for item_id, annotator_id, annotator_name, value, submitted_at in answers:
         if item_id not in pool:
             continue  # outside the task's sample: not part of the population estimated
         if annotator_id == judge.pk:
             judge_values[item_id] = value
         else:
             human_values[item_id].append((annotator_name, value))
+            first_label[item_id] = min(first_label.get(item_id, submitted_at), submitted_at)
     check_coverage(task, judge_name, items, judge_values, human_values)
-    return decode(task, judge_name, scale, items, judge_values, human_values)
+    numbers = decode(task, judge_name, scale, items, judge_values, human_values)
+    row_of = {row[0]: index for index, row in enumerate(items)}
+    arrival = sorted(first_label, key=lambda pk: (first_label[pk], row_of[pk]))
+    return replace(numbers, label_order=np.array([row_of[pk] for pk in arrival], dtype=int))
 
 
 def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any], str, str]],

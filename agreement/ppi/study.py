@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from agreement.ppi.estimates import Estimate, Sample, difference, estimate, z_value
+from agreement.ppi.sequence import MIN_LABELS, confidence_sequence
 
 STRATA_FIELDS = ("system", "group")
 MAX_GROUPS_FOR_DIFFERENCES = 10  # 45 pairs; more would bury the table
@@ -27,7 +28,8 @@ METHOD = ("PPI++ with the power-tuned λ (arXiv:2311.01453), as ppi-python 0.2.3
 class StudyNumbers:
     """One row per pool item: `judge[i, e]` the judge's number for estimand e, `human[i, e]` the mean of the
     humans' numbers (NaN on unlabelled items); `strata[field][i]` the item's system or group ("" = none);
-    `inclusion[i]` the item's known inclusion probability (None: a uniform sample is assumed)."""
+    `inclusion[i]` the item's known inclusion probability (None: a uniform sample is assumed); `label_order`
+    the labelled rows in the order people first answered them (for the confidence sequence)."""
 
     items: list[str]
     estimands: list[str]
@@ -35,6 +37,7 @@ class StudyNumbers:
     human: np.ndarray
     strata: dict[str, list[str]] = field(default_factory=dict)
     inclusion: np.ndarray | None = None
+    label_order: np.ndarray | None = None
     n_human_answers: int = 0
     n_annotators_scored: int = 0
 
@@ -69,8 +72,10 @@ def scopes(numbers: StudyNumbers) -> list[tuple[str, str, np.ndarray]]:
     return found
 
 
-def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05) -> dict[str, Any]:
-    """Every estimand's PPI++ and classical estimate per scope, and the differences between groups."""
+def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05,
+                       target_half_width: float | None = None) -> dict[str, Any]:
+    """Every estimand's PPI++ and classical estimate per scope, the differences between groups, and the whole
+    task's confidence sequences (with the first look within ±target_half_width, when one is given)."""
     z_value(alpha)  # refuses a bad alpha before anything is computed
     rows, by_scope = [], {}
     for scope, group, mask in scopes(numbers):
@@ -105,7 +110,34 @@ def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05) -> dict[st
         "differences": differences,
         "differences_note": "; ".join(notes) or
             "a system's items are its own: the two estimates are independent, so their variances add",
+        "sequences": [sequence_row(numbers, column, alpha, target_half_width)
+                      for column in range(len(numbers.estimands))],
     }
+
+
+LOOK_EVERY = 10  # labels between the looks a document lists (every look is computed; the last is always listed)
+
+
+def sequence_row(numbers: StudyNumbers, column: int, alpha: float,
+                 target_half_width: float | None) -> dict[str, Any]:
+    """The whole task's confidence sequence of one estimand, labels taken in the order people gave them."""
+    estimand = numbers.estimands[column]
+    order = numbers.label_order if numbers.label_order is not None else np.flatnonzero(numbers.labelled)
+    row: dict[str, Any] = {"estimand": estimand, "min_labels": MIN_LABELS, "n": len(order), "looks": [],
+                           "target_half_width": target_half_width, "target_reached_at": None, "reason": ""}
+    if numbers.inclusion is not None:
+        return {**row, "reason": "not computed for a weighted sample (the sequence assumes uniform arrivals)"}
+    if len(order) < MIN_LABELS:
+        return {**row, "reason": f"undefined: {len(order)} labelled items; the sequence starts at {MIN_LABELS}"}
+    sequence = confidence_sequence(numbers.human[order, column], numbers.judge[order, column],
+                                   numbers.judge[:, column], alpha)
+    half = sequence.half_width()
+    listed = [i for i in range(len(sequence.t)) if sequence.t[i] % LOOK_EVERY == 0 or i == len(sequence.t) - 1]
+    row["looks"] = [{"t": int(sequence.t[i]), "estimate": float(sequence.estimate[i]), "low": float(sequence.low[i]),
+                     "high": float(sequence.high[i]), "half_width": float(half[i])} for i in listed]
+    if target_half_width is not None:
+        row["target_reached_at"] = sequence.first_within(target_half_width)
+    return row
 
 
 def sampling_statement(numbers: StudyNumbers) -> str:
