@@ -3,6 +3,8 @@ the worker's code stores them, and the panel shows the estimate, both intervals 
 labels are worth; refused input is said on the page and queues nothing; annotators get 403."""
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -73,3 +75,17 @@ def test_a_judge_that_missed_items_fails_the_job_with_the_reason(dave) -> None:
     assert row.status == "failed" and "Missing (1): '4'" in row.error
     page = client_for(dave).get(reverse("agreement:detail", args=[task.pk])).content.decode()
     assert "Missing (1): &#x27;4&#x27;" in page
+
+
+def test_a_real_worker_computes_the_queued_estimate(dave, start_worker) -> None:
+    task, _ = rated_likert_study("ppi-worker", 60, list(range(0, 60, 2)), seed=9)
+    start_worker()
+    client_for(dave).post(reverse("agreement:ppi_request", args=[task.pk]), {"judge": JUDGE, "alpha": "0.1"})
+    deadline = time.monotonic() + 60
+    row = PPIEstimate.objects.get(task=task)
+    while row.status in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        row.refresh_from_db()
+    assert row.status == "done", row.error
+    assert row.document["computed_in"].startswith("worker ") and row.document["confidence"] == pytest.approx(0.9)
+    assert row.document["n_labelled"] == 30
