@@ -255,3 +255,36 @@ def difference(a: str, first: Estimate, b: str, second: Estimate, alpha: float =
     se_classical = math.hypot(first.classical_standard_error, second.classical_standard_error)
     return Difference(a, b, theta, theta - z * se, theta + z * se, mean, mean - z * se_classical,
                       mean + z * se_classical)
+
+
+def active_estimate(y: np.ndarray, yhat: np.ndarray, w: np.ndarray, judge_mean: float, n_items: int,
+                    alpha: float = 0.05, in_scope: np.ndarray | None = None) -> Estimate:
+    """The PPI estimate for labels drawn unevenly with known probabilities ("Active Statistical Inference",
+    Zrnic & Candès, arXiv:2403.03208): each draw i has weight w_i = 1/(M·p_i) (p_i its draw probability, M the
+    items estimated over) and the judge's mean over all M items, μ_f, is known (it answered every item). With
+    a_i = w_i·y_i and b_i = w_i·yhat_i − μ_f the estimate is mean(a − λb), λ = Cov(a, b)/Var(b) clipped to
+    [0, 1], and its standard error sd(a − λb)/√n (ddof 1); the classical one is mean(a) ± z·sd(a)/√n.
+    `n_unlabelled` reports `n_items`, the M items the judge's mean is taken over.
+    `in_scope` (a 0/1 per draw) estimates a system's mean from every draw, zero outside it (w then uses
+    M = the system's items). Not ppi-python's weighted form: its λ and variance, made for covariate shift,
+    gave wider intervals than uniform sampling in this setting (docs/ppi.md, "Active sampling")."""
+    z = z_value(alpha)
+    n = int(y.shape[0])
+    scope = np.ones(n) if in_scope is None else np.asarray(in_scope, dtype=float)
+    inside = int(scope.sum())
+    if n < 2 or inside < 2:
+        return Estimate(None, None, None, None, None, None, None, None, None, None, inside, n_items, None, None,
+                        f"undefined: {inside} labelled draw(s); an interval needs at least 2")
+    a = scope * w * y
+    b = scope * w * yhat - judge_mean
+    var_b = float(np.var(b, ddof=1))
+    lam = 0.0 if var_b <= 0 else float(np.clip(np.cov(a, b)[0, 1] / var_b, 0, 1))
+    terms = a - lam * b
+    theta, se = float(terms.mean()), float(terms.std(ddof=1)) / math.sqrt(n)
+    mean, se_classical = float(a.mean()), float(a.std(ddof=1)) / math.sqrt(n)
+    error = float(np.sum(scope * w * (yhat - y)) / np.sum(scope * w))
+    worth = None if se == 0 else inside * (se_classical / se) ** 2
+    return Estimate(theta, theta - z * se, theta + z * se, se, mean, mean - z * se_classical,
+                    mean + z * se_classical, se_classical, lam, error, inside, n_items,
+                    correlation(y[scope > 0], yhat[scope > 0]),
+                    worth, "active sampling: each draw weighted by 1/(M·p); n_effective = n·(classical se/se)²")
