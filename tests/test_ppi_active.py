@@ -3,11 +3,22 @@ a uniform and an active phase, the estimator by hand, and a seeded simulation: c
 ≥ 93% of 1,000 draws and is narrower than uniform sampling where the judge's spread tells its error."""
 from __future__ import annotations
 
+import io
+import json
+
 import numpy as np
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from agreement.ppi.active import draw_probabilities, draw_until_new, pooled_draws, usable_prefix
 from agreement.ppi.estimates import active_estimate, z_value
+from agreement.ppi.loading import load_numbers
+from agreement.ppi.models import PPIDraw
+from agreement.ppi.study import estimates_document, overall
+from annotation.models import Batch
+from tests.ppi_helpers import JUDGE, rated_likert_study
+from tests.report_builders import import_answers
 
 
 def test_draw_probabilities_mix_the_uncertainty_with_a_uniform_share() -> None:
@@ -75,3 +86,54 @@ def test_active_sampling_covers_and_narrows_the_interval_over_1000_seeded_draws(
         uniform_width += active_estimate(truth[same_n], judge[same_n], np.ones(150), mu_f, size).half_width
     assert covered / 1000 >= 0.93
     assert active_width < 0.95 * uniform_width
+
+
+def add_judge(task, name: str, values: np.ndarray) -> None:
+    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_kind": "llm",
+                           "value": {"overall": int(v)}} for i, v in enumerate(values)])
+
+
+@pytest.mark.django_db
+def test_ppi_batch_active_draws_where_judges_disagree_and_the_estimate_weighs_the_draws() -> None:
+    task, truth = rated_likert_study("ppi-active", 300, list(range(0, 300, 5)), seed=12)  # 60 uniform labels
+    hard = np.arange(300) % 2 == 0  # two more judges: they agree on the odd rows, differ by 3 on the even ones
+    add_judge(task, "judge-b", truth)
+    add_judge(task, "judge-c", np.where(hard, np.where(truth <= 4, truth + 3, truth - 3), truth))
+    out = io.StringIO()
+    call_command("ppi_batch", "ppi-active", "--judge", JUDGE, "--items", "40", "--seed", "3",
+                 "--active", "judge-b,judge-c", stdout=out)
+    summary = json.loads(out.getvalue())
+    assert summary["n_items"] == 40 and summary["draw"].startswith("active")
+    draw = PPIDraw.objects.get(batch_id=summary["batch_id"])
+    q = np.array(draw.probabilities)
+    assert q.sum() == pytest.approx(1) and q[hard].min() > q[~hard].max()  # disagreement draws more often
+    odd = sum(int(e) % 2 == 0 for e in summary["items"])  # external id n is item n − 1: even ids are odd rows
+    assert odd < 20  # most of the batch is where the judges disagree
+    # people label the first 25 items of the batch: the draws up to the first unlabelled item count
+    import_answers(task, [{"item": e, "annotator": "alice", "value": {"overall": int(truth[int(e) - 1])}}
+                          for e in summary["items"][:25]])
+    numbers = load_numbers(task, JUDGE)
+    row_of = {pk: i for i, pk in enumerate(draw.item_ids)}
+    prefix = usable_prefix([row_of[pk] for pk in draw.draws], numbers.labelled)
+    uniform = [r for r in np.flatnonzero(numbers.labelled)
+               if numbers.items[r] not in set(summary["items"])]
+    rows, weights = pooled_draws(300, uniform, [(q, prefix)])
+    assert len(uniform) == 60 and numbers.draw_rows.tolist() == rows.tolist()
+    doc = estimates_document(numbers)
+    expected = active_estimate(numbers.human[rows, 0], numbers.judge[rows, 0], weights,
+                               float(numbers.judge[:, 0].mean()), 300)
+    row = overall(doc, "rating:overall")
+    assert doc["sampling"].startswith("active") and row["estimate"] == pytest.approx(expected.estimate, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high), abs=1e-12)
+    assert "not computed for actively drawn labels" in doc["sequences"][0]["reason"]
+
+
+@pytest.mark.django_db
+def test_active_sampling_refuses_one_judge_or_a_person_and_writes_nothing() -> None:
+    rated_likert_study("ppi-active-bad", 30, [0, 1, 2])
+    for judges, message in [(JUDGE, "at least two judges"), (f"{JUDGE},alice", "'alice' is a person"),
+                            (f"{JUDGE},nobody", "no annotator named 'nobody'")]:
+        with pytest.raises(CommandError, match=message):
+            call_command("ppi_batch", "ppi-active-bad", "--judge", JUDGE, "--items", "3", "--active", judges,
+                         stdout=io.StringIO())
+    assert not Batch.objects.exists() and not PPIDraw.objects.exists()

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 from django.db.models import Q
 
+from agreement.ppi.active import pooled_draws, usable_prefix
 from agreement.ppi.estimands import OffScale, Scale, default_threshold, estimand_names, numbers
+from agreement.ppi.models import PPIDraw
 from agreement.ppi.study import STRATA_FIELDS, StudyNumbers, rows_to_numbers
-from annotation.models import Annotation, Annotator
+from annotation.models import Annotation, Annotator, BatchItem
 from tasks_app.models import Item, Task
 
 MAX_PROBLEMS = 10  # listed in one error; the rest are counted
@@ -87,11 +89,55 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     numbers = decode(task, judge_name, scale, items, judge_values, human_values)
     row_of = {row[0]: index for index, row in enumerate(items)}
     arrival = sorted(first_label, key=lambda pk: (first_label[pk], row_of[pk]))
-    return replace(numbers, label_order=np.array([row_of[pk] for pk in arrival], dtype=int))
+    numbers = replace(numbers, label_order=np.array([row_of[pk] for pk in arrival], dtype=int))
+    draws = active_draws(task, items, numbers.labelled)
+    return numbers if draws is None else replace(numbers, draw_rows=draws[0], draw_weights=draws[1])
+
+
+def judge_numbers(task: Task, judge_name: str, *, threshold: float | None = None) -> np.ndarray:
+    """One judge's numbers on every pool item (items × estimands), for the spread between judges that active
+    sampling draws by; refuses a person, a judge that missed items and answers off the scale."""
+    scale = task_scale(task, threshold)
+    judge = find_judge(task, judge_name)
+    items = pool_items(task)
+    values = dict(Annotation.objects.filter(item__task=task, annotator=judge, skipped=False)
+                  .values_list("item_id", "value"))
+    check_judge_coverage(task, judge_name, items, values)
+    return decode(task, judge_name, scale, items, values, {}).judge
+
+
+def active_draws(task: Task, items: list[tuple[int, str, dict[str, Any], str, str]],
+                 labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows, weights) of every labelled draw when some batch of the task was drawn actively, else None."""
+    drawn = list(PPIDraw.objects.filter(batch__task=task).order_by("created_at", "pk")
+                 .values_list("batch_id", "batch__name", "item_ids", "probabilities", "draws"))
+    if not drawn:
+        return None
+    ids = [row[0] for row in items]
+    row_of = {pk: index for index, pk in enumerate(ids)}
+    active_items = set(BatchItem.objects.filter(batch_id__in=[d[0] for d in drawn]).values_list("item_id", flat=True))
+    phases = []
+    for _batch_id, batch_name, item_ids, probabilities, draws in drawn:
+        if item_ids != ids:
+            raise PPIInputError(f"batch {batch_name!r} was drawn from another pool than the task's items now "
+                                "(items were added or the sample changed): its draw probabilities no longer apply")
+        phases.append((np.asarray(probabilities, dtype=float), usable_prefix([row_of[pk] for pk in draws], labelled)))
+    uniform_rows = [row_of[pk] for pk in ids if labelled[row_of[pk]] and pk not in active_items]
+    return pooled_draws(len(ids), uniform_rows, phases)
 
 
 def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any], str, str]],
                    judge_values: dict[int, Any], human_values: dict[int, list[tuple[str, Any]]]) -> None:
+    check_judge_coverage(task, judge_name, items, judge_values)
+    if not any(row[0] in human_values for row in items):
+        raise PPIInputError(f"task {task.name!r} has no human answers on its items: PPI needs people's labels "
+                            "on a sample of them")
+
+
+def check_judge_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict[str, Any], str, str]],
+                         judge_values: dict[int, Any]) -> None:
+    if not items:
+        raise PPIInputError(f"task {task.name!r} has no items")
     missing = [row[1] for row in items if row[0] not in judge_values]
     if missing:
         shown = ", ".join(repr(m) for m in missing[:MAX_PROBLEMS])
@@ -99,9 +145,6 @@ def check_coverage(task: Task, judge_name: str, items: list[tuple[int, str, dict
             f"judge {judge_name!r} answered {len(items) - len(missing)} of the {len(items)} items of task "
             f"{task.name!r}; PPI needs the judge's answer on every item. Missing ({len(missing)}): {shown}"
             + (" …" if len(missing) > MAX_PROBLEMS else ""))
-    if not any(row[0] in human_values for row in items):
-        raise PPIInputError(f"task {task.name!r} has no human answers on its items: PPI needs people's labels "
-                            "on a sample of them")
 
 
 def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str, dict[str, Any], str, str]],

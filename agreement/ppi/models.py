@@ -40,3 +40,19 @@ class PPIEstimate(models.Model):
 
     def __str__(self) -> str:
         return f"PPI of task {self.task_id} with {self.judge} ({self.status})"
+
+
+class PPIDraw(models.Model):
+    """How an actively drawn batch was drawn (agreement/ppi/active.py): each pool item's draw probability and
+    every draw in order, repeats kept, so the estimate can weigh each labelled draw by 1/(M·p)."""
+
+    batch = models.OneToOneField("annotation.Batch", on_delete=models.CASCADE, related_name="ppi_draw")
+    judges = models.JSONField(default=list, help_text="The judges whose spread gave each item's uncertainty.")
+    uniform_share = models.FloatField(help_text="τ: the share of the probability spread uniformly.")
+    item_ids = models.JSONField(help_text="The pool's item ids when drawn, aligned with probabilities.")
+    probabilities = models.JSONField(help_text="Each pool item's probability per draw.")
+    draws = models.JSONField(help_text="Item ids drawn, in order, repeats kept.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"active draw of batch {self.batch_id} ({len(self.draws)} draws)"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement.ppi.estimates import Estimate, Sample, difference, estimate, z_value
+from agreement.ppi.estimates import Estimate, Sample, active_estimate, difference, estimate, z_value
 from agreement.ppi.sequence import MIN_LABELS, confidence_sequence
 
 STRATA_FIELDS = ("system", "group")
@@ -28,15 +28,17 @@ METHOD = ("PPI++ with the power-tuned λ (arXiv:2311.01453), as ppi-python 0.2.3
 class StudyNumbers:
     """One row per pool item: `judge[i, e]` the judge's number for estimand e, `human[i, e]` the mean of the
     humans' numbers (NaN on unlabelled items); `strata[field][i]` the item's system or group ("" = none);
-    `inclusion[i]` the item's known inclusion probability (None: a uniform sample is assumed); `label_order`
-    the labelled rows in the order people first answered them (for the confidence sequence)."""
+    `label_order` the labelled rows in the order people first answered them (for the confidence sequence).
+    When some labels were drawn actively (agreement/ppi/active.py), `draw_rows` lists every labelled draw's row
+    (repeats kept) and `draw_weights` its weight 1/(M·p); otherwise the labelled items are a uniform sample."""
 
     items: list[str]
     estimands: list[str]
     judge: np.ndarray
     human: np.ndarray
     strata: dict[str, list[str]] = field(default_factory=dict)
-    inclusion: np.ndarray | None = None
+    draw_rows: np.ndarray | None = None
+    draw_weights: np.ndarray | None = None
     label_order: np.ndarray | None = None
     n_human_answers: int = 0
     n_annotators_scored: int = 0
@@ -50,9 +52,20 @@ def sample_for(numbers: StudyNumbers, column: int, rows: np.ndarray) -> Sample:
     """The PPI sample of one estimand over the items selected by the boolean mask `rows`."""
     labelled = numbers.labelled & rows
     unlabelled = ~numbers.labelled & rows
-    w = None if numbers.inclusion is None else 1 / numbers.inclusion[labelled]
     return Sample(numbers.human[labelled, column], numbers.judge[labelled, column],
-                  numbers.judge[unlabelled, column], w=w)
+                  numbers.judge[unlabelled, column])
+
+
+def scope_estimate(numbers: StudyNumbers, column: int, rows: np.ndarray, alpha: float) -> Estimate:
+    """A uniform sample's PPI++ estimate, or an active design's weighted one, over the items in `rows`."""
+    if numbers.draw_rows is None:
+        return estimate(sample_for(numbers, column, rows), alpha)
+    assert numbers.draw_weights is not None
+    draws = numbers.draw_rows
+    n_scope = int(rows.sum())
+    weights = numbers.draw_weights * len(numbers.items) / n_scope  # 1/(M_s·p): the mean over the scope's items
+    return active_estimate(numbers.human[draws, column], numbers.judge[draws, column], weights,
+                           float(numbers.judge[rows, column].mean()), n_scope, alpha, in_scope=rows[draws])
 
 
 def estimate_row(scope: str, group: str, estimand: str, result: Estimate) -> dict[str, Any]:
@@ -80,12 +93,16 @@ def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05,
     rows, by_scope = [], {}
     for scope, group, mask in scopes(numbers):
         for column, estimand in enumerate(numbers.estimands):
-            result = estimate(sample_for(numbers, column, mask), alpha)
+            result = scope_estimate(numbers, column, mask, alpha)
             by_scope[scope, group, estimand] = result
             rows.append(estimate_row(scope, group, estimand, result))
     differences, notes = [], []
     for name in STRATA_FIELDS:
         groups = sorted({g for (s, g, _e) in by_scope if s == name})
+        if numbers.draw_rows is not None and len(groups) > 1:
+            notes.append(f"differences between {name}s are not computed for actively drawn labels (one draw "
+                         "serves every system's estimate, so the two are not independent)")
+            continue
         if len(groups) > MAX_GROUPS_FOR_DIFFERENCES:
             notes.append(f"{len(groups)} {name}s: differences are listed for at most {MAX_GROUPS_FOR_DIFFERENCES}")
             continue
@@ -125,8 +142,8 @@ def sequence_row(numbers: StudyNumbers, column: int, alpha: float,
     order = numbers.label_order if numbers.label_order is not None else np.flatnonzero(numbers.labelled)
     row: dict[str, Any] = {"estimand": estimand, "min_labels": MIN_LABELS, "n": len(order), "looks": [],
                            "target_half_width": target_half_width, "target_reached_at": None, "reason": ""}
-    if numbers.inclusion is not None:
-        return {**row, "reason": "not computed for a weighted sample (the sequence assumes uniform arrivals)"}
+    if numbers.draw_rows is not None:
+        return {**row, "reason": "not computed for actively drawn labels (the sequence assumes uniform arrivals)"}
     if len(order) < MIN_LABELS:
         return {**row, "reason": f"undefined: {len(order)} labelled items; the sequence starts at {MIN_LABELS}"}
     sequence = confidence_sequence(numbers.human[order, column], numbers.judge[order, column],
@@ -141,9 +158,9 @@ def sequence_row(numbers: StudyNumbers, column: int, alpha: float,
 
 
 def sampling_statement(numbers: StudyNumbers) -> str:
-    if numbers.inclusion is not None:
-        return ("weighted: each labelled item carries its known inclusion probability; the estimate weighs it "
-                "by the inverse")
+    if numbers.draw_rows is not None:
+        return ("active: some labels were drawn with known unequal probabilities (ppi_batch --active); each "
+                "labelled draw is weighted by 1/(M·p) and the judge's mean over all items is used")
     return ("uniform: the interval is valid only if the labelled items are a uniform random sample of the "
             "task's items (batches made by `ppi_batch` are)")
 
