@@ -1,7 +1,9 @@
 """The worked example of docs/ppi.md: a 1–7 rating study of 2,000 items, a judge that rates 0.8 too high on
 every item, people on a uniform sample of 100. Prints the PPI++ estimate beside the humans' alone, what the
 labels are worth, the plan for ±0.08, the confidence sequence, and how often each interval covers the mean of
-all 2,000 human ratings over 1,000 seeded draws (the pure code of agreement/ppi/, no database).
+all 2,000 human ratings over 1,000 seeded draws (the pure code of agreement/ppi/, no database). Then active
+sampling on 3,000 items whose judge noise grows with difficulty: 50 uniform + 100 active draws against 150
+uniform ones, and ppi-python's weighted form on the same active draws.
 
 Run: .venv/bin/python bench/ppi_example.py
 """
@@ -14,7 +16,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.ppi.estimates import Sample, estimate
+from agreement.ppi.active import draw_probabilities, pooled_draws
+from agreement.ppi.estimates import Sample, active_estimate, estimate
 from agreement.ppi.planner import labels_needed
 from agreement.ppi.sequence import confidence_sequence
 
@@ -57,5 +60,26 @@ def main() -> None:
           f"covers {covered_classical / 10:.1f}%, mean ±{widths[:, 1].mean():.4f}")
 
 
+def active() -> None:
+    rng = np.random.default_rng(1)
+    size = 3000
+    spread = 0.1 + 3 * rng.random(size) ** 3  # what several judges' disagreement would show
+    truth = np.clip(np.round(rng.normal(4, 1.4, size)), 1, 7)
+    judge = truth + 0.8 + rng.normal(0, 1, size) * spread
+    q = draw_probabilities(spread)
+    results = {"active (50 uniform + 100 active)": [], "uniform (150)": [], "ppi-python w on the active draws": []}
+    for _ in range(1000):
+        rows, w = pooled_draws(size, rng.permutation(size)[:50], [(q, rng.choice(size, 100, p=q))])
+        results["active (50 uniform + 100 active)"].append(active_estimate(truth[rows], judge[rows], w,
+                                                                           judge.mean(), size))
+        results["ppi-python w on the active draws"].append(estimate(Sample(truth[rows], judge[rows], judge, w=w)))
+        same = rng.choice(size, 150)
+        results["uniform (150)"].append(active_estimate(truth[same], judge[same], np.ones(150), judge.mean(), size))
+    for name, runs in results.items():
+        covered = np.mean([r.ci_low <= truth.mean() <= r.ci_high for r in runs])
+        print(f"{name}: covers {100 * covered:.1f}%, mean ±{np.mean([r.half_width for r in runs]):.4f}")
+
+
 if __name__ == "__main__":
     main()
+    active()
