@@ -157,3 +157,35 @@ def test_import_keeps_system_and_group_beside_the_payload_where_annotators_never
                  "--language=eng-Latn", stdout=io.StringIO())
     assert list(Task.objects.get(name="ppi-csv-import").items.order_by("position").values_list("system", flat=True)) \
         == ["sys-a", "sys-b"]
+
+
+@pytest.mark.parametrize("kind", ["sts", "graded_relevance", "classification", "pairwise"])
+def test_every_kinds_estimates_match_ppi_python(kind: str) -> None:
+    """Random answers of 80 items, people on 30: each estimand's PPI++ and classical interval is ppi-python's."""
+    rng = np.random.default_rng(len(kind))
+    docs = [{"id": "d1", "text": "x"}, {"id": "d2", "text": "y"}, {"id": "d3", "text": "z"}]
+    make = {
+        "sts": (lambda i: {"sentence1": f"a{i}", "sentence2": f"b{i}"}, lambda: float(rng.integers(0, 11)) / 2, {}),
+        "graded_relevance": (lambda i: {"query": f"q{i}", "documents": docs},
+                             lambda: {d["id"]: int(rng.integers(0, 11)) for d in docs}, {}),
+        "classification": (lambda i: {"text": f"t{i}"}, lambda: str(rng.choice(["neg", "neu", "pos"])),
+                           {"labels": ["neg", "neu", "pos"]}),
+        "pairwise": (lambda i: {"context": "c", "a": f"a{i}", "b": f"b{i}"}, lambda: str(rng.choice(["a", "b", "tie"])),
+                     {}),
+    }
+    record, answer, fields = make[kind]
+    humans = [answer() for _ in range(30)]
+    judge = [h if rng.random() < 0.7 else answer() for h in humans] + [answer() for _ in range(50)]
+    task = judged(kind, f"ppi-{kind}-all", [record(i) for i in range(80)], judge,
+                  {"alice": humans + [None] * 50}, **fields)
+    numbers = load_numbers(task, JUDGE)
+    doc = estimates_document(numbers)
+    assert len(doc["estimates"]) == len(numbers.estimands) >= 1
+    for column, row in enumerate(doc["estimates"]):
+        y, yhat, yhat_u = numbers.human[:30, column], numbers.judge[:30, column], numbers.judge[30:, column]
+        assert row["estimate"] == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, yhat, yhat_u))[0]),
+                                                abs=1e-9), row["estimand"]
+        low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(low[0]), float(high[0])), abs=1e-9)
+        assert (row["classical_low"], row["classical_high"]) == pytest.approx(classical_mean_ci(y, alpha=0.05),
+                                                                              abs=1e-9)

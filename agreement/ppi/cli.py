@@ -49,7 +49,9 @@ def plan_document(numbers: StudyNumbers, target_half_width: float, alpha: float)
     return {"target_half_width": target_half_width,
             "n_more": None if deciding is None or len(reachable) < len(plans) else deciding["n_more"],
             "deciding_estimand": None if deciding is None else deciding["estimand"],
-            "draw": "uniform, from the items without a human answer",
+            "draw": "uniform, from the items without a human answer" + (
+                "; the labels so far include active draws, which usually need fewer" if numbers.draw_rows is not None
+                else ""),
             "by_estimand": plans}
 
 
