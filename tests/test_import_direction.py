@@ -36,7 +36,7 @@ AGREEMENT_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ppi", ("agreement.ppi", "agreement.ppi.*")),
     ("core", ("agreement", "agreement.*")),
 )
-AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage", "ppi"), ("shell",))
+AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage"), ("ppi",), ("shell",))
 # Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py and
 # ppi/models.py (whose models belong to the app `agreement`): a registration, not a use.
 REGISTRATIONS = {("agreement.models", "agreement.results.models"), ("agreement.models", "agreement.ppi.models")}
