@@ -26,7 +26,7 @@ def test_the_sequence_covers_at_every_look_in_at_least_95_percent_of_1000_draws(
     z = z_value(0.05)
     for _ in range(draws):
         order = rng.permutation(len(truth))[:n]
-        sequence = confidence_sequence(truth[order], judge[order], judge)
+        sequence = confidence_sequence(truth[order], judge[order], judge, t_star=n)
         covered_always += bool(np.all((sequence.low <= target) & (target <= sequence.high)))
         # the fixed-n normal interval around the same running estimate, looked at after every label
         radius = z * (sequence.high - sequence.low) / 2 / _boundary_factor(sequence.t, 0.05, n)
@@ -46,7 +46,7 @@ def test_the_boundary_by_hand_at_t_star() -> None:
     assert mixture_rho(0.05, 100) ** 2 == pytest.approx((5.991464547 + math.log(6.991464547)) / 100, rel=1e-9)
     y = np.array([1.0, 2, 3, 4] * 25)
     # a judge answering 3 everywhere carries nothing: λ = 0, so ψ_i = y_i, mean 2.5, σ̂ = √1.25
-    sequence = confidence_sequence(y, np.full(100, 3.0), np.full(400, 3.0), alpha=0.05, min_labels=100)
+    sequence = confidence_sequence(y, np.full(100, 3.0), np.full(400, 3.0), alpha=0.05, t_star=100, min_labels=100)
     rho2 = mixture_rho(0.05, 100) ** 2
     radius = math.sqrt(1.25) * math.sqrt(2 * (100 * rho2 + 1) / (100**2 * rho2)
                                          * math.log(math.sqrt(100 * rho2 + 1) / 0.05))
@@ -67,3 +67,16 @@ def test_each_label_uses_the_lambda_tuned_on_the_labels_before_it() -> None:
 def test_too_few_labels_for_a_sequence_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 20 labels"):
         confidence_sequence(np.ones(5), np.ones(5), np.ones(50))
+    with pytest.raises(ValueError, match="t\\* must be at least 1"):
+        confidence_sequence(np.ones(30), np.ones(30), np.ones(50), t_star=0)
+
+
+def test_a_sequence_tuned_for_a_fixed_t_star_covers_at_every_look_too() -> None:
+    """The default t* = 200 fixed before the first look, labels arriving up to 400: ≥ 95% of 1,000 draws."""
+    rng, truth, judge = biased_population(8)
+    covered = 0
+    for _ in range(1000):
+        order = rng.permutation(len(truth))[:400]
+        sequence = confidence_sequence(truth[order], judge[order], judge)
+        covered += bool(np.all((sequence.low <= truth.mean()) & (truth.mean() <= sequence.high)))
+    assert covered / 1000 >= 0.95

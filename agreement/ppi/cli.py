@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from agreement.ppi.loading import load_numbers
 from agreement.ppi.planner import labels_needed
+from agreement.ppi.sequence import DEFAULT_T_STAR
 from agreement.ppi.study import StudyNumbers, estimates_document, sample_for
 from tasks_app.csv_safety import safe_row
 from tasks_app.models import Task
@@ -24,14 +25,15 @@ CSV_COLUMNS = ("task", "judge", "section", "scope", "group", "estimand", "estima
 
 
 def ppi_document(task: Task, judge_name: str, *, alpha: float = 0.05, target_half_width: float | None = None,
-                 threshold: float | None = None, computed_in: str = "cli") -> dict[str, Any]:
+                 threshold: float | None = None, t_star: int = DEFAULT_T_STAR,
+                 computed_in: str = "cli") -> dict[str, Any]:
     """Every estimate of the task with this judge, and the plan when a target half-width is given.
     Raises agreement.ppi.loading.PPIInputError on input PPI cannot use (nothing is written)."""
     numbers = load_numbers(task, judge_name, threshold=threshold)
     doc = {"format_version": FORMAT_VERSION, "task": task.name, "task_id": task.pk, "kind": task.kind,
            "language": task.language, "judge": judge_name, "computed_at": timezone.now().isoformat(),
            "computed_in": computed_in if computed_in != "worker" else f"worker {socket.gethostname()}",
-           **estimates_document(numbers, alpha=alpha, target_half_width=target_half_width)}
+           **estimates_document(numbers, alpha=alpha, target_half_width=target_half_width, t_star=t_star)}
     if target_half_width is not None:
         doc["plan"] = plan_document(numbers, target_half_width, alpha)
     return doc

@@ -8,6 +8,7 @@ answer. Items carry a system or group (`Item.system`, `Item.group`) when the dat
 """
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -88,7 +89,10 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     check_coverage(task, judge_name, items, judge_values, human_values)
     numbers = decode(task, judge_name, scale, items, judge_values, human_values)
     row_of = {row[0]: index for index, row in enumerate(items)}
-    arrival = sorted(first_label, key=lambda pk: (first_label[pk], row_of[pk]))
+    # Answers stored at once (an import) tie on time: break ties by a digest of the item's id, an order that
+    # owes nothing to the file's order (a sorted file would otherwise put its values in order).
+    digest = {row[0]: hashlib.sha256(row[1].encode()).hexdigest() for row in items}
+    arrival = sorted(first_label, key=lambda pk: (first_label[pk], digest[pk]))
     numbers = replace(numbers, label_order=np.array([row_of[pk] for pk in arrival], dtype=int))
     draws = active_draws(task, items, numbers.labelled)
     return numbers if draws is None else replace(numbers, draw_rows=draws[0], draw_weights=draws[1])

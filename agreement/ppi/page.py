@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Exists, OuterRef
+
 from agreement.ppi.models import PPIEstimate
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
@@ -44,8 +46,11 @@ def panel_row(estimate: PPIEstimate) -> dict[str, Any]:
 
 def judges_of(task: Task) -> list[str]:
     """LLM annotators with at least one answer on the task: the judges the form offers."""
-    ids = Annotation.objects.filter(item__task=task, annotator__kind=Annotator.Kind.LLM).values("annotator_id")
-    return sorted(Annotator.objects.filter(pk__in=ids).values_list("user__username", flat=True))
+    # One EXISTS per LLM annotator (few), each stopping at its first answer, rather than a scan of the task's
+    # answers on every report page view.
+    answered = Exists(Annotation.objects.filter(annotator=OuterRef("pk"), item__task=task))
+    return sorted(Annotator.objects.filter(kind=Annotator.Kind.LLM).filter(answered)
+                  .values_list("user__username", flat=True))
 
 
 def ppi_context(task: Task) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agreement.ppi.estimates import Estimate, Sample, active_estimate, difference, estimate, z_value
-from agreement.ppi.sequence import MIN_LABELS, confidence_sequence
+from agreement.ppi.sequence import DEFAULT_T_STAR, MIN_LABELS, confidence_sequence
 
 STRATA_FIELDS = ("system", "group")
 MAX_GROUPS_FOR_DIFFERENCES = 10  # 45 pairs; more would bury the table
@@ -85,8 +85,8 @@ def scopes(numbers: StudyNumbers) -> list[tuple[str, str, np.ndarray]]:
     return found
 
 
-def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05,
-                       target_half_width: float | None = None) -> dict[str, Any]:
+def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05, target_half_width: float | None = None,
+                       t_star: int = DEFAULT_T_STAR) -> dict[str, Any]:
     """Every estimand's PPI++ and classical estimate per scope, the differences between groups, and the whole
     task's confidence sequences (with the first look within ±target_half_width, when one is given)."""
     z_value(alpha)  # refuses a bad alpha before anything is computed
@@ -127,7 +127,7 @@ def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05,
         "differences": differences,
         "differences_note": "; ".join(notes) or
             "a system's items are its own: the two estimates are independent, so their variances add",
-        "sequences": [sequence_row(numbers, column, alpha, target_half_width)
+        "sequences": [sequence_row(numbers, column, alpha, target_half_width, t_star)
                       for column in range(len(numbers.estimands))],
     }
 
@@ -135,19 +135,20 @@ def estimates_document(numbers: StudyNumbers, *, alpha: float = 0.05,
 LOOK_EVERY = 10  # labels between the looks a document lists (every look is computed; the last is always listed)
 
 
-def sequence_row(numbers: StudyNumbers, column: int, alpha: float,
-                 target_half_width: float | None) -> dict[str, Any]:
+def sequence_row(numbers: StudyNumbers, column: int, alpha: float, target_half_width: float | None,
+                 t_star: int = DEFAULT_T_STAR) -> dict[str, Any]:
     """The whole task's confidence sequence of one estimand, labels taken in the order people gave them."""
     estimand = numbers.estimands[column]
     order = numbers.label_order if numbers.label_order is not None else np.flatnonzero(numbers.labelled)
-    row: dict[str, Any] = {"estimand": estimand, "min_labels": MIN_LABELS, "n": len(order), "looks": [],
+    row: dict[str, Any] = {"estimand": estimand, "min_labels": MIN_LABELS, "t_star": t_star, "n": len(order),
+                           "looks": [],
                            "target_half_width": target_half_width, "target_reached_at": None, "reason": ""}
     if numbers.draw_rows is not None:
         return {**row, "reason": "not computed for actively drawn labels (the sequence assumes uniform arrivals)"}
     if len(order) < MIN_LABELS:
         return {**row, "reason": f"undefined: {len(order)} labelled items; the sequence starts at {MIN_LABELS}"}
     sequence = confidence_sequence(numbers.human[order, column], numbers.judge[order, column],
-                                   numbers.judge[:, column], alpha)
+                                   numbers.judge[:, column], alpha, t_star=t_star)
     half = sequence.half_width()
     listed = [i for i in range(len(sequence.t)) if sequence.t[i] % LOOK_EVERY == 0 or i == len(sequence.t) - 1]
     row["looks"] = [{"t": int(sequence.t[i]), "estimate": float(sequence.estimate[i]), "low": float(sequence.low[i]),

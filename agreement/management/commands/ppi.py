@@ -1,5 +1,6 @@
 """`python manage.py ppi TASK --judge NAME [--alpha 0.05] [--target-half-width W] [--threshold T]
-[--format json|csv]`: a task's judge-augmented estimates with their intervals (prediction-powered inference).
+[--sequence-t-star 200] [--format json|csv]`: a task's judge-augmented estimates with their intervals
+(prediction-powered inference).
 
 Computes in this process with the code a worker runs (`agreement/ppi/cli.py`) and prints the document; keys
 and meaning in docs/ppi.md. A line on stderr says what the labels are worth. Refused input (a person as judge,
@@ -15,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agreement.cli import find_task
 from agreement.ppi.cli import ppi_csv, ppi_document, ppi_json, worth_line
 from agreement.ppi.loading import PPIInputError
+from agreement.ppi.sequence import DEFAULT_T_STAR
 
 
 def positive(text: str) -> float:
@@ -42,14 +44,17 @@ class Command(BaseCommand):
                             help="plan how many more human labels reach ±W")
         parser.add_argument("--threshold", type=float, default=None,
                             help="graded relevance: a grade ≥ T counts as relevant (default 70%% up the scale)")
+        parser.add_argument("--sequence-t-star", type=int, default=DEFAULT_T_STAR,
+                            help="labels the confidence sequence is tuned for; fix it before the first look")
         parser.add_argument("--format", choices=("json", "csv"), default="json")
 
     def handle(self, *args: Any, **options: Any) -> None:
         task = find_task(options["task"])
         try:
             doc = ppi_document(task, options["judge"], alpha=options["alpha"],
-                               target_half_width=options["target_half_width"], threshold=options["threshold"])
-        except PPIInputError as problem:
+                               target_half_width=options["target_half_width"], threshold=options["threshold"],
+                               t_star=options["sequence_t_star"])
+        except (PPIInputError, ValueError) as problem:
             raise CommandError(str(problem)) from None
         self.stderr.write(worth_line(doc))
         self.stdout.write(ppi_csv(doc) if options["format"] == "csv" else ppi_json(doc), ending="")
