@@ -108,7 +108,9 @@ def test_ppi_batch_refuses_bad_input_and_writes_nothing() -> None:
     for args, message in [(["--judge", "alice", "--items", "3"], "is a person"),
                           (["--judge", JUDGE, "--items", "100"], "only 26 items have no human answer"),
                           (["--judge", JUDGE, "--target-half-width", "0.0001"], "not reachable"),
-                          (["--judge", JUDGE, "--items", "3", "--annotators", "zed"], "no annotator named zed")]:
+                          (["--judge", JUDGE, "--items", "3", "--annotators", "zed"], "no annotator named zed"),
+                          (["--judge", JUDGE, "--target-half-width", "0.5", "--alpha", "2"], "alpha must be between"),
+                          (["--judge", JUDGE, "--items", "0"], "at least one item")]:
         with pytest.raises(CommandError, match=message):
             call_command("ppi_batch", "ppi-plan-bad", *args, stdout=io.StringIO())
     call_command("ppi_batch", "ppi-plan-bad", "--judge", JUDGE, "--items", "3", "--name", "b", stdout=io.StringIO())

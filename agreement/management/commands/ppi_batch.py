@@ -70,7 +70,7 @@ class Command(BaseCommand):
                 annotators=annotators_named(options["annotators"]),
                 active_judges=[n.strip() for n in options["active"].split(",") if n.strip()] or None,
                 uniform_share=options["uniform_share"])
-        except PPIInputError as problem:
+        except (PPIInputError, ValueError) as problem:  # ValueError: an alpha or uniform share out of range
             raise CommandError(str(problem)) from None
         summary = {"batch_id": made.batch.pk, "batch": made.batch.name, "language": made.batch.language,
                    "overlap": made.batch.overlap, "n_items": len(made.external_ids), "seed": made.seed,
