@@ -17,4 +17,5 @@ urlpatterns = [
     path("task/<int:task_id>/mteb.zip", views.export_mteb, name="export_mteb"),
     path("task/<int:task_id>/ppi/", ppi_views.request_estimate, name="ppi_request"),
     path("task/<int:task_id>/ppi/panel/", ppi_views.panel, name="ppi_panel"),
+    path("task/<int:task_id>/ppi/batch/", ppi_views.create_batch, name="ppi_batch"),
 ]

@@ -111,7 +111,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     context = {"task": task, "report": report, "doc": doc, "error": error,
                **disagreement_context(request, task, doc)}
     context |= rows_context(task.pk, request.user)
-    context |= ppi_context(task)
+    context |= ppi_context(task, request.user)
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
         context["answers_now"] = Annotation.objects.filter(item__task=task).count()

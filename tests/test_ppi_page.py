@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from agreement.ppi.jobs import run_ppi
 from agreement.ppi.models import PPIEstimate
+from annotation.models import Batch
 from hume.celery import app
 from tests.ppi_helpers import JUDGE, rated_likert_study
 
@@ -89,3 +90,25 @@ def test_a_real_worker_computes_the_queued_estimate(dave, start_worker) -> None:
     assert row.status == "done", row.error
     assert row.document["computed_in"].startswith("worker ") and row.document["confidence"] == pytest.approx(0.9)
     assert row.document["n_labelled"] == 30
+
+
+def test_an_admin_creates_the_planned_batch_from_the_panel_and_a_researcher_may_not(carol, dave) -> None:
+    task, _ = rated_likert_study("ppi-page-batch", 200, list(range(0, 200, 5)), seed=8)
+    row = PPIEstimate.objects.create(task=task, judge=JUDGE, target_half_width=0.3)
+    assert run_ppi(row.pk) == "done"
+    row.refresh_from_db()
+    n_more = row.document["plan"]["n_more"]
+    assert n_more > 0
+    admin_page = client_for(carol).get(reverse("agreement:detail", args=[task.pk])).content.decode()
+    assert f"Create a batch of these {n_more} items" in admin_page
+    researcher = client_for(dave)
+    assert "Create a batch of these" not in researcher.get(reverse("agreement:detail", args=[task.pk])).content.decode()
+    url = reverse("agreement:ppi_batch", args=[task.pk])
+    assert researcher.post(url, {"judge": JUDGE, "items": str(n_more)}).status_code == 403
+    assert not Batch.objects.exists()
+    response = client_for(carol).post(url, {"judge": JUDGE, "items": str(n_more)}, follow=True)
+    batch = Batch.objects.get()
+    assert batch.batch_items.count() == n_more and batch.created_by == carol
+    assert "Created batch" in response.content.decode()
+    labelled = {str(i + 1) for i in range(0, 200, 5)}
+    assert not set(batch.batch_items.values_list("item__external_id", flat=True)) & labelled

@@ -51,7 +51,7 @@ def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
                      assurance: float = DEFAULT_ASSURANCE, seed: int = 0, name: str | None = None,
                      overlap: int = 1, annotators: Iterable[Annotator] = (),
                      active_judges: Sequence[str] | None = None,
-                     uniform_share: float = DEFAULT_UNIFORM_SHARE) -> PlannedBatch:
+                     uniform_share: float = DEFAULT_UNIFORM_SHARE, created_by: Any = None) -> PlannedBatch:
     """A new batch of `n_items` (or as many as the plan for ±`target_half_width` needs) items without a human
     answer, drawn uniformly with `seed`, or, with `active_judges`, drawn with probability rising with those
     judges' spread on the item (agreement/ppi/active.py; the draw is stored for the weights); raises
@@ -82,7 +82,8 @@ def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
     ids = dict(Item.objects.filter(task=task, external_id__in=drawn).values_list("external_id", "pk"))
     try:
         with transaction.atomic():
-            batch = Batch.objects.create(task=task, name=name, language=task.language, overlap=overlap)
+            batch = Batch.objects.create(task=task, name=name, language=task.language, overlap=overlap,
+                                         created_by=created_by)
             BatchItem.objects.bulk_create(BatchItem(batch=batch, item_id=ids[external_id], position=position)
                                           for position, external_id in enumerate(drawn, start=1))
             assign(batch, annotators)

@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef
 
 from agreement.ppi.models import PPIEstimate
 from annotation.models import Annotation, Annotator
+from hume.roles import is_admin
 from tasks_app.models import Task
 
 PLOT_WIDTH, PLOT_PAD = 240, 12
@@ -53,6 +54,7 @@ def judges_of(task: Task) -> list[str]:
                   .values_list("user__username", flat=True))
 
 
-def ppi_context(task: Task) -> dict[str, Any]:
+def ppi_context(task: Task, user: Any) -> dict[str, Any]:
     rows = [panel_row(e) for e in PPIEstimate.objects.filter(task=task).order_by("judge")]
-    return {"ppi_rows": rows, "ppi_judges": judges_of(task), "ppi_pending": any(r["pending"] for r in rows)}
+    return {"ppi_rows": rows, "ppi_judges": judges_of(task), "ppi_pending": any(r["pending"] for r in rows),
+            "can_create_ppi_batch": is_admin(user)}
