@@ -61,4 +61,5 @@ class Report(models.Model):
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
+from agreement.ppi.models import PPIDraw, PPIEstimate  # noqa: E402, F401
 from agreement.results.models import ResultModel, ResultRevision, ResultScore  # noqa: E402, F401

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agreement import judge_panels, reports
 from agreement.models import Report
+from agreement.ppi import jobs as ppi_jobs
 from annotation.llm.models import LLMJudgePanel
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,12 @@ def resume_reports_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> No
         resume_reports.delay()
     except Exception:  # a broker hiccup must not stop the worker from starting
         log.exception("could not enqueue the resumption of agreement reports")
+
+
+@shared_task(name="agreement.compute_ppi", bind=True, acks_late=True)
+def compute_ppi(self, estimate_id: int) -> str:
+    """A task's PPI estimates with one judge (docs/ppi.md), if this message wins the row's claim."""
+    return ppi_jobs.run_ppi(estimate_id, computed_in=f"worker {self.request.hostname}")
 
 
 @shared_task(name="agreement.refresh_judge_panel")

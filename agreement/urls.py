@@ -2,6 +2,7 @@
 from django.urls import path
 
 from agreement import views
+from agreement.ppi import views as ppi_views
 
 app_name = "agreement"
 urlpatterns = [
@@ -14,4 +15,7 @@ urlpatterns = [
     path("task/<int:task_id>/answers.jsonl", views.export_answers, name="export_answers"),
     path("task/<int:task_id>/charts/<slug:name>.svg", views.report_chart, name="chart"),
     path("task/<int:task_id>/mteb.zip", views.export_mteb, name="export_mteb"),
+    path("task/<int:task_id>/ppi/", ppi_views.request_estimate, name="ppi_request"),
+    path("task/<int:task_id>/ppi/panel/", ppi_views.panel, name="ppi_panel"),
+    path("task/<int:task_id>/ppi/batch/", ppi_views.create_batch, name="ppi_batch"),
 ]

@@ -23,6 +23,7 @@ from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
 from agreement.mteb_export import ExportError, results_zip
+from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
@@ -110,6 +111,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     context = {"task": task, "report": report, "doc": doc, "error": error,
                **disagreement_context(request, task, doc)}
     context |= rows_context(task.pk, request.user)
+    context |= ppi_context(task, request.user)
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
         context["answers_now"] = Annotation.objects.filter(item__task=task).count()

@@ -71,6 +71,21 @@ class ParsedRecord:
     gold: Any  # None when the record carries no gold
 
 
+STRATA_FIELDS = ("system", "group")  # optional record fields: the item's system and group, never shown
+
+
+def read_strata(record: dict[str, Any]) -> dict[str, str]:
+    """The record's `system` / `group` (strings of at most 200 characters), those it gives."""
+    strata = {}
+    for name in STRATA_FIELDS:
+        value = text_field(record, name, required=False)
+        if value is not None:
+            if len(value) > 200:
+                raise ValidationProblem(name, "must be at most 200 characters")
+            strata[name] = value
+    return strata
+
+
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 

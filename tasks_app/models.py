@@ -95,6 +95,11 @@ class Item(models.Model):
     external_id = models.CharField(max_length=200)
     position = models.PositiveIntegerField(help_text="Order in the imported file.")
     payload = models.JSONField()
+    # Which system produced the item and which group it belongs to, for per-system estimates (docs/ppi.md).
+    # Kept beside the payload, not in it: the loop sends annotators the whole payload, and a system's name
+    # must not reach the people rating its output.
+    system = models.CharField(max_length=200, blank=True, default="", db_default="")
+    group = models.CharField(max_length=200, blank=True, default="", db_default="")
     in_sample = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -33,12 +33,13 @@ AGREEMENT_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model_runs", ("agreement.model_runs", "agreement.model_runs.*")),
     ("retrieval", ("agreement.retrieval", "agreement.retrieval.*")),
     ("sage", ("agreement.sage", "agreement.sage.*")),
+    ("ppi", ("agreement.ppi", "agreement.ppi.*")),
     ("core", ("agreement", "agreement.*")),
 )
-AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage"), ("shell",))
-# Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py (whose
-# models belong to the app `agreement`): a registration, not a use.
-REGISTRATIONS = {("agreement.models", "agreement.results.models")}
+AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage"), ("ppi",), ("shell",))
+# Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py and
+# ppi/models.py (whose models belong to the app `agreement`): a registration, not a use.
+REGISTRATIONS = {("agreement.models", "agreement.results.models"), ("agreement.models", "agreement.ppi.models")}
 
 
 def imported_apps(path: Path) -> set[str]:

@@ -142,7 +142,8 @@ def test_a_line_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
 
 def test_csv_problems_name_line_and_column(tmp_path: Path) -> None:
     error = refused(write(tmp_path / "cols.csv", csv_bytes(["text", "lable"], [["a", "pos"]])), labels="pos")
-    assert "cols.csv line 1, field \"lable\": unknown column(s) lable; the columns are id, text, label" in error
+    assert ("cols.csv line 1, field \"lable\": unknown column(s) lable; the columns are id, text, label, system, "
+            "group") in error
     error = refused(write(tmp_path / "miss.csv", csv_bytes(["sentence1", "score"], [["a", "1"]])), kind="sts")
     assert 'miss.csv line 1, field "sentence2": the header lacks the column(s) sentence2' in error
     error = refused(write(tmp_path / "cells.csv", b"text,label\na,pos\nb,pos,extra\n"), labels="pos")

@@ -20,7 +20,7 @@ from django.db.models import Max, Model
 from django.utils import timezone
 
 from .. import limits
-from ..kinds import KINDS, ParsedRecord, ValidationProblem, canonical_json, content_digest
+from ..kinds import KINDS, STRATA_FIELDS, ParsedRecord, ValidationProblem, canonical_json, content_digest, read_strata
 from ..models import Item, ItemGold, Task
 from .options import ImportOptions, parse_options
 from .reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
@@ -116,7 +116,7 @@ def _records(stream: BinaryIO, fmt: str, task: Task, log: ProblemLog) -> Iterato
     kind = task.kind_definition
     axes = tuple(task.axes) if kind.needs_axes else ()
     required = tuple(c for c in kind.csv_fields if c not in kind.csv_gold_columns)
-    return iter_csv(stream, log, required=required, allowed=("id", *kind.csv_fields, *axes))
+    return iter_csv(stream, log, required=required, allowed=("id", *kind.csv_fields, *axes, *STRATA_FIELDS))
 
 
 # --- the task row ------------------------------------------------------------------------------------------
@@ -191,6 +191,7 @@ class Pending(NamedTuple):
     external_id: str
     payload: dict[str, Any]
     gold: Any
+    strata: dict[str, str]
 
 
 class Stored(NamedTuple):
@@ -223,7 +224,8 @@ class ItemWriter:
         try:
             limits.check_record(record)
             parsed = self.kind.parse_record(record, self.task)
-            uid = self._uid(parsed)
+            strata = read_strata(record)
+            uid = self._uid(parsed, strata)
         except ValidationProblem as problem:
             self.log.add(line, problem.field, problem.message)
             return
@@ -231,14 +233,15 @@ class ItemWriter:
         if not self._first_time(line, uid, external_id):
             return
         self.labels.update(self.kind.gold_labels(parsed.gold))
-        self.pending.append(Pending(line, uid, external_id, parsed.payload, parsed.gold))
+        self.pending.append(Pending(line, uid, external_id, parsed.payload, parsed.gold, strata))
         if len(self.pending) >= CHUNK:
             self.flush()
 
-    def _uid(self, parsed: ParsedRecord) -> str:
-        """content_digest(task name, kind, payload); the serialisation also reveals unstorable text cheaply."""
+    def _uid(self, parsed: ParsedRecord, strata: dict[str, str]) -> str:
+        """content_digest(task name, kind, payload[, system and group]); the serialisation also reveals unstorable
+        text cheaply. Two systems' identical outputs are two items; an item without strata keeps its old uid."""
         check_storable(parsed, self.kind.name, payload=False)
-        text = canonical_json([self.task.name, self.task.kind, parsed.payload])
+        text = canonical_json([self.task.name, self.task.kind, parsed.payload, *([strata] if strata else [])])
         try:
             encoded = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -316,8 +319,10 @@ class ItemWriter:
             return
         prep = Item._meta.get_field("payload").get_db_prep_save
         now = Item._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
-        insert_rows(Item, ("task", "uid", "external_id", "position", "payload", "in_sample", "created_at"), [
-            (self.task.pk, r.uid, r.external_id, self.position + i, prep(r.payload, connection), False, now)
+        insert_rows(Item, ("task", "uid", "external_id", "position", "payload", "system", "group", "in_sample",
+                           "created_at"), [
+            (self.task.pk, r.uid, r.external_id, self.position + i, prep(r.payload, connection),
+             r.strata.get("system", ""), r.strata.get("group", ""), False, now)
             for i, r in enumerate(new)])
         ids = dict(Item.objects.filter(uid__in=[r.uid for r in new]).order_by().values_list("uid", "id"))
         prep = ItemGold._meta.get_field("value").get_db_prep_save
