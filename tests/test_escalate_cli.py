@@ -100,6 +100,15 @@ def test_three_judges_on_a_real_server_escalate_exactly_the_unsure_items_into_a_
     assert result["rest"] == {"n_items": 20, "n_decided": 10, "coverage": 0.5, "n_escalated": 10}
     assert [cheap["n_decided"], mid["n_decided"], strong["n_decided"]] == [5, 5, 0]
     assert result["escalated_items"] == [marker(n) for n in range(101, 111)]
+    assert result["human_labels_saved"] == 10
+    assert [(c["judge"], c["http_requests"], c["prompt_tokens"], c["completion_tokens"]) for c in result["cost"]] == [
+        ("cheap", 110, 11_000, 2_200), ("mid", 110, 11_000, 2_200),
+        ("strong", 330, 33_000, 6_600)]  # strong: the answer and two simulated annotators per item
+    labels = {row["item"]: (row["decided_by"], row["label"])
+              for row in escalate(task.name, "--judges", "cheap,mid,strong", "--labels")["labels"]}
+    assert labels[marker(1)] == labels[marker(90)] == ("people", "negative")
+    assert labels[marker(93)] == ("cheap", "negative") and labels[marker(97)] == ("mid", "negative")
+    assert [labels[marker(n)] for n in range(101, 111)] == [("escalated", None)] * 10
     batch = Batch.objects.get(task=task, name="escalated")
     assert (batch.overlap, batch.language, result["batch"]["n_items"]) == (2, task.language, 10)
     assert list(BatchItem.objects.filter(batch=batch).order_by("position")
@@ -177,3 +186,18 @@ def test_alt_test_command_matches_the_pure_test_and_needs_three_people() -> None
     with pytest.raises(CommandError, match="'rater-0': a person"):
         call_command("alt_test", task.name, "--judge", "rater-0", stdout=StringIO())
     assert judge.kind == "llm"
+
+
+def test_the_text_format_says_the_guarantee_thresholds_and_escalated_count() -> None:
+    task, items = labelled_task()
+    judge_with_confidences("cheap", items)
+    out = StringIO()
+    call_command("escalate", task.name, "--judges", "cheap", "--format", "text", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("escalation task: agreement with people ≥ 0.85 on the judges' items, with probability "
+                        "≥ 0.9 per judge (docs/escalation.md)")
+    # Every answer right at confidence 0.9: every λ down to 0 passes, and the last one tested is the threshold.
+    assert lines[1] == "  cheap: threshold 0.0000, 90 of 90 calibration items, decides 20 others"
+    assert lines[2:4] == ["calibration: 90 of 90 covered (100.0%)",
+                          "other items: 20 of 20 decided by judges, 0 escalated to people"]
+    assert lines[4] == "  cheap: 0 requests, 0 prompt and 0 completion tokens"  # answers imported, not run here

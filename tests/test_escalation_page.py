@@ -80,6 +80,7 @@ def test_the_page_shows_the_commands_plan_and_an_admin_creates_the_batch_of_esca
     cells = re.findall(r'<td class="num">(.*?)</td>', row)
     assert cells == [f"{cli['judges'][0]['threshold']:.4f}", "60", "40", "0.000",
                      f"{cli['judges'][0]['risk_bound']:.3f}", "10"]
+    assert "Human labels saved: 10 items need no person." in html
     assert "at least <strong>0.85</strong>" in html and "<strong>10 escalated to people</strong>" in html
     assert "alternative-annotator test" in html and "An admin can create the human batch" in html
     assert "Create a human batch" not in html  # a researcher reads; only admins create batches

@@ -11,9 +11,11 @@ from collections import defaultdict
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Sum
 
 from agreement.escalation.alt_test import AltTestResult, alt_test
 from agreement.escalation.plan import LABEL_KINDS, EscalationProblem, Plan, escalate
+from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem
 from tasks_app.models import Item, Task
 
@@ -76,8 +78,35 @@ def escalation_plan(task: Task, judge_names: list[str], alpha: float, delta: flo
                     seed=seed)
     external = dict(items)
     plan.result.update({"task": task.name, "kind": task.kind,
-                        "escalated_items": [external[pk] or str(pk) for pk in plan.escalated]})
+                        "escalated_items": [external[pk] or str(pk) for pk in plan.escalated],
+                        "human_labels_saved": plan.result["rest"]["n_decided"],
+                        "cost": judge_costs(task, judges)})
     return plan
+
+
+def final_labels(plan: Plan, task: Task) -> list[dict[str, Any]]:
+    """Per item, in task order: its external id, who decides it ("people", a judge's name, or "escalated": people
+    still to answer) and the label (the people's majority or mean, the judge's answer, None)."""
+    external = dict(Item.objects.filter(task=task).values_list("pk", "external_id"))
+    return [{"item": external[pk] or str(pk), "decided_by": who, "label": label}
+            for pk, who, label in plan.final_labels]
+
+
+def judge_costs(task: Task, judges: list[Annotator]) -> list[dict[str, Any]]:
+    """Per judge: the requests and tokens of its runs on the task, and their cost at its prices (None: no price,
+    or answers imported rather than run here)."""
+    totals = {row["annotator_id"]: row for row in LLMRun.objects.filter(task=task, annotator__in=judges)
+              .values("annotator_id").annotate(requests=Sum("http_requests"), prompt=Sum("prompt_tokens"),
+                                               completion=Sum("completion_tokens"))}
+    configs = {c.annotator_id: c for c in LLMAnnotatorConfig.objects.filter(annotator__in=judges)}
+    out = []
+    for judge in judges:
+        row = totals.get(judge.pk, {"requests": 0, "prompt": 0, "completion": 0})
+        config = configs.get(judge.pk)
+        cost = config.cost(row["prompt"], row["completion"]) if config else None
+        out.append({"judge": judge.name, "http_requests": row["requests"], "prompt_tokens": row["prompt"],
+                    "completion_tokens": row["completion"], "cost": None if cost is None else str(cost)})
+    return out
 
 
 def create_escalation_batch(task: Task, item_ids: list[int], name: str, overlap: int) -> Batch:

@@ -82,8 +82,9 @@ def human_labels(kind: str, answers: Mapping[Hashable, Sequence[Any]]) -> tuple[
 class Plan:
     """What `escalate` returns: the cascade, and every item's fate."""
 
-    result: dict[str, Any]  # the JSON the command prints (docs/escalation.md, "The output")
+    result: dict[str, Any]  # the JSON the command prints (docs/escalation.md, "The command and the page")
     escalated: list[Hashable]  # the items that go to people, in the order given
+    final_labels: list[tuple[Hashable, str, Any]]  # per item in order: (item, who decides, the label or None)
 
 
 def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Sequence[Any]],
@@ -115,6 +116,10 @@ def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Seq
     rest = [item for item in items if item not in labels]
     rest_decided = apply_cascade(thresholds, [arrays(rest, judge)[0] for judge in judges]) if rest else np.array([])
     escalated = [item for item, j in zip(rest, rest_decided, strict=True) if j < 0]
+    fates = {item: (judges[j], answers[judges[j]][item][0]) if j >= 0 else ("escalated", None)
+             for item, j in zip(rest, rest_decided, strict=True)}
+    final = [(item, "people", labels[item]) if item in labels else
+             (item, *fates.get(item, ("escalated", None))) for item in items]
     result = {
         "alpha": alpha, "delta": delta, "guaranteed_agreement": round(1 - alpha, 10),
         "tolerance": tolerance, "n_items": len(items), "n_items_tied": n_tied,
@@ -130,7 +135,7 @@ def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Seq
                  "coverage": (len(rest) - len(escalated)) / len(rest) if rest else None,
                  "n_escalated": len(escalated)},
     }
-    return Plan(result, escalated)
+    return Plan(result, escalated, final)
 
 
 def _checked(kind: str, alpha: float, delta: float, tolerance: float | None) -> float | None:

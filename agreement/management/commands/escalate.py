@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.cli import find_task
-from agreement.escalation.loading import create_escalation_batch, escalation_plan
+from agreement.escalation.loading import create_escalation_batch, escalation_plan, final_labels
 from agreement.escalation.plan import EscalationProblem
 
 
@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
         parser.add_argument("--batch", help="create a human batch of this name with exactly the escalated items")
         parser.add_argument("--overlap", type=int, default=1, help="overlap k of that batch (default 1)")
+        parser.add_argument("--labels", action="store_true",
+                            help="JSON: add the final label of every item and who decided it (people, a judge, "
+                                 "or escalated)")
         parser.add_argument("--format", choices=("json", "text"), default="json")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -49,6 +52,8 @@ class Command(BaseCommand):
                                         "overlap": batch.overlap, "language": batch.language}
         except EscalationProblem as problem:
             raise CommandError(str(problem)) from None
+        if options["labels"]:
+            plan.result["labels"] = final_labels(plan, task)
         if options["format"] == "json":
             self.stdout.write(json.dumps(plan.result, indent=2, ensure_ascii=False))
         else:
@@ -70,6 +75,10 @@ def text_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"check sample: {check['n_covered']} of {check['n_items']} decided, agreement {agreement}")
     lines.append(f"other items: {rest['n_decided']} of {rest['n_items']} decided by judges, "
                  f"{rest['n_escalated']} escalated to people")
+    for cost in result["cost"]:
+        price = "" if cost["cost"] is None else f", cost {cost['cost']}"
+        lines.append(f"  {cost['judge']}: {cost['http_requests']} requests, {cost['prompt_tokens']} prompt and "
+                     f"{cost['completion_tokens']} completion tokens{price}")
     if "batch" in result:
         lines.append(f"created batch {result['batch']['name']!r} with {result['batch']['n_items']} items")
     return lines
