@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from io import StringIO
 
 import pytest
@@ -15,6 +16,7 @@ from agreement.escalation.jobs import execute
 from agreement.escalation.models import EscalationPlan
 from annotation.annotators import create_annotator
 from annotation.models import Annotation, Batch, BatchItem
+from tests.conftest import require_postgres
 from tests.llm_helpers import make_judge, make_task
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("local_llm_endpoints")]
@@ -103,3 +105,19 @@ def test_a_plan_that_cannot_be_computed_fails_with_the_reason(dave):
     assert execute(plan.pk) == "failed"
     html = logged_in(dave).get(f"/escalation/{plan.pk}/").content.decode()
     assert "The plan failed: 20 human-labelled calibration items; calibration needs at least 30" in html
+
+
+def test_a_real_worker_computes_the_plan_asked_for_on_the_page(start_worker, dave):
+    require_postgres()
+    task = study()
+    start_worker()
+    client = logged_in(dave)
+    client.post("/escalation/", {"task": task.pk, "judges": "small", "alpha": "0.15", "delta": "0.1"})
+    plan = EscalationPlan.objects.get()
+    deadline = time.monotonic() + 120
+    while plan.pending and time.monotonic() < deadline:
+        time.sleep(0.5)
+        plan.refresh_from_db()
+    assert plan.status == "done", plan.error
+    assert plan.result["rest"]["n_escalated"] == 10 and len(plan.result["escalated_item_ids"]) == 10
+    assert "<strong>10 escalated to people</strong>" in client.get(f"/escalation/{plan.pk}/").content.decode()
