@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -201,3 +202,24 @@ def test_the_text_format_says_the_guarantee_thresholds_and_escalated_count() -> 
     assert lines[2:4] == ["calibration: 90 of 90 covered (100.0%)",
                           "other items: 20 of 20 decided by judges, 0 escalated to people"]
     assert lines[4] == "  cheap: 0 requests, 0 prompt and 0 completion tokens"  # answers imported, not run here
+
+
+def test_alt_test_on_graded_relevance_scores_by_minus_the_rmse_over_every_document() -> None:
+    task, items, _ = make_task("graded_relevance", 30, name="graded alt task")
+    people = [create_annotator(f"grader-{n}") for n in range(3)]
+    grades = {(n, i): {"d1": (i + n) % 11, "d2": (2 * i + n) % 11} for n in range(3) for i in range(30)}
+    for n, person in enumerate(people):
+        Annotation.objects.bulk_create([Annotation(item=item, annotator=person, value=grades[n, i])
+                                        for i, item in enumerate(items)])
+    judge = make_judge("grading-judge", "http://127.0.0.1:9/v1").annotator
+    Annotation.objects.bulk_create([Annotation(item=item, annotator=judge, source="llm", value={"d1": 5, "d2": 5})
+                                    for item in items])
+    out = StringIO()
+    call_command("alt_test", task.name, "--judge", "grading-judge", "--epsilon", "0.15", stdout=out)
+    doc = json.loads(out.getvalue())
+    humans = {p.name: {item.pk: np.array([grades[n, i]["d1"], grades[n, i]["d2"]], dtype=float)
+                       for i, item in enumerate(items)} for n, p in enumerate(people)}
+    expected = alt_test({item.pk: np.array([5.0, 5.0]) for item in items}, humans, "neg_rmse", 0.15)
+    assert doc["winning_rate"] == expected.winning_rate
+    assert doc["advantage_probability"] == pytest.approx(expected.advantage_probability)
+    assert [a["p_value"] for a in doc["annotators"]] == pytest.approx([a.p_value for a in expected.annotators])

@@ -10,11 +10,12 @@ import json
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Sum
 
 from agreement.escalation.alt_test import AltTestResult, alt_test
-from agreement.escalation.plan import LABEL_KINDS, EscalationProblem, Plan, escalate
+from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem, Plan, escalate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem
 from tasks_app.models import Item, Task
@@ -137,14 +138,18 @@ def alt_test_for_task(task: Task, judge_name: str, epsilon: float, *, q: float =
         raise EscalationProblem(f"{judge_name!r}: a person, not an LLM annotator")
     if task.kind in LABEL_KINDS:
         scoring = "accuracy"
-    elif task.kind == "sts":
-        scoring = "neg_rmse"
+    elif task.kind in RATING_KINDS:
+        scoring = "neg_rmse"  # for per-document or per-axis ratings: over all their numbers
     else:
-        raise EscalationProblem(f"the alternative-annotator test works for {', '.join(LABEL_KINDS)} and sts; "
+        raise EscalationProblem(f"the alternative-annotator test works for {', '.join(LABEL_KINDS + RATING_KINDS)}; "
                                 f"not {task.kind}")
 
     def comparable(value: Any) -> Any:
-        return float(value) if scoring == "neg_rmse" else _canonical(value)
+        if scoring == "accuracy":
+            return _canonical(value)
+        if isinstance(value, dict):
+            return np.array([float(value[key]) for key in sorted(value)])
+        return float(value)
 
     humans: dict[str, dict[int, Any]] = defaultdict(dict)
     rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
