@@ -22,7 +22,8 @@ A cascade (the paper's §3) calibrates the judges in order: each on the calibrat
 covered, with the same α and δ. At use, the first judge whose confidence reaches its threshold decides; an
 item no judge is confident about is escalated to people. Each judge's kept items meet the bound with probability
 ≥ 1 − δ; for all m judges at once a union bound gives at least 1 − m·δ, and on that event the kept items
-together (a mixture of sets each with risk ≤ α) have risk ≤ α. docs/escalation.md says what this means in use.
+together (a mixture of sets each with risk ≤ α) have risk ≤ α. (A later judge's items are selected by an earlier
+judge's fitted threshold; docs/escalation.md, §3, says what this means in use and how the tests check it.)
 
 Confidences are floats; NaN means the judge has no answer (or no confidence) for the item, which it then never
 covers.
