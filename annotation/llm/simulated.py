@@ -9,7 +9,8 @@ all the answers that agree with the stored one is the confidence (`confidence.vo
 `run_examples` reads the examples once per executor slice in the main thread (the only thread that touches the
 database); `simulated_answers` makes the requests on the event loop. A simulated request is asked once (no
 re-ask); a failed or invalid one is left out of the vote and kept in the raw outputs, and every request counts
-toward the tokens and cost of the run as usual.
+toward the tokens and cost of the run as usual. A retrieval pool's pointwise pairs (docs/retrieval.md) keep the
+study's own prompt and reply format, so their simulated annotators are asked without examples.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError
 from annotation.llm.confidence import swapped_pair, unswap_answer
-from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages
+from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, is_pointwise_pair
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 
@@ -47,6 +48,8 @@ def run_examples(task: Task, k: int) -> list[list[Example]]:
 def example_messages(task: Task, payload: dict[str, Any], examples: list[Example]) -> list[dict[str, str]]:
     """The item's messages with worked examples (user: an item; assistant: the human's answer) before it."""
     system, *item = build_messages(task, payload)
+    if is_pointwise_pair(task, payload):  # the study's own prompt and reply format: no JSON examples to show
+        return [system, *item]
     shots: list[dict[str, str]] = []
     for example_payload, value in [e for e in examples if e[0] != payload][:EXAMPLES_PER_ANNOTATOR]:
         shots.extend(build_messages(task, example_payload)[1:])
