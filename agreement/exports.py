@@ -118,10 +118,13 @@ def answer_lines(task: Task) -> Iterator[str]:
         Annotation.objects.filter(item__task=task)
         .order_by("item__position", "annotator__user__username")
         .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
-                     "skip_reason", "flag_comment", "time_spent_ms")
+                     "skip_reason", "flag_comment", "time_spent_ms", "confidence")
     )
-    for item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms in rows.iterator(chunk_size=5000):
+    for (item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms,
+         confidence) in rows.iterator(chunk_size=5000):
         line = {"item": item, "annotator": name, "annotator_kind": kind, "value": None if skipped else value,
                 "skipped": skipped, "skip_reason": skip_reason, "flag_comment": flag_comment,
                 "time_spent_ms": time_spent_ms}
+        if confidence is not None:  # a machine answer's confidence (docs/escalation.md), imported back as is
+            line["confidence"] = confidence
         yield json.dumps(line, ensure_ascii=False) + "\n"

@@ -60,6 +60,7 @@ class Row:
     flag_comment: str
     time_spent_ms: int | None
     batch: str | None
+    confidence: float | None = None
 
 
 def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: bool = False
@@ -103,7 +104,19 @@ def parse_row(line: int, record: dict[str, Any]) -> Row:
         raise ValidationProblem("annotator_kind", f"must be \"human\" or \"llm\", got {kind!r}")
     return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), kind, value,
                skipped, _text(record, "skip_reason", 500), _text(record, "flag_comment", 10_000),
-               _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None)
+               _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None,
+               _confidence(record.get("confidence"), kind))
+
+
+def _confidence(value: Any, kind: str) -> float | None:
+    """A machine answer's confidence in [0, 1] (docs/escalation.md); people's answers carry none."""
+    if value is None:
+        return None
+    if kind != Annotator.Kind.LLM:
+        raise ValidationProblem("confidence", "only a machine answer (\"annotator_kind\": \"llm\") carries one")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise ValidationProblem("confidence", f"must be a number from 0 to 1, got {value!r}")
+    return float(value)
 
 
 def _username(value: Any) -> str:
@@ -260,7 +273,7 @@ class AnnotationWriter:
         return {"annotator": self.annotators[row.annotator], "batch": self.batches.get(row.batch or ""),
                 "value": value, "skipped": row.skipped, "skip_reason": row.skip_reason,
                 "flagged": bool(row.flag_comment), "flag_comment": row.flag_comment,
-                "time_spent_ms": row.time_spent_ms}
+                "time_spent_ms": row.time_spent_ms, "confidence": row.confidence}
 
     def _replace(self, old: Annotation, fields: dict[str, Any]) -> None:
         AnnotationRevision.objects.create(annotation=old, value=old.value, skipped=old.skipped,

@@ -158,12 +158,18 @@ class Annotation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     source = models.CharField(max_length=32, default="browser", help_text="browser, api, import, llm")
+    confidence = models.FloatField(
+        null=True, blank=True,
+        help_text="A machine answer's confidence in [0, 1] (LLM runs, or imported): calibrated escalation reads it "
+                  "(docs/escalation.md). None for people and where unknown.")
 
     class Meta:
         ordering = ["item", "annotator"]
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="one_annotation_per_item_annotator"),
             models.CheckConstraint(condition=Q(skipped=True) | Q(value__isnull=False), name="annotation_value_or_skip"),
+            models.CheckConstraint(condition=Q(confidence__isnull=True) | Q(confidence__gte=0.0, confidence__lte=1.0),
+                                   name="annotation_confidence_in_unit_interval"),
         ]
         indexes = [models.Index(fields=["batch", "annotator"])]
 

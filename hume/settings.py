@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "agreement.model_runs",
     "agreement.retrieval",
     "agreement.sage",
+    "agreement.escalation",
 ]
 
 MIDDLEWARE = [

@@ -8,6 +8,7 @@ Every request is recorded, so tests can count what the app really sent.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections import Counter
@@ -69,12 +70,16 @@ class ChatServer(JsonServer):
 
     def __init__(self, answers: dict[str, Any] | None = None, script: dict[str, list[Reply]] | None = None,
                  answer_for: Callable[[Seen], Any] | None = None,
-                 content_for: Callable[[Seen], str] | None = None) -> None:
+                 content_for: Callable[[Seen], str] | None = None,
+                 answer_probability: Callable[[Seen], float] | None = None) -> None:
         super().__init__()
         self.answers = dict(answers or {})
         self.answer_for = answer_for
         self.content_for = content_for  # the whole reply text, for prompts with their own answer format
         self.script = {k: list(v) for k, v in (script or {}).items()}
+        # With it, a request asking for logprobs gets OpenAI's logprobs.content: the reply's text cut into tokens,
+        # the answer value one token with log(probability), every other token a log-probability of -0.5.
+        self.answer_probability = answer_probability
         self.seen: list[Seen] = []
         self.on_request: Callable[[Seen], None] | None = None
         self.in_flight = 0
@@ -133,4 +138,17 @@ class ChatServer(JsonServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": USAGE,
         }
+        if body.get("logprobs") and self.answer_probability is not None:
+            completion["choices"][0]["logprobs"] = {"content": token_logprobs(content, self.answer_probability(seen))}
         handler.send(200, json.dumps(completion), reply.headers)
+
+
+def token_logprobs(content: str, answer_probability: float) -> list[dict[str, Any]]:
+    """OpenAI's logprobs.content for `content`: 4-character tokens, the JSON value after "answer": as one token."""
+    found = re.search(r'"answer"\s*:\s*', content)
+    start = found.end() if found else len(content)
+    end = json.JSONDecoder().raw_decode(content, start)[1] if found else start
+    pieces = [(content[i:min(i + 4, start)], -0.5) for i in range(0, start, 4)]
+    pieces.append((content[start:end], math.log(answer_probability)))
+    pieces += [(content[i:i + 4], -0.5) for i in range(end, len(content), 4)]
+    return [{"token": token, "logprob": logprob, "top_logprobs": []} for token, logprob in pieces if token]

@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from agreement.exports import answer_lines
 from agreement.reports import report_in_process
+from annotation.models import Annotation
 from tasks_app.models import Task
 from tests.report_builders import import_study
 
@@ -24,7 +25,7 @@ ANSWERS = [
     {"item": "1", "annotator": "tom", "value": 0}, {"item": "2", "annotator": "tom", "value": 1},
     {"item": "3", "annotator": "tom", "value": 3.5}, {"item": "4", "annotator": "tom", "value": 5},
     {"item": "5", "annotator": "tom", "value": 4.5}, {"item": "6", "annotator": "tom", "value": 2.5},
-    {"item": "1", "annotator": "judge-llm", "annotator_kind": "llm", "value": 1},
+    {"item": "1", "annotator": "judge-llm", "annotator_kind": "llm", "value": 1, "confidence": 0.7},
 ]
 
 
@@ -48,3 +49,6 @@ def test_exported_answers_import_into_a_copy_of_the_task_and_give_the_same_repor
     lines = [json.loads(line) for line in exported.splitlines()]
     assert {"item": "6", "annotator": "sara", "annotator_kind": "human", "value": None, "skipped": True,
             "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None} in lines
+    moved_judge = Annotation.objects.get(item__task__name="sts-moved", annotator__user__username="judge-llm")
+    assert moved_judge.confidence == 0.7  # a machine answer's confidence travels (docs/escalation.md)
+    assert sum("confidence" in line for line in lines) == 1

@@ -34,9 +34,11 @@ AGREEMENT_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("retrieval", ("agreement.retrieval", "agreement.retrieval.*")),
     ("sage", ("agreement.sage", "agreement.sage.*")),
     ("ppi", ("agreement.ppi", "agreement.ppi.*")),
+    ("escalation", ("agreement.escalation", "agreement.escalation.*")),
     ("core", ("agreement", "agreement.*")),
 )
-AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage"), ("ppi",), ("shell",))
+AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage", "escalation"), ("ppi",),
+                   ("shell",))
 # Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py and
 # ppi/models.py (whose models belong to the app `agreement`): a registration, not a use.
 REGISTRATIONS = {("agreement.models", "agreement.results.models"), ("agreement.models", "agreement.ppi.models")}
@@ -194,6 +196,7 @@ def test_every_agreement_layer_is_placed_in_the_order() -> None:
     assert layer_of("agreement.metrics") == "core" and layer_of("agreement.views") == "shell"
     assert layer_of("agreement.model_runs.views") == "model_runs"
     assert layer_of("agreement.management.commands.sage") == "shell"
+    assert layer_of("agreement.escalation.calibration") == "escalation"
 
 
 def test_an_agreement_layer_never_imports_a_later_layer() -> None:

@@ -18,7 +18,7 @@ class LLMAnnotatorConfigAdminForm(forms.ModelForm):
 
     class Meta:
         model = LLMAnnotatorConfig
-        fields = ("annotator", *CONFIG_FIELDS, "created_by")
+        fields = ("annotator", *CONFIG_FIELDS, "logprobs", "confidence_samples", "created_by")
 
 
 @admin.register(LLMAnnotatorConfig)

@@ -57,8 +57,8 @@ class LLMAnnotatorSerializer(serializers.ModelSerializer):
         model = LLMAnnotatorConfig
         fields = ("id", "name", "model", "base_url", "api_key_env", "api_key_secret", "has_secret", "key_source",
                   "temperature", "max_tokens", "json_mode", "max_concurrency", "requests_per_minute",
-                  "timeout_seconds", "max_retries", "max_answer_retries", "price_per_1k_input", "price_per_1k_output",
-                  "created_at", "updated_at")
+                  "timeout_seconds", "max_retries", "max_answer_retries", "logprobs", "confidence_samples",
+                  "price_per_1k_input", "price_per_1k_output", "created_at", "updated_at")
         read_only_fields = ("created_at", "updated_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +145,7 @@ class LLMRequestSerializer(serializers.ModelSerializer):
         model = LLMRequest
         fields = ("id", "item", "item_external_id", "run", "model", "prompt_version", "request_key", "status",
                   "attempts", "prompt_tokens", "completion_tokens", "answer", "reasoning", "raw_outputs",
-                  "failure_kind", "error", "http_status", "claimed_at", "finished_at", "latency_ms")
+                  "failure_kind", "error", "http_status", "claimed_at", "finished_at", "latency_ms", "confidence")
 
 
 class LLMRunViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.RetrieveModelMixin,

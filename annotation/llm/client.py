@@ -78,6 +78,7 @@ class ChatReply:
     attempts: int
     latency_ms: int
     finish_reason: str | None
+    logprobs: list[tuple[str, float]] | None = None  # (token, log-probability) of each generated token, if sent
 
 
 class RateLimiter:
@@ -276,7 +277,24 @@ class ChatClient:
             attempts=attempts,
             latency_ms=latency_ms,
             finish_reason=choice.get("finish_reason"),
+            logprobs=_token_logprobs(choice.get("logprobs")),
         )
+
+
+def _token_logprobs(block: Any) -> list[tuple[str, float]] | None:
+    """The (token, logprob) pairs of a choice's `logprobs.content` (OpenAI's format), or None when absent or
+    not in that shape (a server may send something else: the answer then simply has no log-prob confidence)."""
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    pairs = []
+    for entry in content:
+        token = entry.get("token") if isinstance(entry, dict) else None
+        logprob = entry.get("logprob") if isinstance(entry, dict) else None
+        if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, int | float):
+            return None
+        pairs.append((token, float(logprob)))
+    return pairs
 
 
 def _count(value: Any) -> int:

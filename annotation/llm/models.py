@@ -92,6 +92,15 @@ class LLMAnnotatorConfig(models.Model):
     max_answer_retries = models.PositiveSmallIntegerField(
         default=2, validators=[MaxValueValidator(5)],
         help_text="Re-asks after a malformed or invalid answer before recording a failure.")
+    logprobs = models.BooleanField(
+        default=False,
+        help_text="Ask for token log-probabilities (logprobs: true); each answer's confidence is then the probability "
+                  "of its tokens (docs/escalation.md). Turn on only if the server supports it.")
+    confidence_samples = models.PositiveSmallIntegerField(
+        default=0, validators=[MaxValueValidator(10)],
+        help_text="K simulated annotators: where the reply has no log-probs, ask K more times, each with few-shot "
+                  "examples from a different human annotator (pairwise: also with A and B swapped); the confidence "
+                  "is the share of the answers equal to the stored one. 0: no confidence without log-probs.")
     price_per_1k_input = models.DecimalField(
         max_digits=12, decimal_places=6, null=True, blank=True, validators=[MinValueValidator(0)],
         help_text="Optional: price per 1,000 prompt tokens, for the cost figure beside the token counts.")
@@ -113,6 +122,7 @@ class LLMAnnotatorConfig(models.Model):
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="llm_timeout_positive"),
             models.CheckConstraint(condition=Q(max_retries__lte=10), name="llm_max_retries_bounded"),
             models.CheckConstraint(condition=Q(max_answer_retries__lte=5), name="llm_answer_retries_bounded"),
+            models.CheckConstraint(condition=Q(confidence_samples__lte=10), name="llm_confidence_samples_bounded"),
         )
 
     def __str__(self) -> str:
@@ -231,6 +241,7 @@ class LLMRequest(models.Model):
     error = models.TextField(blank=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True, help_text="The answer's confidence in [0, 1], if known.")
 
     class Meta:
         ordering = ("claimed_at", "id")

@@ -55,11 +55,13 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
              "answer": json.dumps(out.value) if out.ok else None, "attempts": out.attempts,
              "prompt": out.prompt_tokens, "completion": out.completion_tokens, "reasoning": out.reasoning,
              "raw": json.dumps(out.raw_outputs), "error": out.error, "kind": out.failure_kind,
-             "http": out.http_status, "latency": out.latency_ms} for pk, out in outcomes]
+             "http": out.http_status, "latency": out.latency_ms,
+             "confidence": out.confidence if out.ok else None} for pk, out in outcomes]
     sql = f"""
         WITH v AS MATERIALIZED (
             SELECT * FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, status text, answer text, attempts int,
-                prompt int, completion int, reasoning text, raw text, error text, kind text, http int, latency int)),
+                prompt int, completion int, reasoning text, raw text, error text, kind text, http int, latency int,
+                confidence double precision)),
         counted AS (
             UPDATE {_table(LLMRun)} SET http_requests = http_requests + %s, prompt_tokens = prompt_tokens + %s,
                 completion_tokens = completion_tokens + %s WHERE id = %s),
@@ -68,12 +70,12 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
                 attempts = r.attempts + v.attempts, prompt_tokens = r.prompt_tokens + v.prompt,
                 completion_tokens = r.completion_tokens + v.completion, reasoning = v.reasoning,
                 raw_outputs = r.raw_outputs || v.raw::jsonb, error = v.error, failure_kind = v.kind,
-                http_status = v.http, latency_ms = v.latency
+                http_status = v.http, latency_ms = v.latency, confidence = v.confidence
             FROM v WHERE r.id = v.id AND r.id = ANY(%s::bigint[]) AND r.claimed_by = %s AND r.status = %s
-            RETURNING r.item_id, r.answer, r.claimed_at, r.latency_ms, r.status)
+            RETURNING r.item_id, r.answer, r.claimed_at, r.latency_ms, r.status, r.confidence)
         INSERT INTO {_table(Annotation)} (item_id, annotator_id, batch_id, value, skipped, skip_reason, flagged,
-            flag_comment, started_at, submitted_at, updated_at, time_spent_ms, source)
-        SELECT item_id, %s, %s, answer, false, '', false, '', claimed_at, %s, %s, latency_ms, 'llm'
+            flag_comment, started_at, submitted_at, updated_at, time_spent_ms, source, confidence)
+        SELECT item_id, %s, %s, answer, false, '', false, '', claimed_at, %s, %s, latency_ms, 'llm', confidence
         FROM stored WHERE status = %s
         ON CONFLICT (item_id, annotator_id) DO NOTHING"""
     outs = [out for _, out in outcomes]

@@ -37,10 +37,12 @@ from django.utils import timezone
 
 from annotation.annotators import create_annotator
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError, RateLimiter
+from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.inflight import RequestPool
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
 from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
 from annotation.llm.request_sql import insert_claims, store_outcomes
+from annotation.llm.simulated import Example, run_examples, simulated_answers
 from annotation.models import Annotation, Annotator, Batch
 from annotation.signals import annotations_imported
 from tasks_app.models import Item, Task
@@ -198,6 +200,7 @@ class Outcome:
     error: str = ""
     http_status: int | None = None
     fatal: bool = False
+    confidence: float | None = None
 
 
 def request_body(config: LLMAnnotatorConfig, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -206,12 +209,15 @@ def request_body(config: LLMAnnotatorConfig, model: str, messages: list[dict[str
         body["max_tokens"] = config.max_tokens
     if config.json_mode:
         body["response_format"] = {"type": "json_object"}
+    if config.logprobs:
+        body["logprobs"] = True
     return body
 
 
 async def ask(client: ChatClient, config: LLMAnnotatorConfig, model: str, task: Task,
-              payload: dict[str, Any]) -> Outcome:
-    """Ask until a valid answer, re-asking with the problem stated after a malformed one (bounded)."""
+              payload: dict[str, Any], examples: list[list[Example]] | None = None) -> Outcome:
+    """Ask until a valid answer, re-asking with the problem stated after a malformed one (bounded); then its
+    confidence: from the reply's log-probs, else from simulated annotators when `examples` holds K sets."""
     messages = build_messages(task, payload)
     out = Outcome()
     for _ in range(config.max_answer_retries + 1):
@@ -239,15 +245,29 @@ async def ask(client: ChatClient, config: LLMAnnotatorConfig, model: str, task: 
             messages = [*messages, {"role": "assistant", "content": reply.content}, correction_message(str(problem))]
             continue
         out.ok, out.error = True, ""
+        out.confidence = answer_probability(reply.content, reply.logprobs)
+        if out.confidence is None and examples:
+            await add_simulated_confidence(out, client, config, model, task, payload, examples)
         return out
     out.failure_kind = "malformed"
     return out
 
 
-async def safe_ask(*args: Any) -> Outcome:
+async def add_simulated_confidence(out: Outcome, client: ChatClient, config: LLMAnnotatorConfig, model: str,
+                                   task: Task, payload: dict[str, Any], examples: list[list[Example]]) -> None:
+    """The share of the answers (the stored one and the simulated annotators') equal to the stored one."""
+    votes = await simulated_answers(client, partial(request_body, config, model), task, payload, examples)
+    out.attempts += votes.attempts
+    out.prompt_tokens += votes.prompt_tokens
+    out.completion_tokens += votes.completion_tokens
+    out.raw_outputs.extend(votes.raw_outputs)
+    out.confidence = vote_share(out.value, [out.value, *votes.answers])
+
+
+async def safe_ask(*args: Any, **kwargs: Any) -> Outcome:
     """A bug in one item must not take the run down: it becomes that item's recorded failure."""
     try:
-        return await ask(*args)
+        return await ask(*args, **kwargs)
     except Exception as exc:  # recorded on the request row, with its type
         log.exception("LLM request failed unexpectedly")
         return Outcome(failure_kind="error", error=f"{type(exc).__name__}: {exc}")
@@ -339,7 +359,8 @@ def claim_many(run: LLMRun, token: uuid.UUID, items: list[Pending]) -> list[Clai
 def restore_annotation(run: LLMRun, row: LLMRequest) -> None:
     """A paid answer whose annotation is missing (deleted by hand) is stored again without a new request."""
     Annotation.objects.get_or_create(item_id=row.item_id, annotator_id=run.annotator_id,
-                                     defaults={"batch": run.batch, "value": row.answer, "source": "llm"})
+                                     defaults={"batch": run.batch, "value": row.answer, "source": "llm",
+                                               "confidence": row.confidence})
 
 
 def store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[Claim, Outcome]]) -> None:
@@ -381,11 +402,12 @@ def store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[Claim, Outcom
             row.reasoning, row.raw_outputs = out.reasoning, [*row.raw_outputs, *out.raw_outputs]
             row.error, row.failure_kind, row.http_status, row.latency_ms = (
                 out.error, out.failure_kind, out.http_status, out.latency_ms)
+            row.confidence = out.confidence if out.ok else None
             updated.append(row)
             if out.ok:
                 answers.append(Annotation(item_id=row.item_id, annotator_id=run.annotator_id, batch=run.batch,
                                           value=out.value, source="llm", started_at=claimed.claimed_at,
-                                          time_spent_ms=out.latency_ms))
+                                          time_spent_ms=out.latency_ms, confidence=row.confidence))
         # One INSERT ... ON CONFLICT DO UPDATE of rows this transaction holds locked: linear in the rows, where
         # bulk_update's CASE per field is quadratic (a second for a hundred answers).
         LLMRequest.objects.bulk_create(updated, update_conflicts=True, unique_fields=["annotator", "request_key"],
@@ -396,7 +418,7 @@ def store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[Claim, Outcom
 
 
 STORED_FIELDS = ("status", "finished_at", "answer", "attempts", "prompt_tokens", "completion_tokens", "reasoning",
-                 "raw_outputs", "error", "failure_kind", "http_status", "latency_ms")
+                 "raw_outputs", "error", "failure_kind", "http_status", "latency_ms", "confidence")
 
 
 # ------------------------------------------------------------------ executing a run (the Celery task calls this)
@@ -490,7 +512,8 @@ def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uu
     exhausted = False
     deadline = time.monotonic() + float(getattr(settings, "LLM_SLICE_SECONDS", 120.0))
     capacity = config.max_concurrency + QUEUED_PER_SLOT * (config.max_concurrency - 1)  # in flight + queued
-    ask_one = partial(safe_ask, client, config, run.model, run.task)
+    ask_one = partial(safe_ask, client, config, run.model, run.task,
+                      examples=run_examples(run.task, config.confidence_samples))
     pool: RequestPool[Claim]
     with RequestPool(config.max_concurrency, ask_one, name=f"llm-run-{run.pk}", cleanup=client.close_async,
                      halts=lambda out: out.fatal) as pool:

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class EscalationConfig(AppConfig):
+    """Calibrated escalation from the app (issue 25): the stored plans behind the researchers' /escalation/ page."""
+
+    name = "agreement.escalation"
+    label = "escalation"
+    verbose_name = "Calibrated escalation"
+    default_auto_field = "django.db.models.BigAutoField"

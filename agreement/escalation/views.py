@@ -1,0 +1,95 @@
+"""The researchers' escalation page (/escalation/, docs/escalation.md): ask for a plan (a worker computes it),
+read the calibrated thresholds, the coverage, the guarantee and the alternative-annotator test, and (admins)
+create the human batch of the escalated items.
+
+GET never computes: a queued or running plan shows "being computed" and its part polls itself every second
+(htmx), as the SAGE page does; the response that finds it finished swaps in the result.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+from kombu.exceptions import OperationalError as BrokerError
+
+from agreement.escalation import jobs
+from agreement.escalation.models import EscalationPlan
+from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
+from annotation.models import Annotator
+from hume.roles import is_admin, is_researcher
+from tasks_app.access import visible_tasks
+
+
+def _researcher(request: HttpRequest) -> None:
+    if not is_researcher(request.user):
+        raise PermissionDenied("Only researchers and admins read escalation plans.")
+
+
+def _number(value: str | None, name: str, kind: type = float) -> Any:
+    if value in (None, ""):
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise EscalationProblem(f"{name} must be a number, got {value!r}") from None
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    _researcher(request)
+    tasks = visible_tasks(request.user).filter(kind__in=LABEL_KINDS + RATING_KINDS).order_by("name")
+    if request.method == "POST":
+        try:
+            task = get_object_or_404(tasks, pk=_number(request.POST.get("task"), "task", int) or 0)
+            judges = [name.strip() for name in request.POST.get("judges", "").split(",") if name.strip()]
+            plan = jobs.ask(task, judges, _number(request.POST.get("alpha"), "alpha") or 0.0,
+                            _number(request.POST.get("delta"), "delta") or 0.0,
+                            n_calibration=_number(request.POST.get("calibration"), "calibration", int),
+                            tolerance=_number(request.POST.get("tolerance"), "tolerance"),
+                            epsilon=_number(request.POST.get("epsilon"), "epsilon") or 0.2, user=request.user)
+        except EscalationProblem as error:
+            messages.error(request, f"Nothing was started: {error}")
+            return redirect("escalation:index")
+        except BrokerError as error:
+            messages.error(request, f"The job queue is unavailable ({error}); the plan is stored, queued.")
+            return redirect("escalation:index")
+        return redirect("escalation:detail", plan_id=plan.pk)
+    judges = Annotator.objects.filter(kind=Annotator.Kind.LLM).select_related("user").order_by("user__username")
+    return render(request, "agreement/escalation/index.html", {
+        "plans": EscalationPlan.objects.select_related("task")[:50], "tasks": tasks,
+        "judges": [judge.name for judge in judges]})
+
+
+@login_required
+@vary_on_headers("HX-Request")
+def detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    _researcher(request)
+    plan = get_object_or_404(EscalationPlan.objects.select_related("task", "batch"), pk=plan_id)
+    context = {"plan": plan, "result": plan.result, "may_create_batch": is_admin(request.user),
+               "default_batch_name": f"{plan.task.name} · escalated #{plan.pk}"}
+    if request.htmx:
+        return render(request, "agreement/escalation/_plan_partial.html", context)
+    return render(request, "agreement/escalation/detail.html", context)
+
+
+@login_required
+@require_POST
+def batch(request: HttpRequest, plan_id: int) -> HttpResponse:
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins create batches.")
+    plan = get_object_or_404(EscalationPlan, pk=plan_id)
+    try:
+        overlap = _number(request.POST.get("overlap"), "overlap", int) or 1
+        created = jobs.create_batch(plan.pk, request.POST.get("name", "").strip() or f"escalated #{plan.pk}", overlap)
+    except EscalationProblem as error:
+        messages.error(request, f"No batch was created: {error}")
+    else:
+        count = len(plan.result["escalated_item_ids"]) if plan.result else 0
+        messages.success(request, f"Batch {created.name!r} created with the {count} escalated items.")
+    return redirect("escalation:detail", plan_id=plan.pk)
