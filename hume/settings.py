@@ -268,8 +268,11 @@ THROTTLE_CACHE = "throttle"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # shared by every web process, so a limit holds across gunicorn workers
+    # a Redis that hangs costs a request at most a second per call; one that is down lets it through
+    # (hume/lockout.py)
     THROTTLE_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                     "KEY_PREFIX": "hume-throttle"},
+                     "KEY_PREFIX": "hume-throttle",
+                     "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
 API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
