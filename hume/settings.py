@@ -41,6 +41,8 @@ else:
                                    "to serve, or set DEBUG=true for local development.")
 
 INSTALLED_APPS = [
+    # first, so that its createsuperuser (password validators under --noinput too) replaces Django's
+    "hume",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
