@@ -246,6 +246,9 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# A chunk is claimed at most this many times; then its run fails with the reason (a chunk that kills or hangs
+# every worker that takes it must not be re-claimed for ever).
+MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
 # Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
 # or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
 # Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type

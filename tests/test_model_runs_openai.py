@@ -15,6 +15,7 @@ from scipy import stats
 
 from agreement.model_runs.backends import load_backend
 from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
+from agreement.model_runs.runs import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError
 from tests import model_data as data
@@ -139,3 +140,30 @@ def test_a_reply_nested_100k_deep_fails_the_run_with_the_reason(monkeypatch: pyt
     assert set(run.chunks.values_list("status", flat=True)) == {"queued"}  # nothing left "running"
     assert CachedEmbedding.objects.count() == 0
 
+
+def test_a_chunk_whose_workers_keep_dying_fails_its_run_after_the_attempt_limit(
+        monkeypatch: pytest.MonkeyPatch, settings) -> None:
+    """Issue 23, item 3: a chunk was re-claimed every lease for ever. Here three workers each claim the chunk
+    and die before finishing it (claim_chunk is what a worker does first; nothing after it runs), the lease
+    lapses each time, and the next worker to come along fails the run, saying why, instead of claiming again."""
+    settings.MODEL_RUN_LEASE_SECONDS = 0.05
+    settings.MODEL_RUN_MAX_ATTEMPTS = 3
+    task = data.build_model_task("sts")
+    with EmbeddingsServer() as server:
+        model = register(server, monkeypatch)
+        run = start_run(task, model)
+        (chunk,) = run.chunks.all()
+        for _ in range(3):
+            assert claim_chunk(chunk.pk) is not None  # a worker takes it ... and dies
+            time.sleep(0.1)  # its lease lapses
+        assert execute_chunk(chunk.pk) == "failed"
+        assert server.seen == []  # the fourth worker did not embed it
+        run.refresh_from_db()
+        assert run.status == "failed"
+        assert run.error == ("OutOfAttempts: chunk 1 of 1 was taken 3 times and never finished (its worker "
+                             "stopped, or hung past the 0.05-second lease, each time); the run stops here: start "
+                             "it again once the cause is fixed")
+        assert dead_chunks() == []  # the periodic check sends it no more messages
+        rerun = start_run(task, model)  # asked again: the chunk gets its attempts back and the run completes
+        assert rerun.pk == run.pk and rerun.chunks.get().attempts == 0
+        assert run_in_process(rerun, poll=0.05).status == "done"
