@@ -246,6 +246,9 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
 # by another worker once it has run out.
 MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
+# separator (":" on Linux). The model shipped with HUME is always allowed.
+MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]
 # A chunk is claimed at most this many times; then its run fails with the reason (a chunk that kills or hangs
 # every worker that takes it must not be re-claimed for ever).
 MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
