@@ -225,7 +225,10 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # X-Forwarded-Proto says "https" only when a reverse proxy set it: trusted only when TRUSTED_PROXY_COUNT says
+    # there is one (below), since a client talking to the app directly could send it itself (issue 23)
+    if int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) > 0:
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 LOGGING = {
