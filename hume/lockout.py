@@ -7,7 +7,9 @@ client's `login`, management commands) have no address to lock and skip the chec
 
 API tokens: a token is 160 random bits, so guessing one is hopeless, but a client hammering with bad tokens
 still costs a query each; after API_AUTH_FAILURE_LIMIT failures from one address within
-API_AUTH_FAILURE_WINDOW seconds every token request from it is answered 429 until the window ends.
+API_AUTH_FAILURE_WINDOW seconds every failed token request from it is answered 429 until the window ends.
+A valid token is never refused: many people may share one address (behind a proxy or a NAT), and one client
+sending bad tokens must not lock the others out.
 
 The counter lives in Redis (the THROTTLE_CACHE). When Redis is unreachable the throttle fails open: the token
 is still checked against the database, so a wrong token is still a 401 and a right one still works, and each
