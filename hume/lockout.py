@@ -1,9 +1,10 @@
 """Brute-force protection: the login page through django-axes, API tokens through a counter in the cache.
 
-Login: django-axes counts failed logins per account and per address (AXES_LOCKOUT_PARAMETERS) in the database
-and refuses even the right password while a lock lasts; an admin unlocks from the admin's "Access attempts"
-page or with `manage.py axes_reset_username NAME`. Calls of `authenticate()` without a request (the test
-client's `login`, management commands) have no address to lock and skip the check, as before axes.
+Login: django-axes counts failed logins per account and address together (AXES_LOCKOUT_PARAMETERS) in the
+database and refuses even the right password from that address while a lock lasts; an admin unlocks from the
+admin's "Access attempts" page or with `manage.py axes_reset_username NAME`. Calls of `authenticate()` without a
+request (the test client's `login`, management commands) have no address to lock and skip the check, as before
+axes.
 
 API tokens: a token is 160 random bits, so guessing one is hopeless, but a client hammering with bad tokens
 still costs a query each; after API_AUTH_FAILURE_LIMIT failures from one address within

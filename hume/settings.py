@@ -271,7 +271,10 @@ RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECO
 AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCK_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+# An account is locked from the address that failed, not everywhere: a stranger cannot lock the admin out from
+# elsewhere, nor one person lock out everyone behind a shared address (issue 23). Guessing across many accounts
+# from one address is left to the password validators (common and short passwords are refused).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
