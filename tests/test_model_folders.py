@@ -24,9 +24,11 @@ OUTSIDE = "must be inside one of the folders MODEL_DIRS names"
 
 @pytest.fixture
 def root(tmp_path: Path, settings) -> Path:
-    """A MODEL_DIRS root holding a copy of the shipped MiniLM as `minilm`."""
+    """A MODEL_DIRS root holding a copy of the shipped MiniLM as `minilm`, with a file of its own: its folder
+    hash, so its identity, is this test's, and no model loaded earlier in the process stands in for it."""
     models = tmp_path / "models"
     shutil.copytree(minilm_folder(), models / "minilm")
+    (models / "minilm" / "NOTE.txt").write_text(f"a copy for {tmp_path}")
     settings.MODEL_DIRS = [str(models)]
     return models
 
