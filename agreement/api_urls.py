@@ -5,6 +5,6 @@ from agreement import api
 
 urlpatterns = [
     path("reports/", api.report_list, name="api-report-list"),
-    path("reports/<int:task_id>/", api.report_detail, name="api-report-detail"),
-    path("reports/<int:task_id>/compute/", api.compute, name="api-report-compute"),
+    path("reports/<id:task_id>/", api.report_detail, name="api-report-detail"),
+    path("reports/<id:task_id>/compute/", api.compute, name="api-report-compute"),
 ]

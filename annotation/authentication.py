@@ -2,7 +2,8 @@
 
 Every request of the annotator loop authenticates; DRF's `select_related('user').get(key=...)` cost ~1 ms of
 Python to build on the 2-core test machine (see annotation/rawsql.py). Same rules: unknown key or inactive
-user → 401. Failures are counted per address and refused for a while past a limit (hume/lockout.py).
+user → 401. Failures are counted per address, and past a limit a failure is answered 429 for a while
+(hume/lockout.py); a valid token is never refused.
 """
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
         scheme = authentication.get_authorization_header(request).split()[:1]
         if not scheme or scheme[0].lower() != self.keyword.lower().encode():
             return None  # no token offered: not this class's business (and not a failure)
-        lockout.refuse_if_throttled(request)
         try:
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:
+            # only failures are throttled: a valid token works from a throttled address too (issue 23), so a
+            # client sending bad tokens, or many people behind one address, cannot lock others out of the API
+            lockout.refuse_if_throttled(request)
             lockout.count_failure(request)
             raise
 

@@ -15,6 +15,7 @@ from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Task
 
 MAX_KEYED = 9  # number keys 1–9 select; further options are reached by click or Tab
+ECHO_CHARS = 40  # what a refused form shows again of a value that is not free text (a choice, a number)
 
 
 def scale_points(lo: float, hi: float, step: float | None) -> list[float | int]:
@@ -31,7 +32,58 @@ def short_number(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-class AnswerForm(forms.Form):
+def excerpt(value: str, limit: int = ECHO_CHARS) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+class ShortEchoes:
+    """Form mixin: a refused form shows the posted values again, and error messages quote them, cut short.
+
+    A 5 MB value posted to the answer form came back twice, in the input and in "Select a valid choice. … is
+    not one of the available choices." (issue 23, item 9). After validation (which saw the whole value), a
+    value longer than its field's max_length, or than ECHO_CHARS for a field without one, is replaced by an
+    excerpt for rendering, and so is every quotation of it in the errors."""
+
+    def full_clean(self) -> None:
+        super().full_clean()  # type: ignore[misc]
+        if not self.is_bound or not self._errors:  # type: ignore[attr-defined]
+            return
+        limits = {name: getattr(field, "max_length", None) or ECHO_CHARS
+                  for name, field in self.fields.items()}  # type: ignore[attr-defined]
+        data = self.data.copy()  # type: ignore[attr-defined]
+        cut: dict[str, str] = {}
+        for key in list(data):
+            values = data.getlist(key) if hasattr(data, "getlist") else [data[key]]
+            short = [excerpt(v, limits.get(key, ECHO_CHARS)) if isinstance(v, str) else v for v in values]
+            cut.update({v: excerpt(v) for v, s in zip(values, short, strict=True) if s is not v})
+            if hasattr(data, "setlist"):
+                data.setlist(key, short)
+            else:
+                data[key] = short[0]
+        if cut:
+            self.data = data
+            for errors in self._errors.values():  # type: ignore[attr-defined]
+                errors.data = [_cut_error(error, cut) for error in errors.data]
+
+
+def _cut_error(error: Any, cut: dict[str, str]) -> Any:
+    """The error with every long posted value it quotes (in its params or its text) replaced by an excerpt."""
+    if isinstance(error, forms.ValidationError):
+        if isinstance(error.params, dict):
+            error.params = {k: cut.get(v, v) if isinstance(v, str) else v for k, v in error.params.items()}
+        if isinstance(error.message, str):
+            error.message = _cut_text(error.message, cut)
+        return error
+    return _cut_text(error, cut) if isinstance(error, str) else error
+
+
+def _cut_text(text: str, cut: dict[str, str]) -> str:
+    for value, short in cut.items():
+        text = text.replace(value, short)
+    return text
+
+
+class AnswerForm(ShortEchoes, forms.Form):
     """Base: builds kind-specific fields, assembles the value, validates it with the task's kind."""
 
     kind: ClassVar[str]
@@ -291,7 +343,7 @@ SKIP_REASONS = [
 ]
 
 
-class FlagForm(forms.Form):
+class FlagForm(ShortEchoes, forms.Form):
     """Why an item is problematic: tags and/or free text. Optional next to an answer, required alone."""
 
     flag_tags = forms.MultipleChoiceField(choices=FLAG_TAGS, required=False, widget=forms.CheckboxSelectMultiple)
@@ -319,7 +371,7 @@ class FlagForm(forms.Form):
         return self.comment_from(self.cleaned_data)
 
 
-class SkipForm(forms.Form):
+class SkipForm(ShortEchoes, forms.Form):
     skip_reason = forms.ChoiceField(choices=SKIP_REASONS, error_messages={"required": "Choose why you skip."})
     skip_note = forms.CharField(required=False, max_length=480, strip=True)
 

@@ -6,10 +6,10 @@ from annotation import views
 app_name = "annotation"
 urlpatterns = [
     path("", views.home, name="home"),
-    path("b/<int:batch_id>/", views.batch_page, name="batch"),
-    path("b/<int:batch_id>/items/<int:item_id>/", views.item_page, name="item"),
-    path("b/<int:batch_id>/items/<int:item_id>/back/", views.back, name="back"),
-    path("b/<int:batch_id>/items/<int:item_id>/answer/", views.answer, name="answer"),
-    path("b/<int:batch_id>/items/<int:item_id>/skip/", views.skip, name="skip"),
-    path("b/<int:batch_id>/items/<int:item_id>/flag/", views.flag, name="flag"),
+    path("b/<id:batch_id>/", views.batch_page, name="batch"),
+    path("b/<id:batch_id>/items/<id:item_id>/", views.item_page, name="item"),
+    path("b/<id:batch_id>/items/<id:item_id>/back/", views.back, name="back"),
+    path("b/<id:batch_id>/items/<id:item_id>/answer/", views.answer, name="answer"),
+    path("b/<id:batch_id>/items/<id:item_id>/skip/", views.skip, name="skip"),
+    path("b/<id:batch_id>/items/<id:item_id>/flag/", views.flag, name="flag"),
 ]

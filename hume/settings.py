@@ -41,6 +41,8 @@ else:
                                    "to serve, or set DEBUG=true for local development.")
 
 INSTALLED_APPS = [
+    # first, so that its createsuperuser (password validators under --noinput too) replaces Django's
+    "hume",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -64,16 +66,19 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first, so every response carries the policy: also the 400 that CommonMiddleware's DisallowedHost becomes
+    # below it, and whitenoise's static files (issue 23, item 9)
+    "csp.middleware.CSPMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "hume.uploads.UploadSizeLimit",  # before anything reads the body (the CSRF check does)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
@@ -159,6 +164,9 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Uploads: datasets can be large; they stream to a temporary file rather than memory.
+# Uploads (dataset, annotation and collection imports) over this are answered 413 before the body is read
+# (hume/uploads.py); bigger files go through the management commands. The MTEB results import has its own.
+MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 MAX_IMPORT_LINE_BYTES = int(os.environ.get("MAX_IMPORT_LINE_BYTES", str(1024 * 1024)))
@@ -222,7 +230,10 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # X-Forwarded-Proto says "https" only when a reverse proxy set it: trusted only when TRUSTED_PROXY_COUNT says
+    # there is one (below), since a client talking to the app directly could send it itself (issue 23)
+    if int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) > 0:
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 LOGGING = {
@@ -248,6 +259,12 @@ MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300")
 # Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
 # stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
 MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
+# The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
+# separator (":" on Linux). The model shipped with HUME is always allowed.
+MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]
+# A chunk is claimed at most this many times; then its run fails with the reason (a chunk that kills or hangs
+# every worker that takes it must not be re-claimed for ever).
+MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
 # Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
 # or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
 # Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type
@@ -262,7 +279,10 @@ RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECO
 AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCK_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+# An account is locked from the address that failed, not everywhere: a stranger cannot lock the admin out from
+# elsewhere, nor one person lock out everyone behind a shared address (issue 23). Guessing across many accounts
+# from one address is left to the password validators (common and short passwords are refused).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -272,8 +292,11 @@ THROTTLE_CACHE = "throttle"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # shared by every web process, so a limit holds across gunicorn workers
+    # a Redis that hangs costs a request at most a second per call; one that is down lets it through
+    # (hume/lockout.py)
     THROTTLE_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                     "KEY_PREFIX": "hume-throttle"},
+                     "KEY_PREFIX": "hume-throttle",
+                     "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
 API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))

@@ -2,7 +2,8 @@
 
 By default it answers every text with a fixed vector derived from the text (`vector_for`), so a test can
 compute the expected similarities itself. A script of replies is served first, one per request, in order:
-a 429 with Retry-After, a 500, a slow reply, vectors of the wrong size, NaN, a body quoting the key back.
+a 429 with Retry-After, a 500, a slow reply, vectors of the wrong size, NaN, a body quoting the key back, a
+reply that trickles one byte every `trickle` seconds (each read gets a byte well within any timeout).
 Every request is recorded (body and Authorization header), so tests count what the app really sent.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Reply:
     nan: bool = False
     reverse: bool = False  # list the vectors in reverse order, with their indexes (the protocol allows it)
     echo_authorization: bool = False
+    trickle: float = 0.0  # seconds between the bytes of the (valid) reply body
 
 
 def throttled(retry_after: float) -> Reply:
@@ -81,4 +83,22 @@ class EmbeddingsServer(JsonServer):
         if reply.reverse:
             data.reverse()
         payload = {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 1}}
+        if reply.trickle:
+            self.trickle(handler, json.dumps(payload).encode(), reply.trickle)
+            return
         handler.send(200, json.dumps(payload))  # json writes NaN as NaN, as a broken server would
+
+    def trickle(self, handler: JsonHandler, data: bytes, pause: float) -> None:
+        """The head at once, then the body one byte at a time, until done or the client hangs up."""
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.flush()
+            for byte in data:
+                time.sleep(pause)
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up: what the test wants
+            pass

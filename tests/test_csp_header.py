@@ -35,3 +35,23 @@ def test_the_inline_plot_has_no_style_attribute_or_element() -> None:
     assert svg.startswith('<svg role="img" aria-label="Figure 2" class="plot" stroke-linejoin="round"')
     assert ' style="' not in svg and "<style" not in svg
     assert 'font-family="\'DejaVu Sans\'"' in svg and 'fill="#ffffff"' in svg
+
+
+def test_error_pages_carry_the_policy_the_disallowed_host_400_included(alice, settings) -> None:
+    """Issue 23, item 9: DisallowedHost is raised in CommonMiddleware, so its 400 never passed the CSP
+    middleware, which sat below it; the CSP middleware is now the outermost."""
+    settings.DEBUG = False
+    settings.ALLOWED_HOSTS = ["hume.example.org"]
+    client = Client(HTTP_HOST="hume.example.org")
+    client.force_login(alice.user)
+    strict = Client(enforce_csrf_checks=True, HTTP_HOST="hume.example.org")
+    answers = {
+        "disallowed host": Client().get("/", HTTP_HOST="evil.example"),
+        "not found": client.get("/annotate/b/999999/"),
+        "csrf refused": strict.post("/accounts/login/", {"username": "alice", "password": "x"}),
+        "static file": client.get("/static/favicon.svg"),
+    }
+    assert {name: r.status_code for name, r in answers.items()} == {
+        "disallowed host": 400, "not found": 404, "csrf refused": 403, "static file": 200}
+    for name, response in answers.items():
+        assert "default-src 'self'" in response.headers.get("Content-Security-Policy", ""), name

@@ -1,22 +1,29 @@
-"""The demo the run command loads: a task of every kind, three languages, the demo people, idempotent."""
+"""The demo the run command loads: a task of every kind, three languages, the demo people, idempotent; with
+DEBUG=false it refuses, unless --staging, which prints a random password instead of the published one."""
+import re
 from io import StringIO
 
 import pytest
 from django.contrib.auth import authenticate
-from django.core.management import call_command
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import override_settings
 
 from agreement.results.models import ResultModel
 from annotation.models import Annotation, Batch, BatchAssignee
 from tasks_app.kinds import KINDS
 from tasks_app.models import Item, ItemGold, Task
 from tests.conftest import REPO
+from tests.test_settings_safety import SAFE_KEY, run_manage
 
 RUN = REPO / "scripts" / "run"
 
 
 def load_demo() -> str:
+    """The development demo, as scripts/run loads it (DEBUG=true; pytest-django runs tests with DEBUG off)."""
     out = StringIO()
-    call_command("load_demo", stdout=out)
+    with override_settings(DEBUG=True):
+        call_command("load_demo", stdout=out)
     return out.getvalue()
 
 
@@ -73,3 +80,44 @@ def test_the_run_command_imports_the_13_hume_models_from_the_projects_own_copy()
     assert {"intfloat/e5-mistral-7b-instruct", "sentence-transformers/all-MiniLM-L6-v2"} <= set(
         models.values_list("name", flat=True))
     assert ResultModel.objects.get(kind=ResultModel.Kind.HUMAN_REFERENCE).name == "baseline/Human"
+
+
+def test_with_debug_off_load_demo_refuses_and_creates_no_account(tmp_path) -> None:
+    """Production settings for real (a subprocess with DEBUG=false): the published password never reaches a server."""
+    result = run_manage("load_demo", HUME_DATA_DIR=str(tmp_path), DEBUG="false", SECRET_KEY=SAFE_KEY,
+                        ALLOWED_HOSTS="hume.example.org")
+    assert result.returncode == 1
+    assert "refuses to run with DEBUG=false" in result.stderr and "--staging" in result.stderr
+    assert "Demo logins" not in result.stdout
+
+
+@pytest.mark.django_db
+def test_a_staging_demo_gives_every_account_a_random_password_printed_once(settings) -> None:
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="refuses to run with DEBUG=false"):
+        call_command("load_demo", stdout=StringIO())
+    assert not User.objects.exists() and not Task.objects.exists()  # nothing created
+    out = StringIO()
+    call_command("load_demo", "--staging", stdout=out)
+    password = re.search(r"new random password: (\S+);", out.getvalue()).group(1)
+    assert len(password) >= 24 and password != "hume-demo"
+    for name in ("carol", "dave", "alice", "bob"):
+        assert f"  {name} " in out.getvalue()
+        assert authenticate(username=name, password=password) is not None
+        assert authenticate(username=name, password="hume-demo") is None
+    again = StringIO()
+    call_command("load_demo", "--staging", stdout=again)
+    assert again.getvalue().count("password: unchanged") == 4  # the second run tells no one a wrong password
+    assert authenticate(username="carol", password=password) is not None
+
+
+@pytest.mark.django_db
+def test_a_staging_demo_replaces_the_published_password_of_an_earlier_development_demo(settings) -> None:
+    load_demo()
+    settings.DEBUG = False
+    out = StringIO()
+    call_command("load_demo", "--staging", stdout=out)
+    password = re.search(r"new random password: (\S+);", out.getvalue()).group(1)
+    assert out.getvalue().count("password: the new one") == 4
+    assert authenticate(username="carol", password="hume-demo") is None
+    assert authenticate(username="carol", password=password) is not None

@@ -22,14 +22,16 @@ def add(*args: str) -> None:
     call_command("add_model", *args, stdout=io.StringIO())
 
 
-def test_a_folder_that_is_not_a_model_is_refused_and_registers_nothing(tmp_path: Path) -> None:
+def test_a_folder_that_is_not_a_model_is_refused_and_registers_nothing(tmp_path: Path, settings) -> None:
+    settings.MODEL_DIRS = [str(tmp_path)]
     (tmp_path / "README.md").write_text("not a model")
     with pytest.raises(CommandError, match="not a sentence-transformers model folder"):
         add("broken", "--backend", "sentence-transformers", "--path", str(tmp_path))
     assert not EmbeddingModel.objects.exists()
 
 
-def test_a_model_folder_with_corrupt_weights_is_refused_and_registers_nothing(tmp_path: Path) -> None:
+def test_a_model_folder_with_corrupt_weights_is_refused_and_registers_nothing(tmp_path: Path, settings) -> None:
+    settings.MODEL_DIRS = [str(tmp_path)]
     source = minilm_folder()
     for name in ("modules.json", "config.json", "config_sentence_transformers.json", "sentence_bert_config.json",
                  "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):

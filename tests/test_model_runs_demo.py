@@ -5,6 +5,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 
 from agreement.model_runs.models import ModelRun
 
@@ -12,7 +13,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_demo_models_puts_minilm_and_the_classical_metrics_on_the_demo_tasks() -> None:
-    call_command("load_demo", stdout=io.StringIO())
+    with override_settings(DEBUG=True):  # the development demo (pytest-django turns DEBUG off)
+        call_command("load_demo", stdout=io.StringIO())
     out = io.StringIO()
     call_command("demo_models", "--wait", "--tasks", "STS (English),Sentiment (Danish)", stdout=out)
     runs = ModelRun.objects.select_related("task", "model")

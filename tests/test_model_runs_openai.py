@@ -1,5 +1,6 @@
 """The `openai` backend against a real local /v1/embeddings server (tests/embeddings_server.py): batching,
-order, retries on 429 (Retry-After) and 500, a slow reply, and replies that must be refused."""
+order, retries on 429 (Retry-After) and 500, a slow reply, a trickling reply, replies that must be refused, and
+the attempt limit of a run's chunks."""
 from __future__ import annotations
 
 import io
@@ -14,6 +15,7 @@ from scipy import stats
 
 from agreement.model_runs.backends import load_backend
 from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
+from agreement.model_runs.runs import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError
 from tests import model_data as data
@@ -103,3 +105,65 @@ def test_a_run_through_the_endpoint_scores_sts_from_the_served_vectors(monkeypat
     assert scores["gold"]["cosine_spearman"] == pytest.approx(expected, abs=1e-9)
     sent = server.texts_sent()
     assert len(set(sent)) == 14 and len(sent) == 14 + 4  # each text once, plus the first batch of 4 again after the 429
+
+
+def test_a_reply_trickling_a_byte_at_a_time_is_cut_off_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23, item 3: each read got a byte within the 1 s timeout, so a per-read timeout never fired and the
+    reply (about 250 bytes, one every 0.3 s) held the chunk for over a minute per try. The timeout bounds the
+    whole exchange now: three tries of one second each, and the error says so."""
+    with EmbeddingsServer([Reply(trickle=0.3), Reply(trickle=0.3), Reply(trickle=0.3)]) as server:
+        model = register(server, monkeypatch)
+        started = time.monotonic()
+        with pytest.raises(EndpointError, match="no reply within 1s"):
+            load_backend(model).encode(TEXTS[:1])
+        elapsed = time.monotonic() - started
+    assert len(server.seen) == 3  # one try and max_retries=2 retries
+    assert 3.0 <= elapsed < 8.0  # three one-second tries and the backoff between them (at most 0.5 + 1 s)
+
+
+def test_a_trickle_that_ends_within_the_timeout_is_a_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    with EmbeddingsServer([Reply(trickle=0.001)]) as server:
+        model = register(server, monkeypatch)
+        vectors = load_backend(model).encode(TEXTS[:1])
+    np.testing.assert_allclose(vectors[0], vector_for(TEXTS[0]), rtol=1e-6)
+
+
+def test_a_reply_nested_100k_deep_fails_the_run_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23, item 3: the decoder's RecursionError was not caught, so the chunk stayed "running" for good."""
+    task = data.build_model_task("sts")
+    with EmbeddingsServer([Reply(body="[" * 100_000 + "]" * 100_000)]) as server:
+        register(server, monkeypatch)
+        with pytest.raises(CommandError, match="reply is JSON nested too deeply"):
+            call_command("run_models", task.name, "--models", "remote", "--wait", stdout=io.StringIO())
+    run = ModelRun.objects.get()
+    assert run.status == "failed" and run.error == "ProtocolError: HTTP 200 reply is JSON nested too deeply"
+    assert set(run.chunks.values_list("status", flat=True)) == {"queued"}  # nothing left "running"
+    assert CachedEmbedding.objects.count() == 0
+
+
+def test_a_chunk_whose_workers_keep_dying_fails_its_run_after_the_attempt_limit(
+        monkeypatch: pytest.MonkeyPatch, settings) -> None:
+    """Issue 23, item 3: a chunk was re-claimed every lease for ever. Here three workers each claim the chunk
+    and die before finishing it (claim_chunk is what a worker does first; nothing after it runs), the lease
+    lapses each time, and the next worker to come along fails the run, saying why, instead of claiming again."""
+    settings.MODEL_RUN_LEASE_SECONDS = 0.05
+    settings.MODEL_RUN_MAX_ATTEMPTS = 3
+    task = data.build_model_task("sts")
+    with EmbeddingsServer() as server:
+        model = register(server, monkeypatch)
+        run = start_run(task, model)
+        (chunk,) = run.chunks.all()
+        for _ in range(3):
+            assert claim_chunk(chunk.pk) is not None  # a worker takes it ... and dies
+            time.sleep(0.1)  # its lease lapses
+        assert execute_chunk(chunk.pk) == "failed"
+        assert server.seen == []  # the fourth worker did not embed it
+        run.refresh_from_db()
+        assert run.status == "failed"
+        assert run.error == ("OutOfAttempts: chunk 1 of 1 was taken 3 times and never finished (its worker "
+                             "stopped, or hung past the 0.05-second lease, each time); the run stops here: start "
+                             "it again once the cause is fixed")
+        assert dead_chunks() == []  # the periodic check sends it no more messages
+        rerun = start_run(task, model)  # asked again: the chunk gets its attempts back and the run completes
+        assert rerun.pk == run.pk and rerun.chunks.get().attempts == 0
+        assert run_in_process(rerun, poll=0.05).status == "done"

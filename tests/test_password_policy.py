@@ -90,3 +90,37 @@ def test_create_annotator_itself_refuses_a_weak_password(db) -> None:
     with pytest.raises(ValidationError, match="too short"):
         create_annotator("hana", password="123", languages={"eng-Latn": None})
     assert nothing_created("hana")
+
+
+def test_createsuperuser_is_the_projects_which_validates_under_noinput() -> None:
+    from django.core.management import get_commands
+    assert get_commands()["createsuperuser"] == "hume"
+
+
+@pytest.mark.parametrize(("password", "message"), [("123", TOO_SHORT), ("12345678", COMMON),
+                                                   ("root-admin", LIKE_NAME)])
+def test_createsuperuser_noinput_refuses_a_weak_password_and_creates_nothing(
+        db, monkeypatch, password: str, message: str) -> None:
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", password)
+    with pytest.raises(CommandError) as refused:
+        call_command("createsuperuser", "--noinput", username="root-admin", email="root@example.org",
+                     stdout=StringIO())
+    assert "DJANGO_SUPERUSER_PASSWORD refused" in str(refused.value) and message in str(refused.value)
+    assert nothing_created("root-admin")
+
+
+def test_createsuperuser_noinput_reads_the_name_from_the_environment_for_the_similarity_check(db, monkeypatch):
+    monkeypatch.setenv("DJANGO_SUPERUSER_USERNAME", "hana-hansen")
+    monkeypatch.setenv("DJANGO_SUPERUSER_EMAIL", "hana@example.org")
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "hana-hansen")
+    with pytest.raises(CommandError, match="too similar to the username"):
+        call_command("createsuperuser", "--noinput", stdout=StringIO())
+    assert nothing_created("hana-hansen")
+
+
+def test_createsuperuser_noinput_accepts_a_strong_password(db, monkeypatch) -> None:
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "correct-horse-battery")
+    call_command("createsuperuser", "--noinput", username="root-admin", email="root@example.org",
+                 stdout=StringIO())
+    user = get_user_model().objects.get(username="root-admin")
+    assert user.is_superuser and user.check_password("correct-horse-battery")

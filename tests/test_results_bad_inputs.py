@@ -53,6 +53,17 @@ def subset_without_main_score(tmp_path: Path) -> Path:
     return zip_of(tmp_path, with_valid_neighbour(json.dumps({**VALID, "scores": {"test": [subset]}}).encode()))
 
 
+def a_5001_digit_integer(tmp_path: Path) -> Path:
+    """Python refuses to parse an integer of more than 4300 digits with a bare ValueError (issue 23, item 7)."""
+    text = json.dumps(VALID).replace('"mteb_version": "1.34.7"', '"mteb_version": ' + "7" * 5001)
+    return zip_of(tmp_path, with_valid_neighbour(text.encode()))
+
+
+def nested_100k_deep(tmp_path: Path) -> Path:
+    """The decoder recurses once per level: RecursionError (issue 23, item 7)."""
+    return zip_of(tmp_path, with_valid_neighbour(b"[" * 100_000 + b"]" * 100_000))
+
+
 def path_traversal(tmp_path: Path) -> Path:
     return zip_of(tmp_path, {MEMBER: json.dumps(VALID).encode(), "../../escape/r1/HUMESTS12.json": b"{}"})
 
@@ -70,6 +81,10 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "no main_score": (subset_without_main_score,
                       f"results.zip!{MEMBER}: scores.test[0].main_score: missing key (found map, but main_score "
                       "is required)"),
+    "5001-digit integer": (a_5001_digit_integer,
+                           f"results.zip!{MEMBER}: mteb_version: a number of 5001 digits (line 1, column 71), over "
+                           "the 4300-digit limit for integers"),
+    "nested 100k deep": (nested_100k_deep, f"results.zip!{MEMBER}: invalid JSON: nested too deeply"),
     "path traversal": (path_traversal, "results.zip!../../escape/r1/HUMESTS12.json: unsafe member name "
                                        "(path traversal '..')"),
 }

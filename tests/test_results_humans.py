@@ -191,3 +191,13 @@ def test_a_task_without_a_stored_report_is_pending_and_never_scored_while_buildi
     assert not Report.objects.filter(task=task).exists()  # building reads; only a page queues the report
     assert "HUMEMultilingualSentimentClassification" not in {score.task for score in comparison.scores
                                                               if score.name == PROJECT_HUMANS}
+
+
+def test_an_mteb_task_name_that_cannot_be_an_address_leaves_the_mapping_page_working(study, dave):
+    """Issue 23, item 6: a name reaching a URL must not make the page a 500 for every reader."""
+    Task.objects.filter(pk=study[0].pk).update(mteb_task_name="a/b")
+    reader = Client()
+    reader.force_login(dave)
+    page = reader.get("/results/mapping/")
+    assert page.status_code == 200
+    assert "<td>a/b</td>" in page.content.decode()  # shown, not linked

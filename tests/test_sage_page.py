@@ -121,6 +121,21 @@ def test_an_unknown_study_or_no_scorer_starts_nothing(dave):
     assert not SageRun.objects.exists()
 
 
+@override_settings(SAGE_STUDIES_DIR=TESTS)
+def test_a_seed_that_is_no_stored_integer_starts_nothing_and_says_why(dave):
+    """Issue 23, item 7: a seed of 2**63 was stored into an integer column, a 500."""
+    client = logged_in(dave)
+    for seed, shown in ((str(2**63), str(2**63)), (str(2**31), str(2**31)), ("-1", "-1"), ("1e3", "1e3"),
+                        ("9" * 5001, "9" * 20 + "…")):
+        response = client.post("/sage/", {"study": "sage_study", "metrics": ["jaccard"], "seed": seed}, follow=True)
+        assert response.status_code == 200
+        assert (f"Nothing was started: seed: must be a whole number from 0 to 2147483647, got &#x27;{shown}&#x27;"
+                in response.content.decode())
+    assert not SageRun.objects.exists()
+    client.post("/sage/", {"study": "sage_study", "metrics": ["jaccard"], "seed": str(2**31 - 1)})
+    assert SageRun.objects.get().seed == 2**31 - 1
+
+
 def test_a_real_worker_runs_the_study_asked_for_on_the_page(start_worker, dave):
     require_postgres()
     start_worker()

@@ -143,6 +143,9 @@ def _copy(tmp_path: Path) -> Path:
      r"topics.jsonl:3: field 'labels': must be a list of 2 labels"),
     ("sensitivity/essays.jsonl", '{"id": "e1", "text": "again"}', r"essays.jsonl:3: field 'id': duplicate id 'e1'"),
     ("sensitivity/essays.jsonl", "{not json", r"essays.jsonl:3: not valid JSON"),
+    ("sensitivity/essays.jsonl", '{"id": ' + "9" * 5001 + "}",
+     r"essays.jsonl:3: field 'id': a number of 5001 digits \(line 1, column 8\), over the 4300-digit limit"),
+    ("sensitivity/essays.jsonl", "[" * 100_000, r"essays.jsonl:3: invalid JSON: nested too deeply"),
     ("retrieval/mini/qrels/test.tsv", "q1\tnope\t1", r"test.tsv:6: field 'corpus-id': 'nope' is not in corpus"),
 ])
 def test_a_bad_line_is_reported_with_file_line_and_field(tmp_path, relative, line, message):

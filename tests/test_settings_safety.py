@@ -52,3 +52,20 @@ def test_with_nothing_set_it_refuses_to_start_and_says_how_to_develop_locally() 
     assert result.returncode != 0
     assert "SECRET_KEY is unsafe for DEBUG=false (the default)" in result.stderr
     assert "DEBUG=true for local development" in result.stderr
+
+
+def proxy_ssl_header(**env: str) -> str:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.SECURE_PROXY_SSL_HEADER)"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={**{k: v for k, v in os.environ.items() if k not in ("DEBUG", "TRUSTED_PROXY_COUNT")},
+                                 "DJANGO_SETTINGS_MODULE": "hume.settings", "SECRET_KEY": SAFE_KEY,
+                                 "ALLOWED_HOSTS": "hume.example.org", "DEBUG": "false", **env})
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_x_forwarded_proto_is_trusted_only_behind_a_configured_proxy() -> None:
+    """Issue 23: with no proxy configured a client could claim https itself."""
+    assert proxy_ssl_header() == "None"
+    assert proxy_ssl_header(TRUSTED_PROXY_COUNT="0") == "None"
+    assert proxy_ssl_header(TRUSTED_PROXY_COUNT="1") == "('HTTP_X_FORWARDED_PROTO', 'https')"

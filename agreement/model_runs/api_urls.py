@@ -5,5 +5,5 @@ from agreement.model_runs import api
 
 urlpatterns = [
     path("models/", api.model_list, name="api-model-list"),
-    path("models/tasks/<int:task_id>/", api.task_models, name="api-task-models"),
+    path("models/tasks/<id:task_id>/", api.task_models, name="api-task-models"),
 ]

@@ -21,6 +21,12 @@ import numpy as np
 
 from agreement.model_runs import classical
 from agreement.model_runs.device import DeviceError, Placement, placement
+from agreement.model_runs.folders import (  # noqa: F401 (MODEL_FILES, check_model_folder: imported from here too)
+    MODEL_FILES,
+    BackendError,
+    check_model_folder,
+    model_folder,
+)
 
 EXPLICIT_TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM" in os.environ
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -28,12 +34,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-
-MODEL_FILES = ("modules.json", "config_sentence_transformers.json")
-
-
-class BackendError(ValueError):
-    """The model cannot be loaded or used as configured; the message says what to fix."""
 
 
 @runtime_checkable
@@ -57,18 +57,6 @@ def check_texts(texts: Sequence[str]) -> None:
 
 
 # ---------------------------------------------------------------- sentence-transformers (local folder)
-
-
-def check_model_folder(path: str | Path) -> Path:
-    """The folder, if it holds a sentence-transformers model; BackendError naming what is missing if not."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise BackendError(f"{folder}: no such model folder")
-    if not any((folder / name).is_file() for name in MODEL_FILES):
-        raise BackendError(f"{folder}: not a sentence-transformers model folder (no {' or '.join(MODEL_FILES)})")
-    if not any(folder.glob("*.safetensors")) and not any(folder.glob("pytorch_model.bin")):
-        raise BackendError(f"{folder}: no weights (model.safetensors or pytorch_model.bin)")
-    return folder
 
 
 def folder_hash(path: str | Path) -> str:
@@ -227,12 +215,15 @@ def device_of(model: Any) -> str:
 def load_backend(model: Any) -> Encoder | PairScorer:
     """The ready-to-use backend of a registry row; BackendError when it cannot be loaded as configured."""
     if model.backend == "sentence-transformers":
-        folder = shipped_model_folder() if model.shipped else check_model_folder(model.path)
+        folder = shipped_model_folder() if model.shipped else model_folder(model)
         try:
             where = placement()
         except DeviceError as exc:
             raise BackendError(str(exc)) from None
-        return SentenceTransformerEncoder(folder, batch_size=model.batch_size, where=where)
+        try:
+            return SentenceTransformerEncoder(folder, batch_size=model.batch_size, where=where)
+        except BackendError as exc:  # a run's error is read by researchers: the model's name, not its folder
+            raise BackendError(str(exc).replace(str(folder), f"model {model.name!r}")) from None
     if model.backend == "openai":
         return OpenAIEncoder(model)
     if model.backend == "classical":

@@ -4,9 +4,16 @@ It reuses the LLM annotators' client (annotation/llm/client.py): the same retry 
 backoff on 429/5xx/timeouts, Retry-After honoured, redirects refused, and the key only ever in the
 Authorization header and scrubbed from any text that comes back. What differs is the reply: a list of
 vectors, checked here (count, order, size, finite values) before anything is cached.
+
+Each request goes through the event-loop transport LLM runs use (annotation/llm/aio_transport.py), whose
+timeout bounds the whole exchange (connect, head and body), not each read: a server trickling a byte every
+few seconds is cut off at the model's timeout and retried like any timeout, so one request lasts at most
+about (max_retries + 1) × timeout plus the backoff (issue 23, item 3). Any reply that does not parse, JSON
+nested too deeply included, is a ProtocolError: the run fails with that reason.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -30,11 +37,24 @@ class EmbeddingsClient(ChatClient):
     def __repr__(self) -> str:
         return f"EmbeddingsClient({self.url!r})"
 
+    def complete(self, body: dict[str, Any]) -> Any:  # type: ignore[override]
+        """One request with retries, each try bounded as a whole by the timeout (the module docstring)."""
+        return asyncio.run(self._complete_bounded(body))
+
+    async def _complete_bounded(self, body: dict[str, Any]) -> Any:
+        try:
+            return await self.complete_async(body)
+        finally:
+            self.close_async()  # its connections belong to this event loop, which ends here
+
     def _reply(self, status: int, text: str, attempts: int, latency_ms: int) -> Any:  # type: ignore[override]
         try:
             return json.loads(self.redact(text))
         except ValueError:
             raise ProtocolError(f"HTTP {status} reply is not JSON", self.redact(text)[:2000], attempts) from None
+        except RecursionError:
+            raise ProtocolError(f"HTTP {status} reply is JSON nested too deeply", self.redact(text)[:200],
+                                attempts) from None
 
 
 def make_client(base_url: str, api_key: str | None, *, timeout: float, max_retries: int,

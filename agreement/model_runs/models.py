@@ -86,6 +86,18 @@ class EmbeddingModel(models.Model):
             raise ValidationError(f"A classical model needs a metric: one of {', '.join(CLASSICAL_METRICS)}.")
         if self.backend == self.Backend.SENTENCE_TRANSFORMERS and not (self.path or self.shipped):
             raise ValidationError("A sentence-transformers model needs a folder (or the shipped model).")
+        if self.backend == self.Backend.SENTENCE_TRANSFORMERS and self.path and not self.shipped:
+            self.clean_path()
+
+    def clean_path(self) -> None:
+        """The folder must be inside a MODEL_DIRS root and hold a model (agreement/model_runs/folders.py); it is
+        stored resolved, so what a worker loads is what was checked."""
+        from agreement.model_runs.folders import BackendError, check_model_folder, inside_roots
+
+        try:
+            self.path = str(check_model_folder(inside_roots(self.path)))
+        except BackendError as exc:
+            raise ValidationError({"path": str(exc)}) from None
 
     def describe(self) -> dict[str, Any]:
         """What reports and the API show: the identity, never a key or a machine path."""

@@ -3,7 +3,9 @@
 The same functions run in a Celery worker (agreement/model_runs/tasks.py) and in `run_models --wait`.
 Claims are conditional UPDATEs whose row count decides who works (docs/style.md): a redelivered message, a
 second worker or a re-run command is harmless, and a chunk whose worker died is re-claimed once its lease
-has run out; the texts that worker had already embedded are cached, so they are not encoded again.
+has run out; the texts that worker had already embedded are cached, so they are not encoded again. A chunk is
+claimed at most MODEL_RUN_MAX_ATTEMPTS times: one whose workers keep dying (or hanging past the lease) on it
+fails its run, with the reason, instead of being re-claimed for ever (issue 23, item 3).
 """
 from __future__ import annotations
 
@@ -91,6 +93,9 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
     elif run.status == ModelRun.Status.FAILED:
         ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING, error="", claim_token=None)
+        # a fresh start: each unfinished chunk gets its attempts again
+        RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
+            status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_until=None)
     run.refresh_from_db()
     return run
 
@@ -99,20 +104,40 @@ def lease() -> timedelta:
     return timedelta(seconds=settings.MODEL_RUN_LEASE_SECONDS)
 
 
+class OutOfAttempts(Exception):
+    """A chunk was claimed MODEL_RUN_MAX_ATTEMPTS times and no worker finished it."""
+
+
 def claim_chunk(chunk_id: int) -> uuid.UUID | None:
     token, now = uuid.uuid4(), timezone.now()
-    claimed = RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING).filter(
+    claimed = RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING,
+                                      attempts__lt=settings.MODEL_RUN_MAX_ATTEMPTS).filter(
         Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=now)
     ).update(status=RunChunk.Status.RUNNING, claim_token=token, lease_until=now + lease(),
              attempts=F("attempts") + 1)
     return token if claimed else None
 
 
+def give_up_if_out_of_attempts(chunk_id: int) -> bool:
+    """Fail the run of a chunk that may not be claimed again (every attempt's lease lapsed); True if so."""
+    chunk = RunChunk.objects.filter(
+        pk=chunk_id, run__status=ModelRun.Status.EMBEDDING, attempts__gte=settings.MODEL_RUN_MAX_ATTEMPTS).filter(
+        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=timezone.now())
+    ).select_related("run").first()
+    if chunk is None:
+        return False
+    fail(chunk.run, OutOfAttempts(
+        f"chunk {chunk.index + 1} of {chunk.run.chunks_total} was taken {chunk.attempts} times and never finished "
+        f"(its worker stopped, or hung past the {settings.MODEL_RUN_LEASE_SECONDS:g}-second lease, each time); "
+        f"the run stops here: start it again once the cause is fixed"))
+    return True
+
+
 def execute_chunk(chunk_id: int) -> str:
     """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one."""
     token = claim_chunk(chunk_id)
     if token is None:
-        return "taken"
+        return "failed" if give_up_if_out_of_attempts(chunk_id) else "taken"
     chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
     run = chunk.run
     payloads = dict(Item.objects.filter(pk__in=chunk.item_ids).values_list("id", "payload"))

@@ -2,5 +2,5 @@ from django.urls import path
 
 from agreement.model_runs import views
 
-urlpatterns = [path("<int:task_id>/run/", views.start, name="model-runs-start"),
-               path("<int:task_id>/rows/", views.rows, name="model-runs-rows")]
+urlpatterns = [path("<id:task_id>/run/", views.start, name="model-runs-start"),
+               path("<id:task_id>/rows/", views.rows, name="model-runs-rows")]

@@ -29,6 +29,7 @@ from agreement.results.mteb_files import (
     model_name_from_folder,
     parse_task_result,
 )
+from hume.json_errors import json_refusal
 
 Handle = TypeVar("Handle")
 
@@ -51,13 +52,18 @@ MODEL_META_FILE = "model_meta.json"
 def decode_json(raw: bytes, source: str) -> Any:
     """Decode UTF-8 JSON bytes, turning every decoding failure into a ResultsImportError."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ResultsImportError(source, f"not UTF-8 text ({exc.reason})") from exc
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsImportError(
             source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
+    except (ValueError, RecursionError) as exc:  # an over-long integer, deep nesting
+        field, message = json_refusal(text, exc)
+        raise ResultsImportError(source, message, key=field) from None
 
 
 def read_limited(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:

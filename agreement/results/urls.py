@@ -17,8 +17,8 @@ urlpatterns = [
     path("export/tasks.<str:fmt>", views.export_tasks, name="export-tasks"),
     path("import/", views.import_page, name="import"),
     path("models/", views.models, name="models"),
-    path("models/revisions/<int:pk>/current/", views.make_current, name="make-current"),
-    path("models/<int:pk>/unpin/", views.unpin, name="unpin"),
+    path("models/revisions/<id:pk>/current/", views.make_current, name="make-current"),
+    path("models/<id:pk>/unpin/", views.unpin, name="unpin"),
     path("mapping/", views.mapping, name="mapping"),
-    path("mapping/<int:pk>/", views.edit_mapping, name="edit-mapping"),
+    path("mapping/<id:pk>/", views.edit_mapping, name="edit-mapping"),
 ]

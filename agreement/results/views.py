@@ -380,6 +380,9 @@ def import_page(request: HttpRequest) -> HttpResponse:
     return _import_post(request)
 
 
+import_page.checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES (hume/uploads.py)
+
+
 @csrf_protect
 def _import_post(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("file")

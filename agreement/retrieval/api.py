@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agreement.retrieval import reports
-from agreement.retrieval.models import Collection, Evaluation
+from agreement.retrieval.models import Collection, Evaluation, collection_name
 from agreement.retrieval.uploads import import_upload
 from hume.roles import IsAdmin, IsResearcher
 from tasks_app.importing.reader import ImportFailed
@@ -53,7 +53,7 @@ class EvaluationOut(serializers.Serializer):
 
 
 class UploadIn(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=200, validators=[collection_name])
     language = serializers.CharField(max_length=32)
     subset = serializers.CharField(max_length=64, required=False, allow_blank=True)
     archive = serializers.FileField(required=False)

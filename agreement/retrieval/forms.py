@@ -5,6 +5,8 @@ from typing import Any
 
 from django import forms
 
+from agreement.retrieval.models import collection_name
+
 
 class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
@@ -23,7 +25,8 @@ class MultipleFileField(forms.FileField):
 
 
 class CollectionUploadForm(forms.Form):
-    name = forms.CharField(max_length=200, help_text="The collection, e.g. SciFact (created if new).")
+    name = forms.CharField(max_length=200, validators=[collection_name],
+                           help_text="The collection, e.g. SciFact (created if new).")
     language = forms.CharField(max_length=32, help_text="MTEB-style code of this subset, e.g. eng-Latn.")
     subset = forms.CharField(max_length=64, required=False, help_text="MTEB hf_subset name (default: the language).")
     archive = forms.FileField(required=False, help_text="A .zip or .tar.gz with corpus.jsonl, queries.jsonl and "

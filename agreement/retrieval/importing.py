@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agreement.retrieval.models import Collection, Document, Qrel, Query, Subset
@@ -87,11 +88,12 @@ def import_collection(directory: Path, *, name: str, language: str, subset: str 
 
 def _subset(name: str, language: str, subset_name: str, where: str) -> tuple[Subset, bool]:
     log = ProblemLog(where)
-    try:
-        Subset(name=subset_name, language=language).clean_fields(exclude=["collection"])
-    except Exception as exc:  # ValidationError: say which option is wrong
-        for option, errors in getattr(exc, "message_dict", {}).items():
-            log.add(None, option, "; ".join(errors))
+    for row, exclude in ((Collection(name=name), []), (Subset(name=subset_name, language=language), ["collection"])):
+        try:
+            row.clean_fields(exclude=exclude)
+        except ValidationError as exc:  # say which option is wrong
+            for option, errors in exc.message_dict.items():
+                log.add(None, option, "; ".join(errors))
     log.raise_if_any()
     collection, created = Collection.objects.select_for_update().get_or_create(name=name)
     if Subset.objects.filter(collection=collection, name=subset_name).exists():

@@ -11,13 +11,27 @@
 """
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from tasks_app.models import Item, Task, language_code
 
 
+def collection_name(value: str) -> None:
+    """A collection's name is a segment of its page's URL (/retrieval/<name>/): no slash or backslash, no
+    control character, not "." or ".." and not blank (issue 23, item 6: "a/b" broke the collections page)."""
+    bad = sorted({c for c in value if c in "/\\" or ord(c) < 32 or ord(c) == 127})
+    if bad:
+        shown = ", ".join(repr(c) for c in bad)
+        raise ValidationError(f"A collection name cannot contain {shown} (it is part of the page's address).",
+                              code="invalid")
+    if value.strip() in ("", ".", ".."):
+        raise ValidationError("A collection name cannot be blank, \".\" or \"..\" (it is part of the page's "
+                              "address).", code="invalid")
+
+
 class Collection(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, unique=True, validators=[collection_name])
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

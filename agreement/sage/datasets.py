@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hume.json_errors import json_refusal
+
 
 class SageDataError(ValueError):
     """A study file that cannot be used, with where and why."""
@@ -71,6 +73,9 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 record = json.loads(raw)
             except json.JSONDecodeError as error:
                 raise SageDataError(path, number, None, f"not valid JSON ({error.msg})") from None
+            except (ValueError, RecursionError) as error:  # an over-long integer, deep nesting
+                field, message = json_refusal(raw, error)
+                raise SageDataError(path, number, field, message) from None
             if not isinstance(record, dict):
                 raise SageDataError(path, number, None, "each line must be a JSON object")
             key = "_id" if "_id" in record else "id"

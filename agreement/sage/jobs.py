@@ -29,8 +29,22 @@ def available_studies() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
 
+MAX_SEED = 2**31 - 1  # SageRun.seed is an IntegerField: PostgreSQL's integer
+
+
+def parse_seed(text: str | None) -> int:
+    """The seed a form gave (blank: 0), or ValueError naming the field; the value is echoed cut short."""
+    given = (text or "").strip() or "0"
+    if not given.isascii() or not given.isdigit() or len(given) > 10 or int(given) > MAX_SEED:
+        shown = given if len(given) <= 20 else given[:20] + "…"
+        raise ValueError(f"seed: must be a whole number from 0 to {MAX_SEED}, got {shown!r}")
+    return int(given)
+
+
 def ask(study: str, metrics: list[str], models: list[str], seed: int, user: object) -> SageRun:
-    """Check the names (a clear error, nothing stored), store the run and queue it after commit."""
+    """Check the names and the seed (a clear error, nothing stored), store the run and queue it after commit."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed: must be a whole number from 0 to {MAX_SEED}, got {seed}")
     if study not in available_studies():
         raise ValueError(f"no study folder named {study!r} in {studies_dir().name}/")
     if not metrics and not models:

@@ -34,7 +34,7 @@ def index(request: HttpRequest) -> HttpResponse:
     _researcher(request)
     if request.method == "POST":
         try:
-            seed = int(request.POST.get("seed") or 0)
+            seed = jobs.parse_seed(request.POST.get("seed"))
             run = jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
                            split_names(request.POST.get("models")), seed, request.user)
         except ValueError as error:

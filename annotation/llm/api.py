@@ -37,7 +37,10 @@ from tasks_app.models import Task
 
 
 class ResearchersReadAdminsWrite:
-    """Viewset mixin: researchers (and admins) read, only admins write."""
+    """Viewset mixin: researchers (and admins) read, only admins write. Ids in URLs are row ids (`<id:...>`,
+    hume/converters.py: beyond 64 bits is a 404, not a database error)."""
+
+    lookup_value_converter = "id"
 
     def get_permissions(self) -> list[permissions.BasePermission]:
         role = IsResearcher if self.request.method in permissions.SAFE_METHODS else IsAdmin
@@ -259,7 +262,7 @@ class LLMPanelViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.
         return Response(LLMRunSerializer(runs, many=True).data, status=status.HTTP_201_CREATED)
 
 
-router = DefaultRouter()
+router = DefaultRouter(use_regex_path=False)  # path() routes: lookup_value_converter applies
 router.register("annotators", LLMAnnotatorViewSet, basename="llm-annotator")
 router.register("runs", LLMRunViewSet, basename="llm-run")
 router.register("panels", LLMPanelViewSet, basename="llm-panel")

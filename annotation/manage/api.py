@@ -40,9 +40,11 @@ def problem_response(field: str, message: str) -> Response:
 
 
 class ScopedViewSet(viewsets.GenericViewSet):
-    """Creation needs an admin; everything else is decided per object by the access helpers."""
+    """Creation needs an admin; everything else is decided per object by the access helpers. Ids in URLs are row
+    ids (`<id:...>`, hume/converters.py: beyond 64 bits is a 404, not a database error)."""
 
     creation_actions = ("create",)
+    lookup_value_converter = "id"
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in self.creation_actions:

@@ -3,7 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from annotation.manage import api as manage_api
 
-router = SimpleRouter()
+router = SimpleRouter(use_regex_path=False)  # path() routes: lookup_value_converter applies
 router.register("annotators", manage_api.AnnotatorViewSet, basename="manage-annotator")
 router.register("batches", manage_api.BatchViewSet, basename="manage-batch")
 router.register("assignments", manage_api.AssignmentViewSet, basename="manage-assignment")

@@ -15,6 +15,8 @@ from typing import Any, BinaryIO
 
 from django.conf import settings
 
+from hume.json_errors import json_refusal
+
 MAX_PROBLEMS = 20  # enough to fix a file in one go without flooding the page
 SKIP_CHUNK = 64 * 1024
 
@@ -140,13 +142,9 @@ def iter_jsonl(stream: BinaryIO, log: ProblemLog) -> Iterator[tuple[int, dict[st
             continue
         try:
             record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            truncated = exc.pos >= len(text) - 1 or exc.msg.startswith("Unterminated string")
-            hint = " (the line ends early: truncated?)" if truncated else ""
-            log.add(line.number, None, f"invalid JSON: {exc.msg} (column {exc.colno}){hint}")
-            continue
-        except RecursionError:
-            log.add(line.number, None, "invalid JSON: nested too deeply")
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, deep nesting
+            field, message = json_refusal(text, exc)
+            log.add(line.number, field, message.replace(" (line 1, column", " (column"))
             continue
         if not isinstance(record, dict):
             log.add(line.number, None, f"each line must be a JSON object, got {type(record).__name__}")

@@ -12,6 +12,7 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -62,7 +63,8 @@ EXPECTED = {"alice": {"/", "/annotate/"}, "bob": {"/", "/annotate/"},
 
 @pytest.fixture
 def demo(transactional_db: None) -> None:
-    call_command("load_demo", stdout=StringIO())
+    with override_settings(DEBUG=True):  # the development demo (pytest-django turns DEBUG off)
+        call_command("load_demo", stdout=StringIO())
 
 
 @pytest.mark.django_db(transaction=True)

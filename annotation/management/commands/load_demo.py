@@ -1,17 +1,20 @@
 """Load the demo study: every task in demo/tasks.json, the demo people, one batch per task, and sample answers.
 
 Idempotent: running it again changes nothing, so the run command can call it on every start. The passwords
-are printed because this is a local demo; never use them on a server.
+are printed because this is a local demo; never use them on a server. So with DEBUG=false (production's
+default) the command refuses, unless --staging asks for a demo on a staging server: then every demo account
+gets a fresh random password, printed once, instead of the published one (issue 23, item 5).
 """
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from annotation.annotators import create_annotator
@@ -38,7 +41,18 @@ PEOPLE: list[tuple[str, str, dict[str, str]]] = [
 class Command(BaseCommand):
     help = "Load the demo tasks, people, batches and sample answers (idempotent) and print the logins."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--staging", action="store_true",
+                            help="allow DEBUG=false (a staging demo): the demo accounts get a random password, "
+                                 "printed once, not the published one")
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.DEBUG and not options["staging"]:
+            raise CommandError(f"load_demo creates an admin and other accounts with the published password "
+                               f"{DEMO_PASSWORD!r}, so it refuses to run with DEBUG=false; for a demo on a staging "
+                               f"server pass --staging (the accounts then get a random password, printed once)")
+        self.password = secrets.token_urlsafe(18) if options["staging"] else DEMO_PASSWORD
+        self.password_set: set[str] = set()  # the accounts this run gave self.password
         ensure_role_groups()
         with transaction.atomic():
             people = {name: self.person(name, role, languages) for name, role, languages in PEOPLE}
@@ -54,11 +68,18 @@ class Command(BaseCommand):
 
     def person(self, name: str, role: str, languages: dict[str, str]) -> User:
         user = User.objects.filter(username=name).first()
+        # an earlier development demo's account still on the published password gets the new one
+        published = user is not None and self.password != DEMO_PASSWORD and user.check_password(DEMO_PASSWORD)
+        if user is None or published:
+            self.password_set.add(name)
         if user is None and role == ANNOTATOR:
-            user = create_annotator(name, password=DEMO_PASSWORD, languages=languages).user
+            user = create_annotator(name, password=self.password, languages=languages).user
         elif user is None:
-            user = User.objects.create_user(username=name, password=DEMO_PASSWORD, is_staff=role == ADMIN,
+            user = User.objects.create_user(username=name, password=self.password, is_staff=role == ADMIN,
                                             is_superuser=role == ADMIN)
+        elif published:
+            user.set_password(self.password)
+            user.save(update_fields=["password"])
         user.groups.add(Group.objects.get(name=role))
         if languages:
             annotator, _ = Annotator.objects.get_or_create(user=user)
@@ -88,7 +109,13 @@ class Command(BaseCommand):
         self.stdout.write(f"    answers: {summary.added} added, {summary.unchanged} unchanged")
 
     def print_logins(self) -> None:
-        self.stdout.write(self.style.SUCCESS(f"\nDemo logins (password for all: {DEMO_PASSWORD})"))
+        if self.password == DEMO_PASSWORD:
+            self.stdout.write(self.style.SUCCESS(f"\nDemo logins (password for all: {DEMO_PASSWORD})"))
+        else:
+            self.stdout.write(self.style.SUCCESS(f"\nStaging demo logins (new random password: {self.password}; "
+                                                 f"shown once, accounts that existed keep their password)"))
         for name, role, languages in PEOPLE:
             langs = ", ".join(languages) or "-"
-            self.stdout.write(f"  {name:<6} {role:<11} languages: {langs}")
+            note = "" if self.password == DEMO_PASSWORD else (
+                "  password: the new one" if name in self.password_set else "  password: unchanged")
+            self.stdout.write(f"  {name:<6} {role:<11} languages: {langs}{note}")

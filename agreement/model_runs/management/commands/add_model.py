@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.model_runs.backends import BackendError, check_model_folder, folder_hash, load_backend
+from agreement.model_runs.folders import inside_roots
 from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel
 from agreement.model_runs.shipped import MINILM_MTEB_NAME, minilm_folder
 
@@ -34,8 +35,8 @@ def build(name: str, options: dict[str, Any]) -> EmbeddingModel:
         if options["shipped"]:
             folder, model.shipped, model.mteb_name = minilm_folder(), True, MINILM_MTEB_NAME
         elif options["path"]:
-            folder = check_model_folder(options["path"])
-            model.path = str(folder.resolve())
+            folder = check_model_folder(inside_roots(options["path"]))  # the admin's check too (models.py)
+            model.path = str(folder)
         else:
             raise CommandError("--backend sentence-transformers needs --path DIR or --shipped")
         model.revision = folder_hash(folder)
