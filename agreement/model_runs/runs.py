@@ -27,7 +27,7 @@ from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
-from agreement.model_runs.scoring import CannotScore
+from agreement.model_runs.scoring import CannotScore, too_few_items
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
@@ -195,6 +195,7 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
             except CannotScore as exc:
                 scores[target] = {"main_score": None, "reason": str(exc)}
                 continue
+            scores[target]["too_few_items"] = too_few_items(kind, list(truth.values()))
             for item_id, value in by_item.items():
                 predictions.setdefault(item_id, {})[target] = value
     except RUN_ERRORS as exc:

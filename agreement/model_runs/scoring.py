@@ -7,6 +7,7 @@ Undefined figures (constant input, a single class) are None, never NaN, as in ag
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,6 +140,25 @@ def clustering(sets: Sequence[tuple[np.ndarray | None, np.ndarray, Sequence[Sequ
     kmeans = float(np.mean(kmeans_scores)) if kmeans_scores else None
     return ({"main_score": kmeans if kmeans is not None else agglo, "v_measure": kmeans,
              "v_measure_agglomerative": agglo, "n": len(agglo_scores)}, predictions)
+
+
+MIN_CORRELATION_PAIRS = 5  # a Spearman or Pearson over fewer pairs says next to nothing
+
+
+def too_few_items(kind: str, truth: Sequence[Any], folds: int = CV_FOLDS) -> str | None:
+    """Why a score over these reference values is too thin to compare or rank (None: enough).
+
+    Classification: each of the `folds` cross-validation folds must be able to hold out every label, so each
+    label needs at least `folds` items (an 8-item task with 1–2 items per label scored 0.000). STS and Likert:
+    a correlation over fewer than MIN_CORRELATION_PAIRS pairs."""
+    if kind == "classification" and truth:
+        label, fewest = min(Counter(str(value) for value in truth).items(), key=lambda pair: (pair[1], pair[0]))
+        if fewest < folds:
+            return (f"{len(truth)} items, {fewest} with the label {label!r}: {folds}-fold cross-validation needs at "
+                    f"least {folds} items of each label")
+    if kind in ("sts", "likert") and len(truth) < MIN_CORRELATION_PAIRS:
+        return f"a correlation over {len(truth)} pair(s): fewer than {MIN_CORRELATION_PAIRS}"
+    return None
 
 
 CLASSIFICATION_PROTOCOLS = ("mteb", "pooled")

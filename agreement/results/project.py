@@ -179,13 +179,18 @@ def add_model_run_entries(comparison: Comparison) -> None:
     MTEB name when it has one, marked "(run here)", so the in-app run of sentence-transformers/all-MiniLM-L6-v2
     sits next to the imported MTEB result of the same model and is recognisably the same model, yet kept apart
     (it is scored on the study's items, not on MTEB's full split). The score is the run's main score against
-    gold.
+    gold; a run whose score rests on too few items (scoring.too_few_items) is left out, with a warning.
     """
     for task in Task.objects.exclude(mteb_task_name=""):
         for run in latest_runs(task.pk):
-            score = ((run.scores or {}).get("gold") or {}).get("main_score") if run.status == "done" else None
+            gold = ((run.scores or {}).get("gold") or {}) if run.status == "done" else {}
+            score = gold.get("main_score")
             if score is None:
                 continue
             name = run_entry_name(run)
+            if gold.get("too_few_items"):  # never ranked or named best on a score that says nothing
+                comparison.warnings.append(f"{name} on {task.name} is left out: too few items "
+                                           f"({gold['too_few_items']}).")
+                continue
             comparison.entries.setdefault(name, Entry(name, "model", "this project", run.model.revision[:12]))
             comparison.scores.append(SubsetScore(name, "model", task.mteb_task_name, task.language, float(score)))

@@ -104,6 +104,8 @@ def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
     comparison = rc.build(revision_ids)
     for error in queue_missing_reports(comparison):
         messages.error(request, error)
+    for warning in comparison.warnings:
+        messages.warning(request, warning)
     available = sorted({score.language for score in comparison.scores})
     chosen = [code for code in request.GET.getlist("lang") if code in available]
     if request.GET.getlist("lang") and not chosen:
