@@ -206,8 +206,13 @@ def device_of(model: Any) -> str:
         return OpenAIEncoder.device
     if model.backend != "sentence-transformers":
         return ClassicalScorer.device
+    return worker_placement(model).device
+
+
+def worker_placement(model: Any) -> Placement:
+    """The worker's device choice for a local model (BackendError naming the model when the device is missing)."""
     try:
-        return placement().device
+        return placement()
     except DeviceError as exc:
         raise BackendError(f"{model.name}: {exc}") from None
 
@@ -216,10 +221,7 @@ def load_backend(model: Any) -> Encoder | PairScorer:
     """The ready-to-use backend of a registry row; BackendError when it cannot be loaded as configured."""
     if model.backend == "sentence-transformers":
         folder = shipped_model_folder() if model.shipped else model_folder(model)
-        try:
-            where = placement()
-        except DeviceError as exc:
-            raise BackendError(str(exc)) from None
+        where = worker_placement(model)
         try:
             return SentenceTransformerEncoder(folder, batch_size=model.batch_size, where=where)
         except BackendError as exc:  # a run's error is read by researchers: the model's name, not its folder

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agreement.retrieval.similarity import best_per_row, l2_normalise, top_k
+from agreement.retrieval.similarity import best_per_row, search_inputs, top_k
 
 TIE_MARGIN = 8
 QUERY_BLOCK = 1024
@@ -59,24 +59,21 @@ def top_k_on_device(queries: np.ndarray, docs: np.ndarray, k: int, device: str) 
     values, indices = best_values.cpu().numpy(), best_indices.cpu().numpy()
     chosen, out_values = best_per_row(values, k, keys=indices)
     out_indices = np.take_along_axis(indices, chosen, axis=1)
-    if width < n_docs:
-        for row in np.flatnonzero(values.min(axis=1) >= out_values[:, -1]):  # the tie may reach past the margin
-            full = np.concatenate([(on_device[row:row + 1] @ torch.from_numpy(
-                np.ascontiguousarray(docs[offset:offset + step], dtype=np.float32)).to(dev).T).cpu().numpy()
-                for offset in range(0, n_docs, step)], axis=1)
-            out_indices[row], out_values[row] = (part[0] for part in best_per_row(full, k))
+    tied = np.flatnonzero(values.min(axis=1) >= out_values[:, -1]) if width < n_docs else []
+    if len(tied):  # the tie at the K-th place may reach past the margin: rank those rows from their full rows
+        rows = on_device[torch.from_numpy(tied).to(dev)]
+        full = np.concatenate([(rows @ torch.from_numpy(np.ascontiguousarray(
+            docs[offset:offset + step], dtype=np.float32)).to(dev).T).cpu().numpy()
+            for offset in range(0, n_docs, step)], axis=1)
+        out_indices[tied], out_values[tied] = best_per_row(full, k)
     return out_indices, out_values
 
 
 def exact_top_k(query_vecs: np.ndarray, doc_vecs: np.ndarray, k: int, *, device: str = "cpu",
-                normalised: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """similarity.top_k's (indices, cosines), computed on `device` (a torch device name; "cpu": numpy)."""
+                normalised: bool = False, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """similarity.top_k's (indices, cosines), computed on `device` (a torch device name; "cpu": numpy, in
+    query chunks of `chunk`)."""
     if device == "cpu" or not len(query_vecs) or not len(doc_vecs):
-        return top_k(query_vecs, doc_vecs, k, normalised=normalised)
-    queries = query_vecs if normalised else l2_normalise(query_vecs)
-    docs = doc_vecs if normalised else l2_normalise(doc_vecs)
-    if queries.shape[1] != docs.shape[1]:
-        raise ValueError(f"queries have {queries.shape[1]} dimensions but documents {docs.shape[1]}")
-    if k < 1:
-        raise ValueError("k must be at least 1")
+        return top_k(query_vecs, doc_vecs, k, chunk, normalised=normalised)
+    queries, docs = search_inputs(query_vecs, doc_vecs, k, normalised=normalised)
     return top_k_on_device(queries, docs, k, device)

@@ -47,15 +47,24 @@ def merge_top_k(parts: Iterable[tuple[np.ndarray, np.ndarray]], k: int) -> tuple
     return np.take_along_axis(indices, best, axis=1), values
 
 
-def top_k(query_vecs: np.ndarray, doc_vecs: np.ndarray, k: int, chunk: int = 1024,
-          doc_chunk: int | None = None, *, normalised: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, cosines), each (queries, min(k, documents)), best first, for every query's k nearest documents."""
-    if k < 1 or chunk < 1:
+def search_inputs(query_vecs: np.ndarray, doc_vecs: np.ndarray, k: int, *,
+                  normalised: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Both matrices L2-normalised (unless they already are), after checking k and their widths."""
+    if k < 1:
         raise ValueError("k and chunk must be at least 1")
     queries = query_vecs if normalised else l2_normalise(query_vecs)
     docs = doc_vecs if normalised else l2_normalise(doc_vecs)
     if queries.shape[1] != docs.shape[1]:
         raise ValueError(f"queries have {queries.shape[1]} dimensions but documents {docs.shape[1]}")
+    return queries, docs
+
+
+def top_k(query_vecs: np.ndarray, doc_vecs: np.ndarray, k: int, chunk: int = 1024,
+          doc_chunk: int | None = None, *, normalised: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, cosines), each (queries, min(k, documents)), best first, for every query's k nearest documents."""
+    if chunk < 1:
+        raise ValueError("k and chunk must be at least 1")
+    queries, docs = search_inputs(query_vecs, doc_vecs, k, normalised=normalised)
     k = min(k, len(docs))
     step = doc_chunk or max(len(docs), 1)
     out_idx = np.empty((len(queries), k), dtype=np.int64)

@@ -18,7 +18,6 @@ from agreement.mteb_texts import document_text, query_text
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
-from agreement.retrieval.similarity import top_k
 
 Embed = Callable[[list[str]], np.ndarray]
 BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep every word
@@ -62,8 +61,7 @@ def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 1
             if not query_pks or not doc_pks:
                 continue
             query_vecs, doc_vecs = embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch)
-            idx, val = (top_k(query_vecs, doc_vecs, k, chunk) if device == "cpu"
-                        else exact_top_k(query_vecs, doc_vecs, k, device=device))
+            idx, val = exact_top_k(query_vecs, doc_vecs, k, device=device, chunk=chunk)
             docs = np.asarray(doc_pks)[idx]
             store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
                                 for d, s in zip(row_d, row_s, strict=True)))

@@ -167,11 +167,16 @@ def without_nested_loops() -> Iterator[None]:
             cursor.execute("SELECT set_config('enable_nestloop', 'on', true)")
 
 
+def run_requests(run: LLMRun) -> QuerySet[LLMRequest]:
+    """The request rows of the run's items under its annotator, model and prompt version (this run's or earlier)."""
+    return LLMRequest.objects.filter(run_item_filter(run), annotator_id=run.annotator_id, model=run.model,
+                                     prompt_version=run.prompt_version)
+
+
 def run_progress(run: LLMRun) -> Progress:
     """Answered = the annotator has an annotation (from this run or earlier); failed = this prompt's key failed."""
     of_run = run_item_filter(run)
-    requests = LLMRequest.objects.filter(of_run, annotator_id=run.annotator_id, model=run.model,
-                                         prompt_version=run.prompt_version)
+    requests = run_requests(run)
     with without_nested_loops():
         answered = Annotation.objects.filter(of_run, annotator_id=run.annotator_id).count()
         failed = requests.filter(status=LLMRequest.Status.FAILED).exclude(
@@ -591,9 +596,8 @@ def release(run: LLMRun, token: uuid.UUID, *, fatal_error: str | None, exhausted
 
 def failed_run_error(run: LLMRun, failed: int) -> str:
     """Why a run that got no answer at all failed: the count and the last request's error."""
-    last = (LLMRequest.objects.filter(run_item_filter(run), annotator_id=run.annotator_id, model=run.model,
-                                      prompt_version=run.prompt_version, status=LLMRequest.Status.FAILED)
-            .exclude(error="").order_by("-pk").values_list("error", flat=True).first())
+    last = (run_requests(run).filter(status=LLMRequest.Status.FAILED).exclude(error="")
+            .order_by("-pk").values_list("error", flat=True).first())
     if last and len(last) > 200:
         last = last[:200] + "…"
     return f"every request failed ({failed} item(s), none answered)" + (f"; the last error: {last}" if last else "")
