@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from agreement.results.plots import page_svg
 
@@ -26,7 +27,9 @@ def curves_svg(curves: Mapping[str, Sequence[float]], title: str) -> str:
             left.plot(ks, values[:100], label=run, linewidth=1.4)
             right.plot(ks, values[100:200], label=run, linewidth=1.4)
         for axis, name in ((left, "nDCG@k"), (right, "Recall@k")):
-            axis.set_xscale("log")
+            axis.set_xscale("log")  # plain labels: with parse_math off, log ticks read "$\mathdefault{10^{0}}$"
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            axis.xaxis.set_minor_formatter(NullFormatter())
             axis.set_xlabel("k")
             axis.set_title(name)
             axis.set_ylim(0, 1)

@@ -37,3 +37,4 @@ def test_the_curves_render_under_the_csp(dave, logged_in_page: Callable[..., Pag
     assert share.get((255, 255, 255), 0) > 0.5  # a white background, not a black block
     assert share.get((0, 0, 0), 0) < 0.2
     assert len(colours) > 20  # lines, text and antialiasing
+    assert "mathdefault" not in chart.inner_html()  # the log axis reads 1, 10, 100, not "$\\mathdefault{10^{0}}$"
