@@ -9,7 +9,7 @@ from hume.roles import ANNOTATOR, is_admin, is_researcher, roles_of
 
 ANNOTATE = [("Annotate", "annotation:home")]
 ADMIN_ONLY = [("Tasks", "tasks_app:list"), ("Manage", "manage:batch_list"), ("LLM", "llm:home")]
-RESEARCH = [("Reports", "agreement:list"), ("Results", "results:leaderboard"), ("Models", "results:models"),
+RESEARCH = [("Reports", "agreement:list"), ("Results", "results:leaderboard"), ("Models", "model-runs-index"),
             ("Retrieval", "retrieval:index"), ("SAGE", "sage:index"), ("Escalation", "escalation:index")]
 
 
@@ -25,7 +25,7 @@ def sections(request: HttpRequest) -> dict[str, list[dict[str, object]]]:
     if is_researcher(user):
         entries += RESEARCH
     links = [{"label": label, "url": reverse(name)} for label, name in entries]
-    # the longest matching prefix: "/results/models/" is Models, not Results
+    # the longest matching prefix: "/results/models/" (imported MTEB models) is Results, "/models/" Models
     path = request.path
     current = max((link for link in links if path.startswith(link["url"])), key=lambda link: len(link["url"]),
                   default=None)

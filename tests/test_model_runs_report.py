@@ -77,8 +77,11 @@ def test_the_report_page_shows_model_rows_and_the_api_lists_them(client, dave, c
     api = client.get(f"/api/v1/models/tasks/{task.pk}/").json()
     assert api["models"][0]["model"]["backend"] == "classical"
     assert api["models"][0]["significance"]["test"] == "McNemar exact"
-    assert client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["jaccard"]},
-                       content_type="application/json").status_code == 403
+    from agreement.model_runs.models import EmbeddingModel
+
+    EmbeddingModel.objects.filter(name="jaccard").update(researchers_may_run=False)  # an admin turned it off
+    refused = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["jaccard"]}, content_type="application/json")
+    assert refused.status_code == 403 and "only an admin may start jaccard" in refused.json()["detail"]
     client.force_login(carol)
     assert "Run all registered models" in client.get(f"/reports/task/{task.pk}/").content.decode()
 

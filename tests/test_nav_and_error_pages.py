@@ -45,9 +45,11 @@ def test_every_section_of_the_bar_opens_for_its_role(alice, carol, dave):
 
 
 def test_the_current_section_is_marked(dave):
-    body = client_for(dave).get("/results/models/").content.decode()
-    assert '<a href="/results/models/" aria-current="page">Models</a>' in body
+    body = client_for(dave).get("/models/").content.decode()
+    assert '<a href="/models/" aria-current="page">Models</a>' in body
     assert '<a href="/results/" aria-current="page">' not in body
+    body = client_for(dave).get("/results/models/").content.decode()  # the imported MTEB models: Results
+    assert '<a href="/results/" aria-current="page">Results</a>' in body
 
 
 def test_every_page_links_the_svg_favicon(dave):

@@ -6,8 +6,9 @@ from agreement.model_runs.models import EmbeddingModel, ModelRun
 
 @admin.register(EmbeddingModel)
 class EmbeddingModelAdmin(admin.ModelAdmin):
-    list_display = ("name", "backend", "metric", "model_id", "dimensions", "short_revision", "created_at")
-    list_filter = ("backend",)
+    list_display = ("name", "backend", "metric", "model_id", "dimensions", "short_revision", "researchers_may_run",
+                    "created_at")
+    list_filter = ("backend", "researchers_may_run")
     search_fields = ("name", "model_id", "mteb_name")
     readonly_fields = ("revision", "dimensions", "identity", "created_at")
 

@@ -1,6 +1,7 @@
 """JSON API of in-app models (under /api/v1/): the registry, a task's model rows, and starting runs.
 
-Researchers read; admins start runs (202: the chunks are queued for the workers; 503 when the broker is
+Researchers read and start runs of the models whose "researchers may run" switch is on; admins start any
+(202: the chunks are queued for the workers; 503 when the broker is
 down, never a run inline).
 """
 from __future__ import annotations
@@ -18,10 +19,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agreement.model_runs.evaluate import UnsupportedKind
-from agreement.model_runs.models import EmbeddingModel
+from agreement.model_runs.models import EmbeddingModel, NotAllowedToRun, check_may_run
 from agreement.model_runs.rows import model_rows
 from agreement.model_runs.runs import enqueue, start_run
-from hume.roles import is_admin, is_researcher
+from hume.roles import is_researcher
 from tasks_app.models import Task
 
 
@@ -52,6 +53,10 @@ class ModelSerializer(serializers.Serializer):
     mteb_name = serializers.CharField(allow_null=True)
 
 
+class ListedModelSerializer(ModelSerializer):
+    researchers_may_run = serializers.BooleanField(help_text="Researchers may start its runs (admins always may).")
+
+
 class RowSerializer(serializers.Serializer):
     model = ModelSerializer()
     run_id = serializers.IntegerField()
@@ -74,11 +79,12 @@ Started = inline_serializer("StartedModelRuns", {"task_id": serializers.IntegerF
                                                  "runs": serializers.ListField(child=serializers.DictField())})
 
 
-@extend_schema(responses=ModelSerializer(many=True))
+@extend_schema(responses=ListedModelSerializer(many=True))
 @api_view(["GET"])
 @permission_classes([IsResearcher])
 def model_list(request: Request) -> Response:
-    return Response([m.describe() for m in EmbeddingModel.objects.all()])
+    return Response([{**m.describe(), "researchers_may_run": bool(m.researchers_may_run)}
+                     for m in EmbeddingModel.objects.all()])
 
 
 @extend_schema(methods=["GET"], responses=TaskModels)
@@ -89,8 +95,6 @@ def task_models(request: Request, task_id: int) -> Response:
     task = get_object_or_404(Task, pk=task_id)
     if request.method == "GET":
         return Response({"task_id": task.pk, "task": task.name, "models": model_rows(task.pk)})
-    if not is_admin(request.user):
-        return Response({"detail": "Only admins start model runs."}, status=status.HTTP_403_FORBIDDEN)
     body = StartSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     names = body.validated_data["models"]
@@ -99,6 +103,10 @@ def task_models(request: Request, task_id: int) -> Response:
     if missing:
         return Response({"models": [f"no registered model named {n!r}" for n in missing]},
                         status=status.HTTP_400_BAD_REQUEST)
+    try:
+        check_may_run(request.user, found.values())
+    except NotAllowedToRun as exc:
+        return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
     try:
         with transaction.atomic():
             runs = [start_run(task, found[n], protocol=body.validated_data["protocol"]) for n in names]

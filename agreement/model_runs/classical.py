@@ -137,4 +137,30 @@ def bm25(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     return out
 
 
+def tfidf_cross(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+    """The |a| × |b| matrix of `tfidf`: one vocabulary and idf fitted on all texts of the call."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    check_texts(a, b, what="text")
+    vectorizer = TfidfVectorizer(tokenizer=tokens, lowercase=False, token_pattern=None)
+    matrix = vectorizer.fit_transform([*a, *b])
+    n = len(a)
+    return np.asarray((matrix[:n] @ matrix[n:].T).todense(), dtype=float).reshape(len(a), len(b))
+
+
+def bm25_cross(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+    """The |a| × |b| matrix of `bm25`: the distinct b texts indexed once, every a asked against them."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    check_texts(a, b, what="text")
+    docs = list(dict.fromkeys(b))
+    where = {doc: i for i, doc in enumerate(docs)}
+    columns = [where[doc] for doc in b]
+    retriever = bm25s.BM25(k1=1.5, b=0.75)
+    retriever.index([tokens(doc) for doc in docs], show_progress=False)
+    rows = [np.asarray(retriever.get_scores(tokens(x)), dtype=float)[columns] for x in a]
+    return np.array(rows, dtype=float).reshape(len(a), len(b))
+
+
 METRICS = {"levenshtein": levenshtein, "rouge": rouge, "jaccard": jaccard, "bm25": bm25, "tfidf": tfidf}

@@ -59,3 +59,34 @@ def model_folder(model: Any) -> Path:
         what = "is missing or holds no sentence-transformers model" if inside else "is outside MODEL_DIRS"
         raise BackendError(f"model {model.name!r}: its folder {what}; an admin checks it with manage.py add_model "
                            "or the admin's model page") from None
+
+
+def available_folders(limit: int = 200) -> list[tuple[str, Path]]:
+    """The model folders a page may offer: (label, folder) for each folder, up to two levels under a MODEL_DIRS
+    root, that holds a sentence-transformers model. The label is the folder relative to its root, prefixed
+    with the root's number when there are several roots, so a page never shows a server path."""
+    roots = model_roots()
+    found: list[tuple[str, Path]] = []
+    for number, root in enumerate(roots, start=1):
+        if not root.is_dir():
+            continue
+        candidates = [p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+        candidates += [q for p in candidates for q in sorted(p.iterdir()) if q.is_dir() and not q.name.startswith(".")]
+        for folder in sorted(candidates):
+            try:
+                check_model_folder(inside_roots(folder))
+            except (BackendError, OSError):
+                continue
+            relative = folder.resolve().relative_to(root).as_posix() if folder.resolve() != root else folder.name
+            found.append((f"{number}:{relative}" if len(roots) > 1 else relative, folder.resolve()))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def folder_by_label(label: str) -> Path:
+    """The folder `available_folders` offered under this label; BackendError (naming only the label) if none."""
+    for offered, folder in available_folders():
+        if offered == label:
+            return folder
+    raise BackendError(f"no model folder {label!r} under MODEL_DIRS holds a sentence-transformers model")

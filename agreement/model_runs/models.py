@@ -22,6 +22,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.llm.models import validate_endpoint_url, validate_env_name
+from hume.roles import is_admin
 from tasks_app.models import Item, Task
 
 CLASSICAL_METRICS = ("levenshtein", "rouge", "jaccard", "bm25", "tfidf")
@@ -55,6 +56,11 @@ class EmbeddingModel(models.Model):
     timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)])
     mteb_name = models.CharField(max_length=200, blank=True,
                                  help_text="The same model's name in MTEB results (org/name).")
+    researchers_may_run = models.BooleanField(
+        null=True, blank=True,
+        help_text="Researchers may start runs of this model (admins always may). Left empty, it is set from the "
+                  "backend when saved: on for local folders and classical metrics, off for remote endpoints, "
+                  "which may cost money per request.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -67,6 +73,11 @@ class EmbeddingModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.backend})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.researchers_may_run is None:
+            self.researchers_may_run = default_researchers_may_run(self.backend)
+        super().save(*args, **kwargs)
 
     @property
     def is_encoder(self) -> bool:
@@ -104,6 +115,27 @@ class EmbeddingModel(models.Model):
         return {"name": self.name, "backend": self.backend, "metric": self.metric or None,
                 "model_id": self.model_id or None, "revision": self.revision, "dimensions": self.dimensions,
                 "identity": self.identity[:16], "mteb_name": self.mteb_name or None}
+
+
+def default_researchers_may_run(backend: str) -> bool:
+    """The switch's default (issue 23): a remote endpoint may be paid per request, so only an admin starts it
+    until an admin turns the switch on; a local folder or a classical metric costs only the workers' time."""
+    return backend != EmbeddingModel.Backend.OPENAI
+
+
+class NotAllowedToRun(PermissionError):
+    """A researcher asked to start a model whose "researchers may run" switch is off."""
+
+
+def check_may_run(user: Any, models: Any) -> None:
+    """The one check before any run starts from a page, the API, SAGE or retrieval: admins may start every
+    model, researchers only those with the switch on. NotAllowedToRun names the models refused."""
+    if is_admin(user):
+        return
+    refused = [m.name for m in models if not m.researchers_may_run]
+    if refused:
+        raise NotAllowedToRun(f"only an admin may start {', '.join(refused)} (its 'researchers may run' switch "
+                              "is off)")
 
 
 class CachedEmbedding(models.Model):

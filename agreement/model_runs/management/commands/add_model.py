@@ -12,49 +12,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.model_runs.backends import BackendError, check_model_folder, folder_hash, load_backend
-from agreement.model_runs.folders import inside_roots
+from agreement.model_runs.backends import BackendError
 from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel
-from agreement.model_runs.shipped import MINILM_MTEB_NAME, minilm_folder
-
-IDENTITY_FIELDS = ("backend", "path", "shipped", "base_url", "model_id", "metric", "revision")
-
-
-def classical_revision(metric: str) -> str:
-    from importlib.metadata import version
-
-    package = {"levenshtein": "rapidfuzz", "rouge": "rouge-score", "bm25": "bm25s", "tfidf": "scikit-learn",
-               "jaccard": None}[metric]
-    return f"{package}=={version(package)}" if package else "tokens-v1"
-
-
-def build(name: str, options: dict[str, Any]) -> EmbeddingModel:
-    backend = options["backend"]
-    model = EmbeddingModel(name=name, backend=backend, batch_size=options["batch_size"])
-    if backend == "sentence-transformers":
-        if options["shipped"]:
-            folder, model.shipped, model.mteb_name = minilm_folder(), True, MINILM_MTEB_NAME
-        elif options["path"]:
-            folder = check_model_folder(inside_roots(options["path"]))  # the admin's check too (models.py)
-            model.path = str(folder)
-        else:
-            raise CommandError("--backend sentence-transformers needs --path DIR or --shipped")
-        model.revision = folder_hash(folder)
-        model.dimensions = load_backend(model).dimensions
-    elif backend == "openai":
-        if not options["base_url"] or not options["model_id"]:
-            raise CommandError("--backend openai needs --base-url URL and --model-id ID")
-        model.base_url, model.model_id = options["base_url"].rstrip("/"), options["model_id"]
-        model.api_key_env, model.dimensions = options["api_key_env"] or "", options["dimensions"]
-        model.revision = options["revision"] or ""
-    else:
-        if options["metric"] not in CLASSICAL_METRICS:
-            raise CommandError(f"--backend classical needs --metric {'|'.join(CLASSICAL_METRICS)}")
-        model.metric, model.revision = options["metric"], classical_revision(options["metric"])
-    if options["mteb_name"]:
-        model.mteb_name = options["mteb_name"]
-    model.full_clean(exclude=["name"])
-    return model
+from agreement.model_runs.registry import build, register
 
 
 class Command(BaseCommand):
@@ -80,14 +40,12 @@ class Command(BaseCommand):
             model = build(name, options)
         except (BackendError, ValidationError) as exc:
             raise CommandError(f"{name}: {'; '.join(getattr(exc, 'messages', [str(exc)]))}") from None
-        existing = EmbeddingModel.objects.filter(name=name).first()
-        if existing is not None:
-            changed = [f for f in IDENTITY_FIELDS if getattr(existing, f) != getattr(model, f)]
-            if changed:
-                raise CommandError(f"a model named {name!r} exists with other settings ({', '.join(changed)}); "
-                                   "choose another name")
-            self.stdout.write(f"{name}: already registered (identity {existing.identity[:16]})")
+        try:
+            model, created = register(model)
+        except BackendError as exc:
+            raise CommandError(str(exc)) from None
+        if not created:
+            self.stdout.write(f"{name}: already registered (identity {model.identity[:16]})")
             return
-        model.save()
         self.stdout.write(f"{name}: registered ({model.backend}, identity {model.identity[:16]}, "
                           f"dimensions {model.dimensions or '-'})")
