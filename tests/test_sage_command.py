@@ -66,8 +66,8 @@ def test_registered_models_are_scored_through_the_model_registry():
 
 
 def test_unknown_metric_and_bad_files_are_clear_errors(tmp_path):
-    with pytest.raises(CommandError, match="unknown metric.*rouge"):
-        sage("--metrics", "rouge")
+    with pytest.raises(CommandError, match="unknown metric.*nope; known: levenshtein, jaccard, rouge, tfidf, bm25"):
+        sage("--metrics", "nope")
     (tmp_path / "sensitivity").mkdir()
     (tmp_path / "sensitivity" / "docs.jsonl").write_text('{"id": "1", "text": ""}\n')
     with pytest.raises(CommandError, match=r"docs.jsonl:1: field 'text': must be a non-empty string"):

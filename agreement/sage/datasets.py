@@ -31,7 +31,16 @@ class SageDataError(ValueError):
     def __init__(self, path: Path, line: int | None, field_name: str | None, message: str) -> None:
         where = f"{path}" + (f":{line}" if line else "") + (f": field '{field_name}'" if field_name else "")
         super().__init__(f"{where}: {message}")
-        self.path, self.line, self.field = path, line, field_name
+        self.path, self.line, self.field, self.reason = path, line, field_name, message
+
+    def relative_to(self, root: Path) -> SageDataError:
+        """The same error naming the file inside the study (an upload's files, not the server's folders)."""
+        try:
+            inside = Path(self.path).relative_to(root)
+        except ValueError:
+            inside = Path(Path(self.path).name)
+        return SageDataError(Path(root.name) / inside if inside.parts else Path(root.name), self.line, self.field,
+                             self.reason)
 
 
 @dataclass

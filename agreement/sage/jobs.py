@@ -15,7 +15,7 @@ from django.utils import timezone
 from agreement.model_runs.device import worker_device
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import metric_scorers, model_scorers
+from agreement.sage.scorers import check_models_may_run, metric_scorers, model_scorers
 from agreement.sage.study import run_study
 from hume import jobs
 
@@ -26,7 +26,10 @@ def studies_dir() -> Path:
 
 def available_studies() -> list[str]:
     root = studies_dir()
-    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    # a name starting with "." is an upload being checked (uploads.py), not a study yet
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 MAX_SEED = 2**31 - 1  # SageRun.seed is an IntegerField: PostgreSQL's integer
@@ -51,6 +54,7 @@ def ask(study: str, metrics: list[str], models: list[str], seed: int, user: obje
         raise ValueError("choose at least one metric or model")
     try:
         metric_scorers(metrics), model_scorers(models)
+        check_models_may_run(models, user)
     except CommandError as error:
         raise ValueError(str(error)) from None
     run = SageRun.objects.create(study=study, folder=str(studies_dir() / study), metrics=metrics, model_names=models,

@@ -44,3 +44,16 @@ def model_scorers(names: list[str]) -> list[Scorer]:
                    embed=functools.partial(runs.embed, m) if m.is_encoder else None,
                    group="embedding" if m.is_encoder else "classical")
             for m in (found[n] for n in names)]
+
+
+def check_models_may_run(names: list[str], user: object) -> None:
+    """The models page's and the API's check (`check_may_run`): a researcher scores SAGE only with models whose
+    "researchers may run" switch is on; CommandError naming those refused."""
+    if not names:
+        return
+    from agreement.model_runs.models import EmbeddingModel, NotAllowedToRun, check_may_run
+
+    try:
+        check_may_run(user, EmbeddingModel.objects.filter(name__in=names))
+    except NotAllowedToRun as error:
+        raise CommandError(str(error)) from None

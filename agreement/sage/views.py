@@ -5,6 +5,7 @@ GET never computes: a queued or running run shows "being computed" and its part 
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -12,16 +13,19 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.sage import jobs, plots
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
+from agreement.sage.datasets import SageDataError
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import split_names
 from agreement.sage.table import GROUP_TITLES, HEADERS
-from hume.roles import is_researcher
+from agreement.sage.uploads import StudyUploadError, keep_upload
+from hume.roles import is_admin, is_researcher
 
 
 def _researcher(request: HttpRequest) -> None:
@@ -32,11 +36,14 @@ def _researcher(request: HttpRequest) -> None:
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
     _researcher(request)
+    if request.method == "POST" and request.POST.get("action") == "upload":
+        return _upload(request)
     if request.method == "POST":
         try:
             seed = jobs.parse_seed(request.POST.get("seed"))
+            models = split_names(",".join(request.POST.getlist("models")))
             run = jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
-                           split_names(request.POST.get("models")), seed, request.user)
+                           models, seed, request.user)
         except ValueError as error:
             messages.error(request, f"Nothing was started: {error}")
             return redirect("sage:index")
@@ -45,7 +52,36 @@ def index(request: HttpRequest) -> HttpResponse:
             return redirect("sage:index")
         return redirect("sage:detail", run_id=run.pk)
     return render(request, "agreement/sage/index.html", {
-        "runs": SageRun.objects.all()[:50], "studies": jobs.available_studies(), "metrics": SCORERS})
+        "runs": SageRun.objects.all()[:50], "studies": jobs.available_studies(), "metrics": SCORERS,
+        "models": model_choices(request.user), "chosen": request.GET.get("study", "")})
+
+
+def model_choices(user: Any) -> list[dict[str, Any]]:
+    """The registered models for the form: each with whether this user may start it (the switch)."""
+    from agreement.model_runs.models import EmbeddingModel
+
+    admin = is_admin(user)
+    return [{"name": m.name, "backend": m.get_backend_display(), "may_run": admin or bool(m.researchers_may_run)}
+            for m in EmbeddingModel.objects.all()]
+
+
+def _upload(request: HttpRequest) -> HttpResponse:
+    """A zipped study folder, checked whole (uploads.py); kept under SAGE_STUDIES_DIR, then offered to run."""
+    archive = request.FILES.get("archive")
+    if archive is None:
+        messages.error(request, "Nothing was uploaded: choose a .zip of the study folder.")
+        return redirect("sage:index")
+    name = request.POST.get("name", "").strip() or Path(archive.name).stem
+    try:
+        study = keep_upload(archive, Path(archive.name).name, name, jobs.studies_dir(), jobs.available_studies())
+    except (StudyUploadError, SageDataError) as error:
+        messages.error(request, f"Nothing was uploaded: {error}")
+        return redirect("sage:index")
+    parts = [c for c in CATEGORIES if c != "human_preference" and getattr(study, c)]
+    parts += ["human_preference"] if study.comparisons or study.ratings else []
+    messages.success(request, f"Study {name!r} uploaded ({', '.join(HEADERS[c] for c in parts)}); choose the "
+                              "metrics and models and start it.")
+    return redirect(f"{reverse('sage:index')}?study={name}#run")
 
 
 def cell(value: Any) -> str:
