@@ -216,3 +216,39 @@ def test_a_check_answer_replayed_is_recorded_once():
     person.post(action="answer", item=item, label="positive")  # a double click or a replay
     assert list(CheckResult.objects.values_list("role", "passed")) == [("attention", True)]
     assert arrival_url(link, 11).startswith(f"/study/{link.token}/")
+
+
+def test_a_study_closed_while_a_participant_works_gets_a_clear_page_and_keeps_their_answers():
+    link = make_study(make_crowd_task(practice=0), consent="")
+    person = Person(link, 12)
+    person.start()
+    person.answer("positive")
+    item = person.item_on_screen()
+    link.batch.is_open = False
+    link.batch.save(update_fields=["is_open"])
+    closed = person.client.post(f"/study/{link.token}/run/", {"tab": person.tab, "action": "answer", "item": item,
+                                                              "label": "negative"})
+    assert closed.status_code == 410 and "was closed while you were taking part" in closed.content.decode()
+    assert list(Annotation.objects.filter(annotator=person.participant.annotator).values_list("value", flat=True)) == [
+        "positive"]
+
+
+def test_the_batch_page_button_makes_a_link_and_refuses_a_quota_above_the_batch(carol):
+    from django.test import Client
+
+    from tests.batch_helpers import make_batch
+    from tests.conftest import PASSWORD
+
+    batch = make_batch(make_crowd_task(n=3))
+    admin = Client()
+    assert admin.login(username="carol", password=PASSWORD)
+    assert f"/manage/studies/new/{batch.pk}/" in admin.get(f"/manage/batches/{batch.pk}/").content.decode()
+    form = {"quota": 5, "minutes": 10, "completion_code": "XYZ", "platform": "prolific", "gold_rate": 0,
+            "min_seconds": 0, "straightline_run": 0, "practice_failures_allowed": 1}
+    refused = admin.post(f"/manage/studies/new/{batch.pk}/", form)
+    assert refused.status_code == 200 and "5 is more than the 3 items" in refused.content.decode()
+    assert not StudyLink.objects.exists()
+    made = admin.post(f"/manage/studies/new/{batch.pk}/", {**form, "quota": 2}, follow=True)
+    link = StudyLink.objects.get()
+    body = made.content.decode()
+    assert f"/study/{link.token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in body and link.quota == 2

@@ -126,6 +126,9 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
     if participant is None:
         return _no_session(request, link)
     running = participant.stage in studies.RUNNING
+    if running and not (link.is_open and link.batch.is_open):
+        return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
+                        "The answers you gave are kept. Please return the study on your platform.", 410)
     tab = (request.POST if request.method == "POST" else request.GET).get("tab", "")
     if running and request.method == "GET" and not tab:
         fresh = studies.open_tab(participant)
@@ -153,7 +156,10 @@ def take_over(request: HttpRequest, token: str) -> HttpResponse:
 
 def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, *,
           form: Any = None, status: int = 200, notice: str = "") -> HttpResponse:
-    step = studies.current_step(participant)
+    try:
+        step = studies.current_step(participant)
+    except AssignmentRefused as refused:  # the engine's own word (the batch closed a moment ago, …)
+        return _problem(request, link, "This study cannot go on", refused.message, 409)
     context = {"participant": participant, "tab": tab, "task": link.batch.task, "notice": notice}
     if step.page == Participant.Stage.CONSENT:
         return _render(request, link, "consent.html", {**context, "consent": instructions.to_html(link.consent)})
@@ -200,7 +206,10 @@ def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: s
 
 
 def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
-    step = studies.current_step(participant)
+    try:
+        step = studies.current_step(participant)
+    except AssignmentRefused as refused:
+        return _problem(request, link, "This study cannot go on", refused.message, 409)
     if step.item is None or request.POST.get("item") != str(step.item.pk):
         # an old page (after the time ran out, or a reload of an answered item): nothing is stored
         return _show(request, link, participant, tab, notice="That item was already done; here is where you are.")
