@@ -93,3 +93,13 @@ def test_study_link_refuses_a_closed_batch_and_an_unknown_one():
 def test_exclude_annotator_needs_a_known_name_and_a_reason():
     with pytest.raises(CommandError, match="no annotator named 'nobody'"):
         call_command("exclude_annotator", "nobody", "--reason", "x")
+
+
+def test_a_sample_never_draws_check_items(tmp_path: Path):
+    from tasks_app.sampling import sample_task
+
+    cli_import(write(tmp_path / "d.jsonl", jsonl(RECORDS)), "Sampled", "classification", labels="positive,negative")
+    task = Item.objects.get(external_id="att").task
+    result = sample_task(task, 10, seed=1)
+    assert result.size == 2  # the two work items; the attention and practice items are not data
+    assert set(Item.objects.filter(task=task, in_sample=True).values_list("external_id", flat=True)) == {"w1", "w2"}
