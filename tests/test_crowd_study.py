@@ -252,3 +252,10 @@ def test_the_batch_page_button_makes_a_link_and_refuses_a_quota_above_the_batch(
     link = StudyLink.objects.get()
     body = made.content.decode()
     assert f"/study/{link.token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in body and link.quota == 2
+
+
+def test_the_consent_markdown_is_rendered_safely():
+    link = make_study(consent="Read **this**. <script>alert(1)</script> [x](javascript:alert(2))")
+    body = Person(link, 13).arrive().content.decode()
+    assert "<strong>this</strong>" in body
+    assert "<script>alert" not in body and "javascript:" not in body

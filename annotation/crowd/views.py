@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.assignment import AssignmentRefused
 from annotation.crowd import studies
+from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.forms import answer_form_for
 from annotation.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
@@ -224,7 +225,8 @@ def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab
             studies.submit_work(participant, item, value, time_spent_ms=spent_ms, started_at=started_at)
         elif step.role == CheckResult.Role.PRACTICE:
             feedback = studies.submit_practice(participant, item, value)
-            return _render(request, link, "feedback.html", {"participant": participant, "tab": tab,
+            shown = feedback.expected if isinstance(feedback.expected, str) else canonical(feedback.expected)
+            return _render(request, link, "feedback.html", {"participant": participant, "tab": tab, "expected": shown,
                                                             "feedback": feedback, "task": link.batch.task})
         else:
             studies.submit_check(participant, item, value, time_spent_ms=spent_ms)
