@@ -34,6 +34,7 @@ from agreement.models import Report
 from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import score_task
+from annotation.models import Annotator
 from hume import jobs
 from tasks_app.models import Task
 
@@ -70,6 +71,7 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         "excluded": whole["excluded"][:EXCLUDED_KEEP],
         "excluded_reasons": dict(Counter(entry["reason"] for entry in whole["excluded"])),
         "n_rows_read": len(loaded),
+        "excluded_annotators": excluded_annotators(task),
         "answers_digest": loaded.answers_digest,
         "inputs_digest": loaded.inputs_digest,
     }
@@ -87,6 +89,13 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         doc["by_language"] = [{"language": code, **part}
                               for code, part in score_groups(task, loaded, whole, languages, language_rows)]
     return doc
+
+
+def excluded_annotators(task: Task) -> list[dict[str, Any]]:
+    """The annotators with answers on this task whom an admin excluded (their answers were not read)."""
+    rows = (Annotator.objects.filter(excluded_at__isnull=False, annotations__item__task_id=task.pk).distinct()
+            .order_by("user__username").values_list("user__username", "excluded_reason", "excluded_at"))
+    return [{"name": name, "reason": reason, "excluded_at": at.isoformat()} for name, reason, at in rows]
 
 
 def distinct_and_inverse(column: np.ndarray) -> tuple[list[int], np.ndarray]:

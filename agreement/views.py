@@ -114,7 +114,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     context |= ppi_context(task, request.user)
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
-        context["answers_now"] = Annotation.objects.filter(item__task=task).count()
+        context["answers_now"] = Annotation.objects.filter(item__task=task, annotator__excluded_at__isnull=True).count()
     if doc:
         context |= annotator_tables(doc)
         context["charts"] = available(doc)

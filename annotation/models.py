@@ -23,6 +23,9 @@ class Annotator(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.HUMAN)
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # An excluded annotator's answers stay stored but no report reads them; the report lists the exclusion.
+    excluded_at = models.DateTimeField(null=True, blank=True)
+    excluded_reason = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["user__username"]
@@ -193,4 +196,5 @@ class AnnotationRevision(models.Model):
         return f"revision of annotation {self.annotation_id} replaced at {self.replaced_at}"
 
 
+from annotation.crowd.models import CheckResult, Participant, StudyLink  # noqa: E402,F401  (crowd studies)
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: E402,F401  (LLM annotators)

@@ -298,6 +298,8 @@ CACHES = {
                      "KEY_PREFIX": "hume-throttle",
                      "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}},
 }
+# Arrivals through a crowd study link per address per minute (docs/crowd.md); a NAT of many participants needs more.
+CROWD_ARRIVALS_PER_MINUTE = int(os.environ.get("CROWD_ARRIVALS_PER_MINUTE", "30"))
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
 API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
 

@@ -21,7 +21,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("tasks/", include("tasks_app.urls")),
     path("annotate/", include("annotation.urls")),
+    path("manage/studies/", include("annotation.crowd.manage_urls")),
     path("manage/", include("annotation.manage.urls")),
+    path("study/", include("annotation.crowd.urls")),  # crowd participants: public, by a study link's token
     path("reports/", include("agreement.urls")),
     path("results/", include("agreement.results.urls")),
     path("llm/", include("annotation.llm.urls")),

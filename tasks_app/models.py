@@ -83,8 +83,9 @@ class Task(models.Model):
 
 class ItemQuerySet(models.QuerySet["Item"]):
     def in_pool(self) -> ItemQuerySet:
-        """The items batches are drawn from: the sampled subset when the task has one, else all items."""
-        return self.filter(Q(task__sample_size__isnull=True) | Q(in_sample=True))
+        """The items batches are drawn from: the sampled subset when the task has one, else all items.
+        Check items (attention and practice, ItemCheck) are never drawn into batches."""
+        return self.filter(Q(task__sample_size__isnull=True) | Q(in_sample=True), item_check__isnull=True)
 
 
 class Item(models.Model):
@@ -122,3 +123,21 @@ class ItemGold(models.Model):
 
     def __str__(self) -> str:
         return f"gold for {self.item_id}"
+
+
+class ItemCheck(models.Model):
+    """An item that is a check, not data (docs/import.md, "Check items"): an attention check (an instructed
+    response, `expected` never shown) or a practice item (`expected` and `feedback` shown after answering).
+    Check items are never drawn into batches (ItemQuerySet.in_pool), so no report reads them."""
+
+    class Role(models.TextChoices):
+        ATTENTION = "attention", "attention check"
+        PRACTICE = "practice", "practice item"
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="item_check")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    expected = models.JSONField()
+    feedback = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.role} check {self.item_id}"

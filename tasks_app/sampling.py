@@ -93,7 +93,8 @@ def sample_task(task: Task, size: int, seed: int) -> SampleResult:
         raise SamplingError("the sample size must be at least 1")
     task = Task.objects.select_for_update().get(pk=task.pk)
     rows = [(pk, external_id, stratum_of(task, gold)) for pk, external_id, gold in
-            Item.objects.filter(task=task).values_list("pk", "external_id", "gold__value")]
+            Item.objects.filter(task=task, item_check__isnull=True)  # check items are never data (docs/import.md)
+            .values_list("pk", "external_id", "gold__value")]
     if not rows:
         raise SamplingError(f"task {task.name!r} has no items to sample")
     chosen = choose(rows, size, seed)

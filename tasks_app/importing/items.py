@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from .. import limits
 from ..kinds import KINDS, STRATA_FIELDS, ParsedRecord, ValidationProblem, canonical_json, content_digest, read_strata
-from ..models import Item, ItemGold, Task
+from ..models import Item, ItemCheck, ItemGold, Task
 from .options import ImportOptions, parse_options
 from .reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
 
@@ -192,6 +192,41 @@ class Pending(NamedTuple):
     payload: dict[str, Any]
     gold: Any
     strata: dict[str, str]
+    check: CheckSpec | None = None
+
+
+class CheckSpec(NamedTuple):
+    """A record's `check` field: the item is an attention check or a practice item (docs/import.md)."""
+
+    role: str
+    expected: Any
+    feedback: str
+
+
+def read_check(record: dict[str, Any], task: Task, payload: dict[str, Any]) -> CheckSpec | None:
+    """The record's `check` object, validated: `expected` must be a valid answer to the item (the kind's own
+    answer check names the field), `role` attention (the default) or practice, `feedback` a string."""
+    check = record.get("check")
+    if check is None:
+        return None
+    if not isinstance(check, dict):
+        raise ValidationProblem("check", f"must be an object such as {{\"expected\": ...}}, got {type(check).__name__}")
+    unknown = sorted(set(check) - {"expected", "role", "feedback"})
+    if unknown:
+        raise ValidationProblem(f"check.{unknown[0]}", "unknown field; a check has expected, role and feedback")
+    if "expected" not in check:
+        raise ValidationProblem("check.expected", "is required: the answer the check expects")
+    role = check.get("role", ItemCheck.Role.ATTENTION)
+    if role not in ItemCheck.Role.values:
+        raise ValidationProblem("check.role", f"must be one of {', '.join(ItemCheck.Role.values)}, got {role!r}")
+    feedback = check.get("feedback", "")
+    if not isinstance(feedback, str) or len(feedback) > 2000:
+        raise ValidationProblem("check.feedback", "must be a string of at most 2000 characters")
+    try:
+        expected = task.validate_answer(check["expected"], payload)
+    except ValidationProblem as problem:
+        raise ValidationProblem(f"check.expected ({problem.field})", problem.message) from None
+    return CheckSpec(role, expected, feedback)
 
 
 class Stored(NamedTuple):
@@ -225,6 +260,7 @@ class ItemWriter:
             limits.check_record(record)
             parsed = self.kind.parse_record(record, self.task)
             strata = read_strata(record)
+            check = read_check(record, self.task, parsed.payload)
             uid = self._uid(parsed, strata)
         except ValidationProblem as problem:
             self.log.add(line, problem.field, problem.message)
@@ -233,7 +269,7 @@ class ItemWriter:
         if not self._first_time(line, uid, external_id):
             return
         self.labels.update(self.kind.gold_labels(parsed.gold))
-        self.pending.append(Pending(line, uid, external_id, parsed.payload, parsed.gold, strata))
+        self.pending.append(Pending(line, uid, external_id, parsed.payload, parsed.gold, strata, check))
         if len(self.pending) >= CHUNK:
             self.flush()
 
@@ -328,6 +364,8 @@ class ItemWriter:
         prep = ItemGold._meta.get_field("value").get_db_prep_save
         golds = [(ids[r.uid], prep(r.gold, connection)) for r in new if r.gold is not None]
         insert_rows(ItemGold, ("item", "value"), golds)
+        ItemCheck.objects.bulk_create(ItemCheck(item_id=ids[r.uid], role=r.check.role, expected=r.check.expected,
+                                                feedback=r.check.feedback) for r in new if r.check is not None)
         self.position += len(new)
         self.added += len(new)
         self.added_with_gold += len(golds)

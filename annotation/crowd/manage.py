@@ -1,0 +1,110 @@
+"""The researcher's pages of crowd studies (under /manage/studies/): make a study link from a batch, the
+participants page, exclusion, closing a link, and the CSV lists for the platform (admins only: platform ids are
+personal data)."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import access
+from annotation.crowd import participants, studies
+from annotation.crowd.models import Participant, StudyLink
+from annotation.manage.views import admins_only, readers_only
+from hume.roles import is_admin
+
+
+class StudyLinkForm(forms.Form):
+    quota = forms.IntegerField(min_value=1, help_text="Work items per participant.")
+    minutes = forms.IntegerField(min_value=1, max_value=studies.MAX_MINUTES, help_text="Time limit from arrival.")
+    completion_code = forms.CharField(max_length=64)
+    platform = forms.ChoiceField(choices=StudyLink.Platform.choices, initial=StudyLink.Platform.PROLIFIC)
+    consent = forms.CharField(widget=forms.Textarea, required=False, help_text="Markdown; empty = no consent step.")
+    gold_rate = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.0, help_text="Hidden gold checks per item.")
+    min_seconds = forms.IntegerField(min_value=0, initial=0, help_text="Minimum seconds per item (0 = off).")
+    straightline_run = forms.IntegerField(min_value=0, initial=0, help_text="Identical answers in a row to flag.")
+    practice_failures_allowed = forms.IntegerField(min_value=0, initial=1)
+
+
+def get_link_for(user, link_id: int) -> StudyLink:
+    """A study link whose batch the user may read (researchers and admins); else 404."""
+    link = StudyLink.objects.select_related("batch", "batch__task").filter(pk=link_id).first()
+    if link is None:
+        raise Http404("No such study link.")
+    access.get_batch_for(user, link.batch_id)
+    return link
+
+
+@admins_only
+@require_http_methods(["GET", "POST"])
+def create_link(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = access.get_batch_to_manage(request.user, batch_id)
+    form = StudyLinkForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        wanted = studies.LinkSettings(**form.cleaned_data)
+        problems = studies.link_problems(batch, wanted)
+        for name, message in problems:
+            form.add_error(name if name in form.fields else None, message)
+        if not problems:
+            link = studies.create_study_link(batch, wanted, created_by=request.user)
+            messages.success(request, "Study link created.")
+            return redirect("studies:detail", link_id=link.pk)
+    return render(request, "crowd/manage/link_form.html", {"batch": batch, "form": form})
+
+
+@readers_only
+@require_GET
+def detail(request: HttpRequest, link_id: int) -> HttpResponse:
+    """The participants page: checks, time, agreement and the suggested decision per participant."""
+    link = get_link_for(request.user, link_id)
+    studies.expire_overdue()
+    context = {"link": link, "rows": participants.participant_rows(link), "can_manage": is_admin(request.user),
+               "url": request.build_absolute_uri(f"/study/{link.token}/") if is_admin(request.user) else "",
+               "query": "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+               if link.platform == StudyLink.Platform.PROLIFIC else "?participant=…"}
+    return render(request, "crowd/manage/detail.html", context)
+
+
+@admins_only
+@require_POST
+def set_open(request: HttpRequest, link_id: int) -> HttpResponse:
+    link = get_link_for(request.user, link_id)
+    link.is_open = request.POST.get("open") == "1"
+    link.save(update_fields=["is_open"])
+    messages.success(request, f"Study link {'opened' if link.is_open else 'closed'}.")
+    return redirect("studies:detail", link_id=link.pk)
+
+
+@admins_only
+@require_POST
+def exclude(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
+    link = get_link_for(request.user, link_id)
+    participant = Participant.objects.select_related("annotator").filter(pk=participant_id, link=link).first()
+    if participant is None:
+        raise Http404("No such participant in this study.")
+    reason = request.POST.get("reason", "").strip()
+    if not reason:
+        messages.error(request, "Give a reason to exclude a participant.")
+    else:
+        participants.exclude_annotator(participant.annotator, reason)
+        messages.success(request, f"{participant.annotator.name} excluded; the reports recompute without them.")
+    return redirect("studies:detail", link_id=link.pk)
+
+
+@admins_only
+@require_GET
+def export(request: HttpRequest, link_id: int, which: str) -> HttpResponse:
+    link = get_link_for(request.user, link_id)
+    if which not in participants.EXPORTS:
+        raise Http404(f"No export {which!r}; there are {', '.join(participants.EXPORTS)}.")
+    try:
+        text = participants.decision_csv(link, which, bonus=request.GET.get("amount", ""))
+    except ValueError as problem:
+        return HttpResponse(str(problem), status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{link.pk}-{which}.csv"'
+    return response
+
+

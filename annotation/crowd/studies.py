@@ -1,0 +1,404 @@
+"""Crowd studies, the operations: make a study link, let a participant arrive, walk them through consent,
+instructions, practice and the work, serve check items between work items, and end their run.
+
+The pages (annotation/crowd/views.py) and the commands call these. Work items go through the assignment
+engine (annotation/assignment.py) exactly as for any annotator, so overlap k stays exact: a participant who
+times out, leaves or declines is deactivated, which hands their leased items back to the pool at once
+(`set_active`). Check items never enter the engine or a report: their answers are CheckResult rows.
+
+One tab at a time: every page carries the tab token the participant's last arrival was given; a request with
+another token gets a page saying so and changes nothing. A new arrival takes over only when the earlier tab
+has been quiet for TAB_IDLE_SECONDS, or when the participant asks to continue here.
+"""
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.annotators import create_annotator
+from annotation.assignment import SubmitResult, next_item, set_active, submit_answer
+from annotation.crowd import checks
+from annotation.crowd.models import CheckResult, Participant, StudyLink
+from annotation.models import Annotation, Batch, BatchAssignee, BatchItem, Lease
+from tasks_app.models import Item, ItemCheck, ItemGold
+
+# Prolific's ids (PROLIFIC_PID, STUDY_ID, SESSION_ID) are 24 hexadecimal characters; another platform's
+# participant id is up to 64 letters, digits, '-' or '_'.
+PROLIFIC_ID = re.compile(r"[0-9a-fA-F]{24}")
+PLATFORM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+COMPLETION_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_MINUTES = 24 * 60
+TAB_IDLE_SECONDS = 60
+RUNNING = (Participant.Stage.CONSENT, Participant.Stage.INSTRUCTIONS, Participant.Stage.PRACTICE,
+           Participant.Stage.WORK)
+
+
+class StudyProblem(ValueError):
+    """Bad input to a study (a link's setting, an arrival's parameter): `field` names it, the message says why."""
+
+    def __init__(self, field_name: str, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.field, self.message, self.status = field_name, message, status
+
+
+# --- study links ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LinkSettings:
+    quota: int
+    minutes: int
+    completion_code: str
+    platform: str = StudyLink.Platform.GENERIC
+    consent: str = ""
+    gold_rate: float = 0.0
+    min_seconds: int = 0
+    straightline_run: int = 0
+    practice_failures_allowed: int = 1
+
+
+def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
+    """Every (field, message) that makes these settings unusable on `batch`; empty when they are fine."""
+    problems = []
+    n_items = BatchItem.objects.filter(batch=batch).count()
+    if not batch.is_open:
+        problems.append(("batch", f"the batch “{batch.name}” is closed; open it before making a study link"))
+    if wanted.quota < 1:
+        problems.append(("quota", f"must be at least 1, got {wanted.quota}"))
+    elif wanted.quota > n_items:
+        problems.append(("quota", f"{wanted.quota} is more than the {n_items} items of the batch “{batch.name}”"))
+    if not 1 <= wanted.minutes <= MAX_MINUTES:
+        problems.append(("minutes", f"must be between 1 and {MAX_MINUTES}, got {wanted.minutes}"))
+    if not COMPLETION_CODE.fullmatch(wanted.completion_code or ""):
+        problems.append(("completion_code", "must be 1 to 64 letters, digits, '-' or '_'"))
+    if wanted.platform not in StudyLink.Platform.values:
+        problems.append(("platform", f"must be one of {', '.join(StudyLink.Platform.values)}"))
+    if not 0.0 <= wanted.gold_rate <= 1.0:
+        problems.append(("gold_rate", f"must be between 0 and 1, got {wanted.gold_rate}"))
+    elif wanted.gold_rate > 0 and not gold_items(batch).exists():
+        problems.append(("gold_rate", f"the task “{batch.task.name}” has no gold items to draw hidden checks from"))
+    for name in ("min_seconds", "straightline_run", "practice_failures_allowed"):
+        if getattr(wanted, name) < 0:
+            problems.append((name, "must not be negative"))
+    if wanted.straightline_run == 1:
+        problems.append(("straightline_run", "must be 0 (off) or at least 2"))
+    return problems
+
+
+def create_study_link(batch: Batch, wanted: LinkSettings, *, created_by: Any = None) -> StudyLink:
+    """A new open link with an unguessable token (192 random bits). Raises StudyProblem for the first problem
+    of `link_problems` (all of them are in its message)."""
+    problems = link_problems(batch, wanted)
+    if problems:
+        raise StudyProblem(problems[0][0], "; ".join(f"{name}: {message}" for name, message in problems))
+    return StudyLink.objects.create(token=secrets.token_urlsafe(24), batch=batch, created_by=created_by,
+                                    **wanted.__dict__)
+
+
+def gold_items(batch: Batch) -> Any:
+    """The task's items with gold that are not check items: where hidden gold checks are drawn from."""
+    return Item.objects.filter(task_id=batch.task_id, gold__isnull=False, item_check__isnull=True)
+
+
+# --- arriving ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Arrival:
+    platform_id: str
+    study_id: str = ""
+    session_id: str = ""
+
+
+def read_arrival(link: StudyLink, params: Mapping[str, str]) -> Arrival:
+    """The participant's ids from the link's query string; StudyProblem naming the parameter when malformed.
+    Prolific sends PROLIFIC_PID, STUDY_ID and SESSION_ID; other platforms a `participant` parameter."""
+    if link.platform == StudyLink.Platform.PROLIFIC:
+        ids = {name: params.get(name, "") for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")}
+        if not ids["PROLIFIC_PID"]:
+            raise StudyProblem("PROLIFIC_PID", "the link must be opened from Prolific (PROLIFIC_PID is missing)")
+        for name, value in ids.items():
+            if value and not PROLIFIC_ID.fullmatch(value):
+                raise StudyProblem(name, "is not a Prolific id (24 hexadecimal characters)")
+        return Arrival(ids["PROLIFIC_PID"], ids["STUDY_ID"], ids["SESSION_ID"])
+    participant = params.get("participant", "")
+    if not participant:
+        raise StudyProblem("participant", "the link must carry your participant id (participant=…)")
+    if not PLATFORM_ID.fullmatch(participant):
+        raise StudyProblem("participant", "must be 1 to 64 letters, digits, '-' or '_'")
+    return Arrival(participant)
+
+
+def refuse_if_closed(link: StudyLink) -> None:
+    if not (link.is_open and link.batch.is_open):
+        raise StudyProblem("study", "This study is closed: it no longer takes participants or answers. "
+                                    "Please return it on your platform.", status=410)
+
+
+def arrive(link: StudyLink, arrival: Arrival, *, now: datetime | None = None) -> Participant:
+    """The participant of this study with this platform id: made on first arrival (an annotator of the batch's
+    language assigned to the link's batch, nothing else), the same one on every later arrival (resume)."""
+    now = now or timezone.now()
+    refuse_if_closed(link)
+    expire_overdue(now=now)
+    found = Participant.objects.filter(link=link, platform_id=arrival.platform_id).first()
+    if found is None:
+        try:
+            found = _new_participant(link, arrival, now)
+        except IntegrityError:  # the same id arrived twice at once: the other request made it
+            found = Participant.objects.get(link=link, platform_id=arrival.platform_id)
+    elif arrival.session_id and arrival.session_id != found.platform_session_id:
+        found.platform_session_id = arrival.session_id
+        found.save(update_fields=["platform_session_id"])
+    return found
+
+
+def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Participant:
+    batch = link.batch
+    with transaction.atomic():
+        # a pseudonym: the platform id stays in this table, which only admins read
+        annotator = create_annotator(f"study{link.pk}-{secrets.token_hex(5)}", languages={batch.language: None})
+        BatchAssignee.objects.create(batch=batch, annotator=annotator, override_reason="")
+        stage = Participant.Stage.CONSENT if link.consent.strip() else Participant.Stage.INSTRUCTIONS
+        return Participant.objects.create(
+            link=link, annotator=annotator, platform_id=arrival.platform_id, platform_study_id=arrival.study_id,
+            platform_session_id=arrival.session_id, stage=stage, started_at=now,
+            deadline=now + timedelta(minutes=link.minutes))
+
+
+def end(participant: Participant, stage: str, *, reason: str = "", now: datetime | None = None) -> None:
+    """Finish a participant's run (completed or returned with `reason`); their leased items go back to the
+    pool at once and the engine takes no more answers from them. Answers already given stay."""
+    with transaction.atomic():
+        changed = Participant.objects.filter(pk=participant.pk, stage__in=RUNNING).update(
+            stage=stage, returned_reason=reason, finished_at=now or timezone.now(), check_item=None, check_role="")
+        if changed:
+            set_active(participant.annotator, False)
+    participant.refresh_from_db()
+
+
+def expire_overdue(*, now: datetime | None = None) -> int:
+    """Mark every running participant past their deadline returned (timed out); returns how many."""
+    now = now or timezone.now()
+    overdue = list(Participant.objects.filter(stage__in=RUNNING, deadline__lt=now).select_related("annotator"))
+    for participant in overdue:
+        end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
+    return len(overdue)
+
+
+# --- one tab --------------------------------------------------------------------------------------------------------
+
+def open_tab(participant: Participant, *, take_over: bool = False, now: datetime | None = None) -> str | None:
+    """A new tab token for this participant, or None while another tab was active in the last TAB_IDLE_SECONDS
+    (unless `take_over`). One conditional UPDATE decides, so two tabs opening at once get one token."""
+    now = now or timezone.now()
+    token = secrets.token_urlsafe(16)
+    free = Q(tab="") | Q(tab_seen_at__isnull=True) | Q(tab_seen_at__lt=now - timedelta(seconds=TAB_IDLE_SECONDS))
+    rows = Participant.objects.filter(pk=participant.pk)
+    if not take_over:
+        rows = rows.filter(free)
+    if not rows.update(tab=token, tab_seen_at=now):
+        return None
+    participant.tab, participant.tab_seen_at = token, now
+    return token
+
+
+def holds_tab(participant: Participant, tab: str, *, now: datetime | None = None) -> bool:
+    """Whether `tab` is the participant's one live tab (and note that it was seen now)."""
+    if not tab or tab != participant.tab:
+        return False
+    return bool(Participant.objects.filter(pk=participant.pk, tab=tab).update(tab_seen_at=now or timezone.now()))
+
+
+# --- what comes next --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """What the participant's page shows now: a stage page, or an item with its role (work, attention, gold,
+    practice). The role of a check item is never shown to the participant."""
+
+    page: str
+    item: Item | None = None
+    role: str = ""
+
+
+def n_work(participant: Participant) -> int:
+    return Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id).count()
+
+
+def practice_items(link: StudyLink) -> list[Item]:
+    return list(Item.objects.filter(task_id=link.batch.task_id, item_check__role=ItemCheck.Role.PRACTICE)
+                .order_by("position", "pk"))
+
+
+def attention_items(link: StudyLink) -> list[Item]:
+    return list(Item.objects.filter(task_id=link.batch.task_id, item_check__role=ItemCheck.Role.ATTENTION)
+                .order_by("position", "pk"))
+
+
+def current_step(participant: Participant, *, now: datetime | None = None) -> Step:
+    """The page for the participant's stage; in the work stage the item on screen, a due check, or the next
+    work item from the engine (their own held lease first). Ends the run when the time or the work is up."""
+    now = now or timezone.now()
+    if participant.stage in RUNNING and participant.deadline < now:
+        end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
+    stage = participant.stage
+    if stage in (Participant.Stage.CONSENT, Participant.Stage.INSTRUCTIONS):
+        return Step(stage)
+    if stage == Participant.Stage.PRACTICE:
+        items = practice_items(participant.link)
+        if participant.practice_done < len(items):
+            return Step("item", items[participant.practice_done], CheckResult.Role.PRACTICE)
+        Participant.objects.filter(pk=participant.pk).update(stage=Participant.Stage.WORK)
+        participant.stage = Participant.Stage.WORK
+    if participant.stage == Participant.Stage.WORK:
+        return _work_step(participant, now)
+    return Step(participant.stage)
+
+
+def _work_step(participant: Participant, now: datetime) -> Step:
+    link = participant.link
+    if participant.check_item_id is not None:
+        return Step("item", participant.check_item, participant.check_role)
+    done = n_work(participant)
+    if done >= link.quota:
+        end(participant, Participant.Stage.COMPLETED, now=now)
+        return Step(Participant.Stage.COMPLETED)
+    holds = Lease.objects.filter(annotator_id=participant.annotator_id, expires_at__gt=now).exists()
+    if not holds:
+        check = _due_check(participant, done)
+        if check is not None:
+            item, role = check
+            Participant.objects.filter(pk=participant.pk).update(check_item=item, check_role=role)
+            participant.check_item, participant.check_role = item, role
+            return Step("item", item, role)
+    item = next_item(participant.annotator, link.batch, now=now)
+    if item is None:  # nothing left for them in the batch: they did what there was
+        end(participant, Participant.Stage.COMPLETED, now=now)
+        return Step(Participant.Stage.COMPLETED)
+    return Step("item", item, "work")
+
+
+def _due_check(participant: Participant, done: int) -> tuple[Item, str] | None:
+    link = participant.link
+    results = CheckResult.objects.filter(participant=participant)
+    attention = attention_items(link)
+    seen = set(results.filter(role=CheckResult.Role.ATTENTION).values_list("item_id", flat=True))
+    if checks.attention_due(done, len(seen), len(attention), link.quota):
+        return next(item for item in attention if item.pk not in seen), CheckResult.Role.ATTENTION
+    n_gold = results.filter(role=CheckResult.Role.GOLD).count()
+    if checks.gold_due(done, n_gold, link.gold_rate):
+        used = results.filter(role=CheckResult.Role.GOLD).values_list("item_id", flat=True)
+        answered = Annotation.objects.filter(annotator_id=participant.annotator_id).values_list("item_id", flat=True)
+        pool = list(gold_items(link.batch).exclude(pk__in=used).exclude(pk__in=answered)
+                    .order_by("pk").values_list("pk", flat=True))
+        if pool:  # seeded by participant and count, so a reload draws the same item
+            chosen = random.Random(f"{participant.pk}:{n_gold}").choice(pool)
+            return Item.objects.select_related("task").get(pk=chosen), CheckResult.Role.GOLD
+    return None
+
+
+# --- answers --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a practice item's answer shows: whether it was right, and the expected answer with its note."""
+
+    passed: bool
+    expected: Any
+    note: str
+    asked_to_return: bool
+
+
+def submit_work(participant: Participant, item: Item, value: Any, *, time_spent_ms: int | None,
+                started_at: datetime | None, now: datetime | None = None) -> SubmitResult:
+    """The engine stores the answer (validation, overlap k, idempotent replay); then the speed and
+    straight-lining checks look at it. Raises ValidationProblem or AssignmentRefused as the engine does."""
+    result = submit_answer(participant.annotator, participant.link.batch, item, value, time_spent_ms=time_spent_ms,
+                           started_at=started_at, source="crowd", now=now)
+    link = participant.link
+    if result.created and link.min_seconds and result.annotation.time_spent_ms is not None \
+            and result.annotation.time_spent_ms < link.min_seconds * 1000:
+        _record(participant, item, CheckResult.Role.SPEED, value, passed=False,
+                time_spent_ms=result.annotation.time_spent_ms)
+    if result.created and link.straightline_run:
+        _check_straightlining(participant, item, link.straightline_run)
+    return result
+
+
+def _check_straightlining(participant: Participant, item: Item, run: int) -> None:
+    latest = list(Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
+                                            skipped=False).order_by("-pk").values_list("item_id", "value")[:run])
+    if len(latest) < run or checks.straightline_run([value for _, value in latest]) < run:
+        return
+    flagged = CheckResult.objects.filter(participant=participant, role=CheckResult.Role.STRAIGHTLINE,
+                                         item_id__in=[item_id for item_id, _ in latest]).exists()
+    if not flagged:  # one flag per run of `run` answers
+        _record(participant, item, CheckResult.Role.STRAIGHTLINE, latest[0][1], passed=False)
+
+
+def _record(participant: Participant, item: Item, role: str, value: Any, *, passed: bool,
+            time_spent_ms: int | None = None) -> CheckResult:
+    result, _ = CheckResult.objects.get_or_create(
+        participant=participant, item=item, role=role,
+        defaults={"value": value, "passed": passed, "time_spent_ms": time_spent_ms})
+    return result
+
+
+def _expected(item: Item, role: str) -> tuple[Any, str]:
+    if role == CheckResult.Role.GOLD:
+        return ItemGold.objects.get(item=item).value, ""
+    check = ItemCheck.objects.get(item=item)
+    return check.expected, check.feedback
+
+
+def submit_check(participant: Participant, item: Item, value: Any, *, time_spent_ms: int | None) -> bool:
+    """A hidden check's answer (attention or gold): validated as an answer, compared, recorded once; the next
+    step goes on to work. Returns whether it passed (the participant is never told)."""
+    role = participant.check_role
+    clean = item.task.validate_answer(value, item.payload)
+    expected, _ = _expected(item, role)
+    passed = checks.answer_matches(item.task.kind, clean, expected, tolerance=checks.scale_tolerance(item.task.scale))
+    with transaction.atomic():
+        result = _record(participant, item, role, clean, passed=passed, time_spent_ms=time_spent_ms)
+        Participant.objects.filter(pk=participant.pk, check_item=item).update(check_item=None, check_role="")
+    participant.check_item, participant.check_role = None, ""
+    return result.passed
+
+
+def submit_practice(participant: Participant, item: Item, value: Any, *, now: datetime | None = None) -> Feedback:
+    """A practice answer: recorded once, the participant sees whether it matched and the expected answer. One
+    failure more than the link allows ends the run, asking the participant to return (comprehension)."""
+    clean = item.task.validate_answer(value, item.payload)
+    expected, note = _expected(item, CheckResult.Role.PRACTICE)
+    passed = checks.answer_matches(item.task.kind, clean, expected, tolerance=checks.scale_tolerance(item.task.scale))
+    with transaction.atomic():
+        created = not CheckResult.objects.filter(participant=participant, item=item,
+                                                 role=CheckResult.Role.PRACTICE).exists()
+        result = _record(participant, item, CheckResult.Role.PRACTICE, clean, passed=passed)
+        if created:
+            participant.practice_done += 1
+            participant.practice_failed += not result.passed
+            participant.save(update_fields=["practice_done", "practice_failed"])
+    asked = participant.practice_failed > participant.link.practice_failures_allowed
+    if asked:
+        end(participant, Participant.Stage.RETURNED, reason="comprehension", now=now)
+    return Feedback(result.passed, expected, note, asked)
+
+
+def advance(participant: Participant) -> None:
+    """One step on from consent (to instructions) or instructions (to practice, or to work when the task has
+    no practice items); a conditional UPDATE, so a repeated click changes nothing."""
+    following = {Participant.Stage.CONSENT: Participant.Stage.INSTRUCTIONS,
+                 Participant.Stage.INSTRUCTIONS: (Participant.Stage.PRACTICE if practice_items(participant.link)
+                                                  else Participant.Stage.WORK)}
+    stage = following.get(participant.stage)
+    if stage is not None and Participant.objects.filter(pk=participant.pk, stage=participant.stage).update(stage=stage):
+        participant.stage = stage

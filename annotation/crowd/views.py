@@ -1,0 +1,238 @@
+"""The participant's pages of a crowd study (under /study/<token>/): arrival, consent, instructions,
+practice, the work loop, and the completion or return page.
+
+A participant never logs in: their arrival stores their participant id in the (signed, server-side) session,
+under this study's link only, so the session reaches this one study and nothing else; every other page of the
+app still sees an anonymous visitor. Every page is a plain form post followed by a redirect, and carries the
+tab token (annotation/crowd/studies.py, "One tab at a time"). Gold never reaches these pages; a practice
+item's expected answer is shown only after the participant answered it.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.assignment import AssignmentRefused
+from annotation.crowd import studies
+from annotation.crowd.checks import canonical
+from annotation.crowd.models import CheckResult, Participant, StudyLink
+from annotation.forms import answer_form_for
+from annotation.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
+from hume.lockout import CACHE_ERRORS, client_address
+from tasks_app import instructions
+from tasks_app.kinds import ValidationProblem
+from tasks_app.models import RTL_SCRIPTS, Item
+
+SESSION_PREFIX = "crowd:"
+ARRIVAL_WINDOW_SECONDS = 60
+
+
+def _language(link: StudyLink) -> dict[str, str]:
+    code = link.batch.language
+    return {"lang": code.split("-")[0], "dir": "rtl" if code.split("-")[-1] in RTL_SCRIPTS else "ltr"}
+
+
+def _render(request: HttpRequest, link: StudyLink | None, template: str, context: dict[str, Any], *,
+            status: int = 200) -> HttpResponse:
+    base = {"link": link, **(_language(link) if link else {"lang": "en", "dir": "ltr"})}
+    response = render(request, f"crowd/{template}", {**base, **context}, status=status)
+    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _problem(request: HttpRequest, link: StudyLink | None, title: str, message: str, status: int) -> HttpResponse:
+    return _render(request, link, "problem.html", {"title": title, "message": message}, status=status)
+
+
+def _link(token: str) -> StudyLink | None:
+    if not studies.PLATFORM_ID.fullmatch(token or ""):
+        return None
+    return StudyLink.objects.select_related("batch", "batch__task").filter(token=token).first()
+
+
+def _no_link(request: HttpRequest) -> HttpResponse:
+    return _problem(request, None, "No such study", "This study link does not exist. Check the link on your "
+                                                    "platform.", 404)
+
+
+def _arrivals_exceeded(request: HttpRequest) -> bool:
+    """Count this address's arrivals in the current window (THROTTLE_CACHE, Redis); fails open if it is down."""
+    key = f"crowd-arrivals:{client_address(request)}"
+    cache = caches[settings.THROTTLE_CACHE]
+    try:
+        cache.add(key, 0, timeout=ARRIVAL_WINDOW_SECONDS)
+        return cache.incr(key) > settings.CROWD_ARRIVALS_PER_MINUTE
+    except (*CACHE_ERRORS, ValueError):
+        return False
+
+
+@require_GET
+def arrive(request: HttpRequest, token: str) -> HttpResponse:
+    """The public link: check the link and the participant's ids, make or find the participant, remember them in
+    this browser's session for this study, and go on to their page."""
+    link = _link(token)
+    if link is None:
+        return _no_link(request)
+    if _arrivals_exceeded(request):
+        return _problem(request, link, "Too many arrivals", "Too many people opened this study from your network in "
+                        "the last minute. Please wait a minute and open the link again.", 429)
+    try:
+        arrival = studies.read_arrival(link, request.GET)
+        participant = studies.arrive(link, arrival)
+    except studies.StudyProblem as problem:
+        title = "This study is closed" if problem.status == 410 else "This link is incomplete"
+        message = problem.message if problem.status == 410 else f"Parameter {problem.field}: {problem.message}."
+        return _problem(request, link, title, message, problem.status)
+    request.session.cycle_key()  # a fresh session id on each arrival (no fixation of a shared one)
+    request.session[f"{SESSION_PREFIX}{link.pk}"] = participant.pk
+    return redirect("crowd:run", token=link.token)
+
+
+def _participant(request: HttpRequest, link: StudyLink) -> Participant | None:
+    pk = request.session.get(f"{SESSION_PREFIX}{link.pk}")
+    if pk is None:
+        return None
+    return (Participant.objects.select_related("link__batch__task", "annotator__user", "check_item__task")
+            .filter(pk=pk, link=link).first())
+
+
+def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
+    return _problem(request, link, "Open the study from your platform", "This browser has not arrived through the "
+                    "study link yet. Open the study from the link your platform gave you.", 403)
+
+
+def _other_tab(request: HttpRequest, link: StudyLink, *, status: int = 409) -> HttpResponse:
+    return _render(request, link, "other_tab.html", {}, status=status)
+
+
+def _run_url(link: StudyLink, tab: str) -> str:
+    return f"{reverse('crowd:run', args=[link.token])}?{urlencode({'tab': tab})}"
+
+
+@require_http_methods(["GET", "POST"])
+def run(request: HttpRequest, token: str) -> HttpResponse:
+    link = _link(token)
+    if link is None:
+        return _no_link(request)
+    participant = _participant(request, link)
+    if participant is None:
+        return _no_session(request, link)
+    running = participant.stage in studies.RUNNING
+    if running and not (link.is_open and link.batch.is_open):
+        return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
+                        "The answers you gave are kept. Please return the study on your platform.", 410)
+    tab = (request.POST if request.method == "POST" else request.GET).get("tab", "")
+    if running and request.method == "GET" and not tab:
+        fresh = studies.open_tab(participant)
+        return _other_tab(request, link) if fresh is None else redirect(_run_url(link, fresh))
+    if running and not studies.holds_tab(participant, tab):
+        return _other_tab(request, link)
+    if request.method == "POST" and running:
+        return _act(request, link, participant, tab)
+    return _show(request, link, participant, tab)
+
+
+@require_POST
+def take_over(request: HttpRequest, token: str) -> HttpResponse:
+    """"Continue here": this tab becomes the participant's one tab; the other one gets the other-tab page."""
+    link = _link(token)
+    if link is None:
+        return _no_link(request)
+    participant = _participant(request, link)
+    if participant is None:
+        return _no_session(request, link)
+    if participant.stage not in studies.RUNNING:
+        return redirect("crowd:run", token=link.token)
+    return redirect(_run_url(link, studies.open_tab(participant, take_over=True) or ""))
+
+
+def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, *,
+          form: Any = None, status: int = 200, notice: str = "") -> HttpResponse:
+    try:
+        step = studies.current_step(participant)
+    except AssignmentRefused as refused:  # the engine's own word (the batch closed a moment ago, …)
+        return _problem(request, link, "This study cannot go on", refused.message, 409)
+    context = {"participant": participant, "tab": tab, "task": link.batch.task, "notice": notice}
+    if step.page == Participant.Stage.CONSENT:
+        return _render(request, link, "consent.html", {**context, "consent": instructions.to_html(link.consent)})
+    if step.page == Participant.Stage.INSTRUCTIONS:
+        return _render(request, link, "instructions.html", {
+            **context, "instructions": instructions.to_html(link.batch.task.instructions),
+            "n_practice": len(studies.practice_items(link))})
+    if step.page == Participant.Stage.COMPLETED:
+        return _render(request, link, "completed.html", context)
+    if step.page == Participant.Stage.RETURNED:
+        return _render(request, link, "returned.html", context)
+    return _item_page(request, link, participant, step, tab, form=form, status=status, notice=notice)
+
+
+def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, step: studies.Step, tab: str, *,
+               form: Any, status: int, notice: str) -> HttpResponse:
+    item = step.item
+    task = link.batch.task
+    if form is None:
+        form = answer_form_for(task, item.payload)
+    done = studies.n_work(participant)
+    practice = step.role == CheckResult.Role.PRACTICE
+    context = {
+        "participant": participant, "tab": tab, "task": task, "item": item, "form": form, "practice": practice,
+        "shown": _shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
+        "n_practice": len(studies.practice_items(link)) if practice else 0,
+        "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
+        "instructions": instructions.to_html(task.instructions),
+    }
+    return _render(request, link, "item.html", context, status=status)
+
+
+def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
+    action = request.POST.get("action", "")
+    if action in ("consent", "instructions") and participant.stage == action:
+        studies.advance(participant)
+    elif action == "decline" and participant.stage == Participant.Stage.CONSENT:
+        studies.end(participant, Participant.Stage.RETURNED, reason="declined")
+    elif action == "leave":
+        studies.end(participant, Participant.Stage.RETURNED, reason="left")
+    elif action == "answer":
+        return _answer(request, link, participant, tab)
+    return redirect(_run_url(link, tab))
+
+
+def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
+    try:
+        step = studies.current_step(participant)
+    except AssignmentRefused as refused:
+        return _problem(request, link, "This study cannot go on", refused.message, 409)
+    if step.item is None or request.POST.get("item") != str(step.item.pk):
+        # an old page (after the time ran out, or a reload of an answered item): nothing is stored
+        return _show(request, link, participant, tab, notice="That item was already done; here is where you are.")
+    item: Item = step.item
+    form = answer_form_for(link.batch.task, item.payload, request.POST)
+    if not form.is_valid():
+        return _show(request, link, participant, tab, form=form, status=422)
+    started_at, spent_ms = _shown_time(request.POST.get("shown"), link.batch, item)
+    value = form.cleaned_data["value"]
+    try:
+        if step.role == "work":
+            studies.submit_work(participant, item, value, time_spent_ms=spent_ms, started_at=started_at)
+        elif step.role == CheckResult.Role.PRACTICE:
+            feedback = studies.submit_practice(participant, item, value)
+            shown = feedback.expected if isinstance(feedback.expected, str) else canonical(feedback.expected)
+            return _render(request, link, "feedback.html", {"participant": participant, "tab": tab, "expected": shown,
+                                                            "feedback": feedback, "task": link.batch.task})
+        else:
+            studies.submit_check(participant, item, value, time_spent_ms=spent_ms)
+    except ValidationProblem as problem:
+        form.add_error(None, str(problem))
+        return _show(request, link, participant, tab, form=form, status=422)
+    except AssignmentRefused as refused:
+        return _show(request, link, participant, tab, notice=refused.message)
+    return redirect(_run_url(link, tab))

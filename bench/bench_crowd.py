@@ -1,0 +1,217 @@
+#!/usr/bin/env python
+"""Crowd study under load (issue 26, item 4): N participants arriving through one study link within a minute
+and labelling at once, against gunicorn on PostgreSQL, as production runs it (bench/bench_assignment.py's
+server: sync workers, DEBUG off).
+
+The script makes its own database, migrates it, seeds a classification task with enough items for everyone's
+quota at overlap k, a batch and a generic-platform study link (no consent, no practice), and starts gunicorn.
+Each participant is a thread with its own cookies that starts at a uniformly spread moment of --spread
+seconds and goes the way a browser does: GET the link with `?participant=…` (following the redirects to its
+first item: the *arrival*), then per item POST the answer and follow the redirect to the next page (a
+*submit*), until the completion page. The per-address arrival limit is raised for the run (every
+participant comes from 127.0.0.1).
+
+It prints p50/p95 of arrival and of submit, the status codes (any 5xx is a failure), and a database check:
+no item answered by more than k people, and no answer lost (every submit the server accepted is a stored
+Annotation; every participant who reached the completion page has the quota stored).
+
+    python bench/bench_crowd.py                              # 300 participants within 60 s, quota 5, k = 3
+    python bench/bench_crowd.py --participants 60 --spread 20
+    BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench python bench/bench_crowd.py
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import random
+import re
+import statistics
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.bench_assignment import HOST, migrate, recreate_database, start_gunicorn, stop, vacuum_analyze  # noqa: E402
+
+DEFAULT_URL = "postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench"
+FIELD = r'name="{}" value="([^"]*)"'
+
+
+def seed(url: str, participants: int, quota: int, overlap: int) -> tuple[str, int]:
+    """A task with room for everyone (participants × quota / k items, plus a tenth), its batch and a study link;
+    returns (link token, batch id)."""
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hume.settings")
+    os.environ.setdefault("DEBUG", "true")
+    import django
+
+    django.setup()
+    from annotation.batches import BatchSpec, create_batch
+    from annotation.crowd import studies
+    from tasks_app.models import Item, Task
+
+    n_items = participants * quota // overlap + participants * quota // (10 * overlap) + quota
+    task = Task.objects.create(name="CrowdBench", kind="classification", language="eng-Latn",
+                               labels=["positive", "negative"], instructions="Positive or negative?")
+    Item.objects.bulk_create(Item(task=task, uid=f"crowd-bench-{i}", external_id=str(i), position=i,
+                                  payload={"text": f"Crowd bench sentence {i}."}) for i in range(n_items))
+    batch, _ = create_batch(BatchSpec(task=task, overlap=overlap))
+    link = studies.create_study_link(batch, studies.LinkSettings(quota=quota, minutes=30, completion_code="BENCH"))
+    vacuum_analyze()
+    return link.token, batch.pk
+
+
+class Browser:
+    """One participant's cookies and requests (a fresh connection each: sync workers close them anyway).
+    Cookies are kept by hand: the production settings mark them Secure, and the bench speaks plain HTTP."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.cookies = port, {}
+
+    def request(self, method: str, path: str, form: dict | None = None) -> tuple[int, str, str]:
+        """(status, body, final path), following redirects as a browser does (a POST's 302 becomes a GET)."""
+        for _ in range(5):
+            conn = http.client.HTTPConnection(HOST, self.port, timeout=120)
+            headers = {"Host": HOST, "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+            body = None
+            if form is not None:
+                body = urlencode(form)
+                headers |= {"Content-Type": "application/x-www-form-urlencoded"}
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            data = response.read().decode()
+            for header, value in response.getheaders():
+                if header.lower() == "set-cookie":
+                    name, _, rest = value.partition("=")
+                    self.cookies[name] = rest.split(";", 1)[0]
+            conn.close()
+            if response.status not in (301, 302, 303):
+                return response.status, data, path
+            location = urlsplit(response.getheader("Location"))
+            path = location.path + (f"?{location.query}" if location.query else "")
+            method, form = "GET", None
+        return 599, "too many redirects", path
+
+
+@dataclass
+class Tally:
+    arrivals: list[float] = field(default_factory=list)
+    submits: list[float] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)
+    accepted: int = 0
+    completed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def participant(port: int, token: str, name: str, delay: float, tally: Tally) -> None:
+    time.sleep(delay)
+    browser = Browser(port)
+    started = time.perf_counter()
+    status, page, _ = browser.request("GET", f"/study/{token}/?participant={name}")
+    with tally.lock:
+        tally.arrivals.append(time.perf_counter() - started)
+        tally.statuses[status] += 1
+    # consent is off; the instructions page comes first
+    for _ in range(100):
+        if status != 200 or 'id="completion-code"' in page:
+            break
+        values = {key: re.search(FIELD.format(key), page) for key in ("csrfmiddlewaretoken", "tab", "item", "shown")}
+        form = {key: found.group(1) for key, found in values.items() if found}
+        if "item" not in form:
+            form["action"] = "instructions"
+            status, page, _ = browser.request("POST", f"/study/{token}/run/", form)
+            with tally.lock:
+                tally.statuses[status] += 1
+            continue
+        form |= {"action": "answer", "label": random.choice(["positive", "negative"])}
+        started = time.perf_counter()
+        status, page, _ = browser.request("POST", f"/study/{token}/run/", form)
+        with tally.lock:
+            tally.submits.append(time.perf_counter() - started)
+            tally.statuses[status] += 1
+            tally.accepted += status == 200 and "errorlist" not in page
+    with tally.lock:
+        if 'id="completion-code">BENCH<' in page:
+            tally.completed.append(name)
+        else:
+            tally.problems.append(f"{name}: ended on status {status}")
+
+
+def check_database(batch_id: int, overlap: int, quota: int, tally: Tally) -> list[str]:
+    from django.db.models import Count
+
+    from annotation.crowd.models import Participant
+    from annotation.models import Annotation
+
+    lines = []
+    counts = (Annotation.objects.filter(batch_id=batch_id, skipped=False).values("item_id")
+              .annotate(n=Count("pk")).values_list("n", flat=True))
+    over = sum(n > overlap for n in counts)
+    stored = Annotation.objects.filter(batch_id=batch_id).count()
+    short = [p.platform_id for p in Participant.objects.filter(platform_id__in=tally.completed, stage="completed")
+             if Annotation.objects.filter(annotator_id=p.annotator_id).count() != quota]
+    lines.append(f"items over k = {overlap}: {over} (most answers on one item: {max(counts, default=0)})")
+    lost = max(0, tally.accepted - stored)
+    lines.append(f"answers stored: {stored}; submits accepted: {tally.accepted}; lost: {lost}")
+    lines.append(f"completed participants without their {quota} answers stored: {len(short)}")
+    return lines
+
+
+def percentiles(values: list[float]) -> str:
+    if len(values) < 2:
+        return "n/a"
+    cuts = statistics.quantiles(values, n=100)
+    return (f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, max {max(values) * 1000:.0f} ms "
+            f"(n = {len(values)})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--participants", type=int, default=300)
+    parser.add_argument("--spread", type=float, default=60.0, help="seconds over which they arrive")
+    parser.add_argument("--quota", type=int, default=5)
+    parser.add_argument("--overlap", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--port", type=int, default=8131)
+    args = parser.parse_args()
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    os.environ["CROWD_ARRIVALS_PER_MINUTE"] = str(10 * args.participants)
+    recreate_database(url)
+    migrate(url)
+    token, batch_id = seed(url, args.participants, args.quota, args.overlap)
+    server = start_gunicorn(url, args.port, args.workers, 0)
+    tally = Tally()
+    try:
+        threads = [threading.Thread(target=participant, args=(args.port, token, f"p{i:04d}",
+                                                              random.uniform(0, args.spread), tally))
+                   for i in range(args.participants)]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - began
+    finally:
+        stop(server)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{args.participants} participants within {args.spread:.0f} s, quota {args.quota}, k = {args.overlap}, "
+          f"gunicorn {args.workers} sync workers, PostgreSQL; {wall:.1f} s in all; load {load}")
+    print(f"arrival (link to first page): {percentiles(tally.arrivals)}")
+    print(f"submit (answer and next page): {percentiles(tally.submits)}")
+    fivexx = sum(n for code, n in tally.statuses.items() if code >= 500)
+    print(f"statuses: {dict(sorted(tally.statuses.items()))}; 5xx: {fivexx}")
+    print(f"completed: {len(tally.completed)} of {args.participants}")
+    for line in check_database(batch_id, args.overlap, args.quota, tally) + tally.problems[:10]:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
