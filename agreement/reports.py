@@ -190,7 +190,7 @@ def gc_paused() -> Iterator[None]:
 # ---------------------------------------------------------------- asking for a run
 
 
-def request_report(task_id: int, *, countdown: float = 0) -> Report:
+def request_report(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> Report:
     """Mark the task's report queued (or due for a re-run if one is running) and send the job after commit.
 
     Raises ReportQueueError when the broker is down; inside an atomic block the message (and so the
@@ -202,7 +202,7 @@ def request_report(task_id: int, *, countdown: float = 0) -> Report:
         Report.objects.filter(pk=report.pk).update(requested_at=now)
         Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
             status=Status.QUEUED, stage="queued", progress=0, error="")
-    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown))
+    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown, aggregation=aggregation))
     report.refresh_from_db()
     return report
 
@@ -253,10 +253,14 @@ def request_first_report(task_id: int) -> bool:
     return created
 
 
-def enqueue(task_id: int, *, countdown: float = 0) -> None:
-    """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
+def enqueue(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> None:
+    """Send the Celery message; on failure mark the queued report failed with the reason, and raise.
+
+    The aggregation travels in the message only when it is not the default, so messages of the default
+    report stay as they were."""
+    args = (task_id,) if aggregation == "majority" else (task_id, aggregation)
     try:
-        jobs.enqueue("agreement.compute_report", task_id, countdown=countdown, retry=True,
+        jobs.enqueue("agreement.compute_report", *args, countdown=countdown, retry=True,
                      retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
     except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
         message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."

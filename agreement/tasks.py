@@ -38,7 +38,7 @@ def compute_report(self, task_id: int, aggregation: str = "majority") -> str:
     if outcome == "not claimed: report is running":
         wait = rerun_wait(task_id)
         if wait is not None:
-            compute_report.apply_async((task_id,), countdown=wait)
+            compute_report.apply_async((task_id, aggregation), countdown=wait)
             return f"{outcome}; a re-run was asked meanwhile: looking again in {wait:.0f} s"
     return outcome
 
