@@ -98,6 +98,9 @@ CI: dict[str, Name] = {
                                              "of the score with N = the texts clustered (HUME Table 8)."),
     "wilson (one annotator, N = queries)": Name("Wilson interval, N = queries", "One annotator: the Wilson "
                                                "interval of the score with N = the queries judged (HUME Table 8)."),
+    "wilson (consensus, N = queries)": Name("Wilson interval, N = queries", "An annotator model's consensus "
+                                           "judgments (report --aggregation): the Wilson interval of the score "
+                                           "with N = the queries judged, as for one annotator."),
 }
 
 SECTIONS: dict[str, dict[str, Name]] = {"agreement": AGREEMENT, "gold": GOLD, "ci": CI}

@@ -306,13 +306,18 @@ class RerankingScorer(QueryScorer):
         return getattr(self, "counts", {})
 
     def annotator_scores(self, name: str) -> Scores:
-        queries = list(self.queries(self.matrix[:, self.ctx.names.index(name)]).values())
+        return self._column_scores(self.matrix[:, self.ctx.names.index(name)])
+
+    def _column_scores(self, column: np.ndarray) -> Scores:
+        queries = list(self.queries(column).values())
         k = self.ctx.k
         return {"map": m.mean_over_queries(m.average_precision, queries)[0],
                 f"mrr_at_{k}": m.mean_over_queries(m.reciprocal_rank, queries, k=k)[0],
                 f"ndcg_at_{k}": m.mean_over_queries(m.ndcg_at_k, queries, k=k)[0]}
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
+        if self.ctx.aggregation != "majority":
+            return self._modelled_human()
         k = self.ctx.k
         scored = [self.queries(self.matrix[:, self.ctx.names.index(n)]) for n, s in per_annotator.items()
                   if s["map"] is not None]
@@ -320,6 +325,22 @@ class RerankingScorer(QueryScorer):
         human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
         human.extra["n_queries_without_relevant"] = len(set().union(*scored) & set(self.no_relevant())) if scored else 0
         return human
+
+    def _modelled_human(self) -> Human:
+        """The human as aggregated by an annotator model: its consensus relevance per (query, candidate) is one
+        set of judgments, scored like an annotator's (MAP, MRR@k, nDCG@k); CI Wilson with N = queries, as for a
+        single annotator (HUME Table 8), since a consensus has no annotator range."""
+        method = self.ctx.aggregation
+        consensus = annotator_models.fit(method, self.model_triples()).consensus
+        column = np.array([consensus.get(unit, math.nan) for unit in self.units], dtype=float)
+        scores = self._column_scores(column)
+        n = len(self.queries(column))
+        extra = {"combination": f"{method} consensus per candidate ({annotator_models.CROWD_KIT}), scored as one "
+                                "annotator's judgments", "aggregation": method, "n": n, "n_unit": "queries",
+                 "n_queries_without_relevant": len(set(self.queries(column)) & set(self.no_relevant()))}
+        main = scores["map"]
+        ci = m.wilson_interval.explain(main * n, n) if main is not None else (None, "undefined: no scored queries")
+        return Human(main, ci, scores, n, extra=extra, ci_method="wilson (consensus, N = queries)")
 
     def disagreement(self) -> Disagreement:
         """Per candidate 1 − majority share; with gold: share of judgments ≠ gold; per-query mean."""

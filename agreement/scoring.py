@@ -118,7 +118,9 @@ def score_task(
     return _report(KINDS[kind](ctx), with_charts, annotator_models_max_answers)
 
 
-AGGREGATED_KINDS = ("classification", "pairwise")  # kinds whose human is one label per item: --aggregation
+# Kinds whose human is built from labels, so --aggregation may replace the default: one label per item
+# (classification, pairwise) or per (query, candidate) (reranking).
+AGGREGATED_KINDS = ("classification", "pairwise", "reranking")
 
 
 def check_aggregation(kind: str, aggregation: str) -> None:
@@ -126,7 +128,7 @@ def check_aggregation(kind: str, aggregation: str) -> None:
     annotator_models.check_method(aggregation)
     if aggregation != "majority" and kind not in AGGREGATED_KINDS:
         raise annotator_models.UnknownAggregation(
-            f"aggregation {aggregation!r} needs a label per item (kinds: {', '.join(AGGREGATED_KINDS)}); "
+            f"aggregation {aggregation!r} needs labels (kinds: {', '.join(AGGREGATED_KINDS)}); "
             f"a {kind} task's human is combined as HUME does (docs/reports.md)")
 
 

@@ -56,6 +56,32 @@ def test_dawid_skene_aggregation_scores_the_humans_as_aggregated_and_says_so() -
 
 
 @pytest.mark.django_db
+def test_reranking_aggregated_by_dawid_skene_scores_the_consensus_judgments() -> None:
+    # 6 queries × 4 candidates, c1 and c3 relevant; ann1 and ann2 judge as gold, three spammers mark everything
+    # relevant. Dawid-Skene's consensus per candidate is gold, so its judgments rank c1, c3 first: MAP 1.0
+    # over N = 6 queries; the default (HUME: mean over the five annotators' MAP) is lower: a spammer's
+    # all-relevant judgments tie every candidate, and scikit-learn's AP of a tie is the share relevant, 2/4.
+    gold = {"c1": 1, "c2": 0, "c3": 1, "c4": 0}
+    records = [{"query": f"q{q}", "candidates": [{"id": c, "text": f"{c} of q{q}", "relevant": r}
+                                                 for c, r in gold.items()]} for q in range(1, 7)]
+    task = build_task("reranking", "rerank-ds", records)
+    rows = []
+    for q in range(1, 7):
+        rows += [{"item": str(q), "annotator": who, "value": dict(gold)} for who in ("ann1", "ann2")]
+        rows += [{"item": str(q), "annotator": f"spam{k}", "value": dict.fromkeys(gold, 1)} for k in range(3)]
+    import_answers(task, rows)
+
+    default = cli_report(task)["human"]
+    ds = cli_report(task, "--aggregation", "dawid-skene")["human"]
+
+    assert default["main_score"] == pytest.approx((2 * 1.0 + 3 * 0.5) / 5)
+    assert ds["main_score"] == pytest.approx(1.0)
+    assert (ds["n_items_scored"], ds["n"], ds["n_unit"]) == (6, 6, "queries")
+    assert ds["ci_method"] == "wilson (consensus, N = queries)"
+    assert ds["combination"].startswith("dawid-skene consensus per candidate (crowd-kit 1.4.2)")
+
+
+@pytest.mark.django_db
 def test_the_csv_export_names_the_aggregation_of_the_human_row() -> None:
     task = spam_crowd("spam-csv")
     out = io.StringIO()
@@ -80,8 +106,8 @@ def test_an_unknown_aggregation_is_refused_and_changes_nothing() -> None:
 def test_a_kind_without_labels_gets_a_clear_message_and_nothing_changes() -> None:
     task = build_task("sts", "sts-no-labels", [{"sentence1": "a", "sentence2": "b", "score": 3.0}])
     import_answers(task, [{"item": "1", "annotator": "alice", "value": 2.0}])
-    with pytest.raises(CommandError, match="aggregation 'glad' needs a label per item .kinds: classification, "
-                                           "pairwise.; a sts task's human is combined as HUME does"):
+    with pytest.raises(CommandError, match="aggregation 'glad' needs labels .kinds: classification, pairwise, "
+                                           "reranking.; a sts task's human is combined as HUME does"):
         call_command("report", task.name, "--aggregation", "glad", stdout=io.StringIO(), stderr=io.StringIO())
     assert not Report.objects.filter(task=task).exists()
 

@@ -32,7 +32,7 @@ class Command(BaseCommand):
                             help="include the item-level lists (disagreement, excluded) in the JSON")
         parser.add_argument("--aggregation", default="majority", metavar="NAME",
                             help=f"how the humans are combined before scoring against gold: {', '.join(METHODS)} "
-                                 "(default majority; label kinds only: classification, pairwise)")
+                                 "(default majority; kinds with labels only: classification, pairwise, reranking)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         task = find_task(options["task"])
