@@ -88,3 +88,31 @@ def test_ac1_of_perfect_agreement_is_one_and_undefined_cases_say_why() -> None:
         gwet.gwet_ac([[1, 0], [0, 1]])
     with pytest.raises(Undefined, match="single category"):
         gwet.gwet_ac([[2], [3]])
+
+
+def raw4raters_answers(wrap=lambda v: v) -> dict[int, dict[str, object]]:
+    return {unit: {f"rater{r}": wrap(v) for r, v in enumerate(row, 1) if v is not None}
+            for unit, row in enumerate(CAC_RAW4RATERS, 1)}
+
+
+def test_a_classification_report_gives_irrcacs_ac1_with_its_interval() -> None:
+    from agreement.scoring import score_task
+
+    answers = raw4raters_answers(str)
+    report = score_task("classification", answers, {unit: "1" for unit in answers}, labels=list("12345"))
+    assert report["agreement"]["gwet_ac1"] == pytest.approx(0.77544, abs=5e-6)
+    interval = report["agreement_intervals"]["gwet_ac1"]
+    assert (interval["standard_error"], interval["ci_low"], interval["ci_high"]) == pytest.approx(
+        (0.14295, 0.46081, 1.0), abs=5e-6)
+
+
+def test_an_sts_and_a_likert_report_on_a_1_to_5_scale_give_irrcacs_quadratic_ac2() -> None:
+    from agreement.scoring import score_task
+
+    sts = score_task("sts", raw4raters_answers(float), {unit: 3.0 for unit in range(1, 13)}, scale=(1, 5))
+    assert sts["agreement"]["gwet_ac2_quadratic"] == pytest.approx(0.914, abs=5e-4)
+    assert sts["agreement_intervals"]["gwet_ac2_quadratic"]["standard_error"] == pytest.approx(0.10396, abs=5e-6)
+    assert sts["agreement_intervals"]["gwet_ac2_quadratic"]["weights"] == "quadratic"
+    gold = {unit: {"overall": 3} for unit in range(1, 13)}
+    likert = score_task("likert", raw4raters_answers(lambda v: {"overall": v}), gold, scale=(1, 5), axes=["overall"])
+    assert likert["agreement"]["gwet_ac2_quadratic_overall"] == pytest.approx(0.914, abs=5e-4)
