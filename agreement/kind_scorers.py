@@ -162,7 +162,7 @@ class KindScorer(ABC):
         return self.ctx.gold
 
     def gwet_entry(self, name: str, table: np.ndarray, weight_matrix: np.ndarray | None = None,
-             weighting: gwet.Weighting = "identity") -> Explained:
+                   weighting: gwet.Weighting = "identity") -> Explained:
         """Gwet's AC1/AC2 of a count table as an agreement entry; its SE and CI go to `agreement_intervals`."""
         try:
             result = gwet.gwet_ac(table, weight_matrix, weighting=weighting)
@@ -241,8 +241,7 @@ class CategoricalScorer(KindScorer):
         n_tied = int((m.tied_items(self.table) & scored).sum())
         random_vote = m.majority_vote(self.table, np.random.default_rng(TIE_SEED))
         extra = {"combination": f"majority vote per item, ties to the {TIE_RULE}", "aggregation": "majority",
-                 "tie_rule": TIE_RULE,
-                 "n_tied_items": n_tied, "tied_share": n_tied / n if n else None,
+                 "tie_rule": TIE_RULE, "n_tied_items": n_tied, "tied_share": n_tied / n if n else None,
                  "main_score_random_ties": self._scores(random_vote)["accuracy"], "tie_seed": TIE_SEED,
                  "n": n, "n_unit": "items"}
         return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n, extra=extra)

@@ -93,8 +93,9 @@ def score_task(
     `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by
     default, "bonett_wright" or "fieller" as named options. `gains` picks graded relevance's nDCG
     gains: "linear" (trec_eval's, what MTEB computes) by default, "exponential" (2^grade − 1).
-    `aggregation` (agreement/annotator_models.py METHODS) combines the humans of the label kinds
-    (classification, pairwise) by that model instead of the majority vote. `annotator_models_max_answers` > 0
+    `aggregation` (agreement/annotator_models.py METHODS) combines the humans of the kinds with labels by that
+    model: its consensus label per item (classification, pairwise) instead of the majority vote, its consensus
+    relevance per candidate (reranking) instead of the mean over annotators. `annotator_models_max_answers` > 0
     adds the `annotator_models` block (every model's skills and consensus accuracy) when the pool gave at
     most that many answers; 0 leaves it out.
     """
