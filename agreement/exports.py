@@ -23,11 +23,12 @@ CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotat
 
 # The documented key order (docs/reports.md); the database keeps JSON keys in its own order.
 TOP_KEYS = ("format_version", "task", "task_id", "kind", "language", "mteb_task_name", "mteb_subset",
-            "computed_at", "computed_in", "answers_digest", "inputs_digest", "n_rows_read")
+            "computed_at", "computed_in", "answers_digest", "inputs_digest", "n_rows_read", "aggregation")
 PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged",
              "n_flagged_items", "n_excluded", "excluded_reasons", "score_scale", "agreement_main", "agreement",
-             "agreement_bands", "agreement_notes", "agreement_counts", "agreement_pairs", "flags", "human",
-             "annotators", "llm", "charts", "by_batch", "by_language", "disagreement", "excluded")
+             "agreement_bands", "agreement_notes", "agreement_counts", "agreement_pairs", "agreement_intervals",
+             "flags", "human", "annotators", "annotator_models", "llm", "charts", "by_batch", "by_language",
+             "disagreement", "excluded")
 HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
               "n_annotators_scored", "scores")
 ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
@@ -72,8 +73,14 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     for metric, value in part["agreement"].items():
         yield {**base, "section": "agreement", "metric": metric, "value": value, "band": bands.get(metric, ""),
                "note": notes.get(metric, "")}
+    for metric, interval in (part.get("agreement_intervals") or {}).items():
+        note = f"{interval['weights']} weights; 95% CI by t with n - 1 = {interval['n_items'] - 1} df (Gwet 2014)"
+        for key in ("standard_error", "ci_low", "ci_high"):
+            yield {**base, "section": "agreement_interval", "metric": f"{metric}.{key}", "value": interval[key],
+                   "note": note}
     yield from pair_rows(part, base)
     yield from human_rows(part["human"], base)
+    yield from model_rows(part.get("annotator_models"), base)
     for annotator in part["annotators"]:
         who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_kind": annotator["kind"]}
         for metric in ("n_answers", "n_skipped", "n_flagged"):
@@ -94,9 +101,24 @@ def pair_rows(part: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, 
                "value": pair["kappa"], "note": note}
 
 
+def model_rows(block: dict[str, Any] | None, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each annotator model's consensus accuracy and each annotator's skill (and spam score) under it."""
+    for method, model in ((block or {}).get("models") or {}).items():
+        row = {**base, "section": "annotator_model"}
+        yield {**row, "metric": f"{method}.consensus_accuracy", "value": model["consensus_accuracy"],
+               "note": f"{model['n_units_scored']} {block['unit']} with gold"}
+        for annotator in model["annotators"]:
+            yield {**row, "annotator": annotator["name"], "metric": f"{method}.{model['skill_name']}",
+                   "value": annotator["skill"]}
+            if annotator.get("spam") is not None:
+                yield {**row, "annotator": annotator["name"], "metric": f"{method}.spam", "value": annotator["spam"]}
+
+
 def human_rows(human: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:
     row = {**base, "section": "human"}
     note = f"main metric {human['main_metric']}; CI {human['ci_method']}"
+    if human.get("aggregation", "majority") != "majority":  # the humans as aggregated by an annotator model
+        note += f"; {human['combination']}"
     for metric in ("main_score", "ci_low", "ci_high"):
         yield {**row, "metric": metric, "value": human[metric], "note": note}
     for metric, value in human["scores"].items():

@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from agreement import annotator_models, gwet, pairwise_kappa
 from agreement import metrics as m
-from agreement import pairwise_kappa
 
 Item = Hashable
 Answers = Mapping[Item, Mapping[str, Any]]
@@ -56,6 +56,7 @@ class Context:
     spearman_variance: SpearmanVariance = "fisher"
     gains: Gains = "linear"
     kappa_min_shared: int = pairwise_kappa.MIN_SHARED_DEFAULT  # pairs sharing fewer items: out of κ's mean
+    aggregation: str = "majority"  # how the human is combined: agreement/annotator_models.py METHODS
 
     def value(self, item: Item, name: str) -> Any:
         """The annotator's answer, None when skipped or not assigned."""
@@ -148,6 +149,28 @@ class KindScorer(ABC):
         """Per-pair agreement behind a mean (Cohen's κ per annotator pair), after `agreement`."""
         return getattr(self, "pairs", {})
 
+    def agreement_intervals(self) -> dict[str, Any]:
+        """Standard error and 95% CI of the agreement values that have one (Gwet's AC1/AC2), after `agreement`."""
+        return getattr(self, "intervals", {})
+
+    def model_triples(self) -> list[annotator_models.Triple] | None:
+        """The pool's answers as (unit, annotator, label) for the annotator models; None: the kind has no labels."""
+        return None
+
+    def model_gold(self) -> Mapping[Item, Any]:
+        """Gold per unit of `model_triples`."""
+        return self.ctx.gold
+
+    def gwet_entry(self, name: str, table: np.ndarray, weight_matrix: np.ndarray | None = None,
+                   weighting: gwet.Weighting = "identity") -> Explained:
+        """Gwet's AC1/AC2 of a count table as an agreement entry; its SE and CI go to `agreement_intervals`."""
+        try:
+            result = gwet.gwet_ac(table, weight_matrix, weighting=weighting)
+        except m.Undefined as exc:
+            return None, str(exc)
+        self.intervals = {**self.agreement_intervals(), name: result.as_dict()}
+        return result.coefficient, None
+
 
 # ---------------------------------------------------------------- categorical kinds
 
@@ -158,7 +181,7 @@ class CategoricalScorer(KindScorer):
 
     ci_method = "wilson"
     main_metric = "accuracy"
-    agreement_metrics = ("fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement")
+    agreement_metrics = ("fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement", "gwet_ac1")
     flag_metrics = (("fleiss_kappa", "chance"),)
     main_agreement = "fleiss_kappa"
     judge_agreement = "labels"
@@ -186,7 +209,11 @@ class CategoricalScorer(KindScorer):
             "krippendorff_alpha": m.krippendorff_alpha.explain(nominal, "nominal"),
             "cohen_kappa_mean": kappa,
             "percent_agreement": (percent, percent_reason or pairable_note(self.table)),
+            "gwet_ac1": self.gwet_entry("gwet_ac1", self.table),
         }
+
+    def model_triples(self) -> list[annotator_models.Triple]:
+        return annotator_models.triples_of_items(self.ctx.answers, self.ctx.pool)
 
     def _scores(self, predicted: np.ndarray) -> Scores:
         scored = (self.gold_codes >= 0) & (predicted >= 0)
@@ -204,6 +231,8 @@ class CategoricalScorer(KindScorer):
         names the rule, gives the share of tied items, and the accuracy with ties broken at random
         (seeded), so a reader sees how much the rule moves the human row.
         """
+        if self.ctx.aggregation != "majority":
+            return self._modelled_human()
         vote = m.majority_vote(self.table)
         scored = (self.gold_codes >= 0) & (vote >= 0)
         correct = int((vote[scored] == self.gold_codes[scored]).sum())
@@ -211,10 +240,25 @@ class CategoricalScorer(KindScorer):
         scores = self._scores(vote)
         n_tied = int((m.tied_items(self.table) & scored).sum())
         random_vote = m.majority_vote(self.table, np.random.default_rng(TIE_SEED))
-        extra = {"combination": f"majority vote per item, ties to the {TIE_RULE}", "tie_rule": TIE_RULE,
-                 "n_tied_items": n_tied, "tied_share": n_tied / n if n else None,
+        extra = {"combination": f"majority vote per item, ties to the {TIE_RULE}", "aggregation": "majority",
+                 "tie_rule": TIE_RULE, "n_tied_items": n_tied, "tied_share": n_tied / n if n else None,
                  "main_score_random_ties": self._scores(random_vote)["accuracy"], "tie_seed": TIE_SEED,
                  "n": n, "n_unit": "items"}
+        return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n, extra=extra)
+
+    def _modelled_human(self) -> Human:
+        """The human as aggregated by an annotator model (Dawid-Skene, GLAD, MACE, …): its consensus label
+        per item, scored against gold like the majority vote, with the Wilson CI."""
+        method = self.ctx.aggregation
+        consensus = annotator_models.fit(method, self.model_triples()).consensus
+        index = {c: i for i, c in enumerate(self.categories)}
+        vote = np.array([index.get(consensus.get(item), -1) for item in self.ctx.items], dtype=np.int64)
+        scored = (self.gold_codes >= 0) & (vote >= 0)
+        correct = int((vote[scored] == self.gold_codes[scored]).sum())
+        n = int(scored.sum())
+        scores = self._scores(vote)
+        extra = {"combination": f"{method} consensus per item ({annotator_models.CROWD_KIT})",
+                 "aggregation": method, "n": n, "n_unit": "items"}
         return Human(scores["accuracy"], m.wilson_interval.explain(correct, n), scores, n, extra=extra)
 
     def disagreement(self) -> Disagreement:

@@ -39,7 +39,8 @@ from tasks_app.models import Task
 #    annotators), who are counted in human.n_annotators_scored.
 # 5: a reranking or graded-relevance query with no relevant gold candidate scores 0 and is averaged in (it
 #    was excluded), as pytrec_eval and MTEB count it; human.n_excluded_queries became n_queries_without_relevant.
-REPORT_FORMAT_VERSION = 5
+# 6: Gwet's AC1/AC2 with agreement_intervals, the aggregation (part of inputs_digest) and annotator_models.
+REPORT_FORMAT_VERSION = 6
 A = TypeVar("A")
 B = TypeVar("B")
 
@@ -65,6 +66,7 @@ class LoadedAnswers:
     gold: dict[str, Any]
     answers_digest: str
     inputs_digest: str
+    aggregation: str = "majority"  # how the report combines the humans (agreement/annotator_models.py)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -83,19 +85,21 @@ def task_settings(task: Task) -> dict[str, Any]:
     lo, hi, step = task.scale
     return {"kind": task.kind, "language": task.language, "labels": list(task.labels or []), "scale": [lo, hi, step],
             "axes": list(task.axes or []), "mteb_task_name": task.mteb_task_name, "mteb_subset": task.mteb_subset,
-            "kappa_min_shared": settings.KAPPA_MIN_SHARED_ITEMS}
+            "kappa_min_shared": settings.KAPPA_MIN_SHARED_ITEMS,
+            "annotator_models_max_answers": settings.ANNOTATOR_MODELS_MAX_ANSWERS}
 
 
-def load_answers(task: Task, *, by_rows: bool = False) -> LoadedAnswers:
+def load_answers(task: Task, *, by_rows: bool = False, aggregation: str = "majority") -> LoadedAnswers:
     """Read the task's items with their gold and its answers in two bulk queries (plus annotator/batch rows).
 
     On PostgreSQL, outside a transaction, the two queries run at once on two connections that share one
     snapshot (see read_in_parallel); otherwise one after the other. `by_rows` reads rows instead of
-    aggregated columns (what SQLite always does), for tests that compare the two.
+    aggregated columns (what SQLite always does), for tests that compare the two. `aggregation` (how the
+    report will combine the humans) is part of `inputs_digest`, so a report is stored and found per aggregation.
     """
     items, answers = read_in_parallel(lambda: read_items_and_gold(task, by_rows=by_rows),
                                       lambda: fetch_answer_columns(task, by_rows=by_rows))
-    return assemble(task, items, answers)
+    return assemble(task, items, answers, aggregation)
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def read_items_and_gold(task: Task, *, by_rows: bool = False) -> ItemsAndGold:
     return ItemsAndGold(columns, *decode_gold(columns))
 
 
-def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns) -> LoadedAnswers:
+def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns, aggregation: str = "majority") -> LoadedAnswers:
     """Map ids to external ids and names, decode values, and digest, all column by column."""
     items, gold, gold_digest = read.columns, read.gold, read.gold_digest
     starts = run_starts(answers.item_ids)
@@ -132,7 +136,8 @@ def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns) -> LoadedAn
         annotators=np.array(names, dtype=object)[name_of_row].tolist(), values=values,
         flagged=answers.flagged, batch_ids=answers.batch_ids,
         annotator_kinds={name: kind for name, kind in people.values()}, batches=batches, gold=gold,
-        answers_digest=digest, inputs_digest=inputs_digest(task, digest, gold_digest, placed))
+        answers_digest=digest, inputs_digest=inputs_digest(task, digest, gold_digest, placed, aggregation),
+        aggregation=aggregation)
 
 
 def read_in_parallel(side: Callable[[], A], main: Callable[[], B]) -> tuple[A, B]:
@@ -274,8 +279,9 @@ def digest_of(*parts: bytes) -> str:
     return digest.hexdigest()
 
 
-def inputs_digest(task: Task, answers: str, gold: str, placements: str) -> str:
-    """sha256 over the answers, gold and placement digests, the task settings and the report format version."""
-    payload = json.dumps([REPORT_FORMAT_VERSION, answers, gold, placements, task_settings(task)],
+def inputs_digest(task: Task, answers: str, gold: str, placements: str, aggregation: str = "majority") -> str:
+    """sha256 over the answers, gold and placement digests, the task settings, the aggregation and the report
+    format version."""
+    payload = json.dumps([REPORT_FORMAT_VERSION, answers, gold, placements, task_settings(task), aggregation],
                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -38,6 +38,15 @@ AGREEMENT: dict[str, Name] = {
                          "items both rated, averaged over annotator pairs."),
     "kendall_mean": Name("mean pairwise Kendall τ", "Kendall rank correlation (τ-b) between two annotators' "
                          "ratings on the items both rated, averaged over annotator pairs."),
+    "gwet_ac1": Name("Gwet's AC1", "Chance-corrected agreement on labels whose chance term stays small when one "
+                     "label dominates (Gwet 2014), any number of annotators, missing answers allowed; SE and 95% CI "
+                     "in agreement_intervals."),
+    "gwet_ac2_ordinal": Name("Gwet's AC2 (ordinal weights)", "Gwet's AC1 with partial credit for near answers on "
+                             "a scale, weighted by rank distance only (Gwet 2014, ordinal weights)."),
+    "gwet_ac2_linear": Name("Gwet's AC2 (linear weights)", "Gwet's AC1 with partial credit 1 − |x − y| / range "
+                            "for two answers x, y on the scale."),
+    "gwet_ac2_quadratic": Name("Gwet's AC2 (quadratic weights)", "Gwet's AC1 with partial credit "
+                               "1 − (x − y)² / range² for two answers x, y on the scale."),
 }
 
 GOLD: dict[str, Name] = {
@@ -89,6 +98,9 @@ CI: dict[str, Name] = {
                                              "of the score with N = the texts clustered (HUME Table 8)."),
     "wilson (one annotator, N = queries)": Name("Wilson interval, N = queries", "One annotator: the Wilson "
                                                "interval of the score with N = the queries judged (HUME Table 8)."),
+    "wilson (consensus, N = queries)": Name("Wilson interval, N = queries", "An annotator model's consensus "
+                                           "judgments (report --aggregation): the Wilson interval of the score "
+                                           "with N = the queries judged, as for one annotator."),
 }
 
 SECTIONS: dict[str, dict[str, Name]] = {"agreement": AGREEMENT, "gold": GOLD, "ci": CI}

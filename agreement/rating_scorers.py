@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from agreement import annotator_models, gwet, pairwise_kappa
 from agreement import metrics as m
-from agreement import pairwise_kappa
 from agreement.kind_scorers import (
     Context,
     Disagreement,
@@ -27,6 +27,10 @@ from agreement.kind_scorers import (
     fleiss_note,
     pairable_note,
 )
+
+GWET_WEIGHTINGS: tuple[gwet.Weighting, ...] = ("ordinal", "linear", "quadratic")
+GWET_AC2 = tuple(f"gwet_ac2_{weighting}" for weighting in GWET_WEIGHTINGS)
+GWET_MAX_CATEGORIES = 101  # a 0–100 scale in steps of 1; finer sliders get "n/a" for AC2
 
 # ---------------------------------------------------------------- per-(item, key) numeric kinds
 
@@ -50,6 +54,24 @@ class UnitScorer(KindScorer):
 
     @abstractmethod
     def make_units(self) -> list[tuple[Item, Any]]: ...
+
+    def gwet_ac2(self, ratings: np.ndarray, suffix: str = "") -> dict[str, Explained]:
+        """Gwet's AC2 of a rating matrix with ordinal, linear and quadratic weights (agreement/gwet.py).
+
+        The categories are the scale's integer points and every value given (irrCAC advises the complete
+        list: unused categories count in chance agreement); more than GWET_MAX_CATEGORIES distinct values
+        (a fine slider) are answered "n/a" rather than a table with a column per value."""
+        names = [f"gwet_ac2_{weighting}{suffix}" for weighting in GWET_WEIGHTINGS]
+        low, high = self.ctx.scale
+        given = ratings[~np.isnan(ratings)]
+        values = np.union1d(np.arange(math.ceil(low), math.floor(high) + 1), given)
+        if len(values) > GWET_MAX_CATEGORIES:
+            reason = f"n/a: {len(values)} distinct values (more than {GWET_MAX_CATEGORIES} categories)"
+            return {name: (None, reason) for name in names}
+        codes = np.where(np.isnan(ratings), -1, np.searchsorted(values, np.nan_to_num(ratings))).astype(np.int64)
+        table = m.count_table(codes, len(values))
+        return {name: self.gwet_entry(name, table, gwet.weights(values, weighting), weighting)
+                for name, weighting in zip(names, GWET_WEIGHTINGS, strict=True)}
 
     def pick(self, value: Any, key: Any) -> float:
         """The number for one unit out of an answer, NaN when missing or skipped."""
@@ -92,7 +114,7 @@ class StsScorer(UnitScorer):
 
     main_metric = "spearman"
     ci_method = "fisher_z"
-    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha")
+    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha", *GWET_AC2)
     flag_metrics = (("spearman_mean", "correlation"),)
     main_agreement = "spearman_mean"
     mteb_score_keys = {"spearman": "spearman", "pearson": "pearson"}
@@ -102,7 +124,7 @@ class StsScorer(UnitScorer):
         return [(i, None) for i in self.ctx.items]
 
     def agreement(self) -> dict[str, Explained]:
-        return _rating_agreement(self.pool_matrix)
+        return _rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
 
     def _pairs(self, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gold = np.array([self.gold_of(i, None) for i in self.ctx.items], dtype=float)
@@ -162,6 +184,7 @@ class LikertScorer(UnitScorer):
             result[f"krippendorff_alpha_{a}"] = m.krippendorff_alpha.explain(ratings, "ordinal", domain)
             result |= {f"{name}_{a}": value for name, value in _rating_agreement(ratings).items()
                        if name != "krippendorff_alpha"}
+            result |= self.gwet_ac2(ratings, f"_{a}")
         return result
 
     def _scores(self, ratings: np.ndarray) -> tuple[Scores, list[int]]:
@@ -236,7 +259,8 @@ class RerankingScorer(QueryScorer):
 
     main_metric = "map"
     ci_method = "annotator_range"
-    agreement_metrics = ("spearman_mean", "kendall_mean", "cohen_kappa_mean", "fleiss_kappa", "percent_agreement")
+    agreement_metrics = ("spearman_mean", "kendall_mean", "cohen_kappa_mean", "fleiss_kappa", "percent_agreement",
+                         "gwet_ac1")
     flag_metrics = (("spearman_mean", "correlation"),)
     main_agreement = "spearman_mean"
     mteb_score_keys = {"map": "map", "mrr_at_10": "mrr@10", "ndcg_at_10": "ndcg@10"}
@@ -258,7 +282,19 @@ class RerankingScorer(QueryScorer):
                 "kendall_mean": self._per_query(m.kendall_tau),
                 "cohen_kappa_mean": kappa,
                 "fleiss_kappa": (fleiss, reason if fleiss is None else fleiss_note(table, "judgments")),
-                "percent_agreement": (percent, percent_reason or pairable_note(table, "judgments"))}
+                "percent_agreement": (percent, percent_reason or pairable_note(table, "judgments")),
+                "gwet_ac1": self.gwet_entry("gwet_ac1", table)}
+
+    def model_triples(self) -> list[annotator_models.Triple]:
+        """One unit per (query, candidate): the 0/1 judgments the scorer reads (unmarked = not relevant)."""
+        candidates: dict[Item, list[Any]] = {}
+        for item, key in self.units:
+            candidates.setdefault(item, []).append(key)
+        return annotator_models.triples_of_candidates(self.ctx.answers, self.ctx.pool, candidates)
+
+    def model_gold(self) -> dict[Any, Any]:
+        return {(item, key): (1 if gold > 0 else 0) for item, key in self.units
+                if (gold := self.gold_of(item, key)) is not None and not math.isnan(gold)}
 
     def _per_query(self, fn: Callable[[np.ndarray, np.ndarray], float]) -> Explained:
         value, used, left_out = m.grouped_correlation(self.pool_matrix, self.bounds, fn)
@@ -270,13 +306,18 @@ class RerankingScorer(QueryScorer):
         return getattr(self, "counts", {})
 
     def annotator_scores(self, name: str) -> Scores:
-        queries = list(self.queries(self.matrix[:, self.ctx.names.index(name)]).values())
+        return self._column_scores(self.matrix[:, self.ctx.names.index(name)])
+
+    def _column_scores(self, column: np.ndarray) -> Scores:
+        queries = list(self.queries(column).values())
         k = self.ctx.k
         return {"map": m.mean_over_queries(m.average_precision, queries)[0],
                 f"mrr_at_{k}": m.mean_over_queries(m.reciprocal_rank, queries, k=k)[0],
                 f"ndcg_at_{k}": m.mean_over_queries(m.ndcg_at_k, queries, k=k)[0]}
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
+        if self.ctx.aggregation != "majority":
+            return self._modelled_human()
         k = self.ctx.k
         scored = [self.queries(self.matrix[:, self.ctx.names.index(n)]) for n, s in per_annotator.items()
                   if s["map"] is not None]
@@ -284,6 +325,22 @@ class RerankingScorer(QueryScorer):
         human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
         human.extra["n_queries_without_relevant"] = len(set().union(*scored) & set(self.no_relevant())) if scored else 0
         return human
+
+    def _modelled_human(self) -> Human:
+        """The human as aggregated by an annotator model: its consensus relevance per (query, candidate) is one
+        set of judgments, scored like an annotator's (MAP, MRR@k, nDCG@k); CI Wilson with N = queries, as for a
+        single annotator (HUME Table 8), since a consensus has no annotator range."""
+        method = self.ctx.aggregation
+        consensus = annotator_models.fit(method, self.model_triples()).consensus
+        column = np.array([consensus.get(unit, math.nan) for unit in self.units], dtype=float)
+        scores = self._column_scores(column)
+        n = len(self.queries(column))
+        extra = {"combination": f"{method} consensus per candidate ({annotator_models.CROWD_KIT}), scored as one "
+                                "annotator's judgments", "aggregation": method, "n": n, "n_unit": "queries",
+                 "n_queries_without_relevant": len(set(self.queries(column)) & set(self.no_relevant()))}
+        main = scores["map"]
+        ci = m.wilson_interval.explain(main * n, n) if main is not None else (None, "undefined: no scored queries")
+        return Human(main, ci, scores, n, extra=extra, ci_method="wilson (consensus, N = queries)")
 
     def disagreement(self) -> Disagreement:
         """Per candidate 1 − majority share; with gold: share of judgments ≠ gold; per-query mean."""
@@ -304,14 +361,14 @@ class GradedRelevanceScorer(QueryScorer):
 
     main_metric = "ndcg_at_k"
     ci_method = "bootstrap_bca"
-    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha")
+    agreement_metrics = ("spearman_mean", "pearson_mean", "kendall_mean", "krippendorff_alpha", *GWET_AC2)
     flag_metrics = (("spearman_mean", "correlation"),)
     main_agreement = "spearman_mean"
     mteb_score_keys = {"ndcg_at_10": "ndcg_at_10", "recall_at_10": "recall_at_10"}
     judge_agreement = "interval"
 
     def agreement(self) -> dict[str, Explained]:
-        return _rating_agreement(self.pool_matrix)
+        return _rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
 
     def _per_query(self, column: np.ndarray) -> dict[Item, tuple[float | None, float | None]]:
         """(nDCG@k, Recall@k) per query with gold, for one column of scores."""
@@ -351,7 +408,7 @@ class GradedRelevanceScorer(QueryScorer):
         return Disagreement(spread.items, spread.among, np.array(with_gold, dtype=float))
 
 
-LIKERT_AGREEMENT = ("krippendorff_alpha", "spearman_mean", "pearson_mean", "kendall_mean")
+LIKERT_AGREEMENT = ("krippendorff_alpha", "spearman_mean", "pearson_mean", "kendall_mean", *GWET_AC2)
 GAIN_LABELS = {"linear": "linear: gain = grade (trec_eval ndcg_cut, as MTEB via pytrec_eval)",
                "exponential": "exponential: gain = 2^grade - 1 (option, not MTEB's)"}
 

@@ -33,7 +33,7 @@ from agreement.loading import LoadedAnswers
 from agreement.models import Report
 from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
-from agreement.scoring import score_task
+from agreement.scoring import check_aggregation, score_task
 from annotation.models import Annotator
 from hume import jobs
 from tasks_app.models import Task
@@ -128,7 +128,9 @@ def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None
     lo, hi, _ = task.scale
     result = score_task(task.kind, answers, gold, labels=task.labels or None, scale=(lo, hi) if hi > lo else None,
                         axes=task.axes or None, annotator_kinds=loaded.annotator_kinds,
-                        kappa_min_shared=settings.KAPPA_MIN_SHARED_ITEMS, with_charts=rows is None)
+                        kappa_min_shared=settings.KAPPA_MIN_SHARED_ITEMS, with_charts=rows is None,
+                        aggregation=loaded.aggregation,
+                        annotator_models_max_answers=settings.ANNOTATOR_MODELS_MAX_ANSWERS if rows is None else 0)
     per_annotator = Counter(names[row] for row in flags.tolist())
     for annotator in result["annotators"]:
         annotator["n_flagged"] = per_annotator.get(annotator["name"], 0)
@@ -197,7 +199,7 @@ def gc_paused() -> Iterator[None]:
 # ---------------------------------------------------------------- asking for a run
 
 
-def request_report(task_id: int, *, countdown: float = 0) -> Report:
+def request_report(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> Report:
     """Mark the task's report queued (or due for a re-run if one is running) and send the job after commit.
 
     Raises ReportQueueError when the broker is down; inside an atomic block the message (and so the
@@ -209,7 +211,7 @@ def request_report(task_id: int, *, countdown: float = 0) -> Report:
         Report.objects.filter(pk=report.pk).update(requested_at=now)
         Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
             status=Status.QUEUED, stage="queued", progress=0, error="")
-    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown))
+    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown, aggregation=aggregation))
     report.refresh_from_db()
     return report
 
@@ -260,10 +262,14 @@ def request_first_report(task_id: int) -> bool:
     return created
 
 
-def enqueue(task_id: int, *, countdown: float = 0) -> None:
-    """Send the Celery message; on failure mark the queued report failed with the reason, and raise."""
+def enqueue(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> None:
+    """Send the Celery message; on failure mark the queued report failed with the reason, and raise.
+
+    The aggregation travels in the message only when it is not the default, so messages of the default
+    report stay as they were."""
+    args = (task_id,) if aggregation == "majority" else (task_id, aggregation)
     try:
-        jobs.enqueue("agreement.compute_report", task_id, countdown=countdown, retry=True,
+        jobs.enqueue("agreement.compute_report", *args, countdown=countdown, retry=True,
                      retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
     except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
         message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
@@ -297,16 +303,17 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> uuid.UUI
     return token if won else None
 
 
-def run_report(task_id: int, *, claimed_by: str, computed_in: str) -> str:
+def run_report(task_id: int, *, claimed_by: str, computed_in: str, aggregation: str = "majority") -> str:
     """Claim and run one report; returns what happened ("computed", "unchanged", "not claimed: ...")."""
     token = claim(task_id, claimed_by)
     if token is None:
         status = Report.objects.filter(task_id=task_id).values_list("status", flat=True).first()
         return f"not claimed: report is {status or 'missing'}"
-    return run_claimed(task_id, token, computed_in=computed_in)
+    return run_claimed(task_id, token, computed_in=computed_in, aggregation=aggregation)
 
 
-def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: LoadedAnswers | None = None) -> str:
+def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: LoadedAnswers | None = None,
+                aggregation: str = "majority") -> str:
     """Compute and store a report whose claim we hold; a failure is stored on the row, then re-raised."""
     def progress(stage: str, percent: int) -> None:
         Report.objects.filter(task_id=task_id, claim_token=token).update(stage=stage, progress=percent)
@@ -316,7 +323,7 @@ def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: Loa
             task = Task.objects.get(pk=task_id)
             if loaded is None:
                 with gc_paused():
-                    loaded = loading.load_answers(task)
+                    loaded = loading.load_answers(task, aggregation=aggregation)
             progress("answers read", 25)  # an answer committed from now on is left to the next run
             if fresh_result_exists(task_id, loaded):
                 return finish(task_id, token, None, loaded, computed_in)
@@ -364,13 +371,15 @@ def fresh_result(task: Task, loaded: LoadedAnswers) -> dict[str, Any] | None:
     return row.result if row else None
 
 
-def report_in_process(task: Task) -> tuple[dict[str, Any], str]:
+def report_in_process(task: Task, aggregation: str = "majority") -> tuple[dict[str, Any], str]:
     """For the CLI: the stored report when fresh, else compute it here with the worker's code.
 
     Returns (document, how): "stored", "computed" (and stored), or "computed, not stored" when a worker
-    holds the claim right now.
+    holds the claim right now. `aggregation` is checked before anything is read or claimed (an unknown name
+    or a kind without labels raises UnknownAggregation) and is part of the digest the stored report is found by.
     """
-    loaded = loading.load_answers(task)
+    check_aggregation(task.kind, aggregation)
+    loaded = loading.load_answers(task, aggregation=aggregation)
     stored = fresh_result(task, loaded)
     if stored is not None:
         return stored, "stored"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agreement import annotator_models
 from agreement import metrics as m
 from agreement.kind_scorers import (
     Answers,
@@ -80,6 +81,8 @@ def score_task(
     gains: Gains = "linear",
     kappa_min_shared: int = MIN_SHARED_DEFAULT,
     with_charts: bool = False,
+    aggregation: str = "majority",
+    annotator_models_max_answers: int = 0,
 ) -> Report:
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
@@ -90,9 +93,15 @@ def score_task(
     `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by
     default, "bonett_wright" or "fieller" as named options. `gains` picks graded relevance's nDCG
     gains: "linear" (trec_eval's, what MTEB computes) by default, "exponential" (2^grade − 1).
+    `aggregation` (agreement/annotator_models.py METHODS) combines the humans of the kinds with labels by that
+    model: its consensus label per item (classification, pairwise) instead of the majority vote, its consensus
+    relevance per candidate (reranking) instead of the mean over annotators. `annotator_models_max_answers` > 0
+    adds the `annotator_models` block (every model's skills and consensus accuracy) when the pool gave at
+    most that many answers; 0 leaves it out.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
+    check_aggregation(kind, aggregation)
     names = sorted({n for votes in answers.values() for n in votes}, key=str)
     kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
     lo, hi = scale or (TASK_KINDS[kind].default_scale or (0.0, 1.0))[:2]
@@ -105,12 +114,39 @@ def score_task(
         scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
         threshold=float(relevance_threshold),
         include_llm=include_llm, spearman_variance=spearman_variance, gains=gains,
-        kappa_min_shared=kappa_min_shared,
+        kappa_min_shared=kappa_min_shared, aggregation=aggregation,
     )
-    return _report(KINDS[kind](ctx), with_charts)
+    return _report(KINDS[kind](ctx), with_charts, annotator_models_max_answers)
 
 
-def _report(scorer: KindScorer, with_charts: bool = False) -> Report:
+# Kinds whose human is built from labels, so --aggregation may replace the default: one label per item
+# (classification, pairwise) or per (query, candidate) (reranking).
+AGGREGATED_KINDS = ("classification", "pairwise", "reranking")
+
+
+def check_aggregation(kind: str, aggregation: str) -> None:
+    """Refuse an unknown aggregation, or a model aggregation of a kind whose human is not a label per item."""
+    annotator_models.check_method(aggregation)
+    if aggregation != "majority" and kind not in AGGREGATED_KINDS:
+        raise annotator_models.UnknownAggregation(
+            f"aggregation {aggregation!r} needs labels (kinds: {', '.join(AGGREGATED_KINDS)}); "
+            f"a {kind} task's human is combined as HUME does (docs/reports.md)")
+
+
+def _annotator_models(scorer: KindScorer, max_answers: int) -> dict[str, Any] | None:
+    """Every annotator model's skills and consensus accuracy, for kinds with labels, within the answer cap."""
+    triples = scorer.model_triples() if max_answers > 0 else None
+    if triples is None:
+        return None
+    if len(triples) > max_answers:
+        return {"library": annotator_models.CROWD_KIT, "n_answers": len(triples), "models": {},
+                "reason": f"not computed: {len(triples)} answers, more than ANNOTATOR_MODELS_MAX_ANSWERS "
+                          f"({max_answers})"}
+    unit = "candidates" if scorer.ctx.kind == "reranking" else "items"
+    return annotator_models.report_block(triples, scorer.model_gold(), unit=unit)
+
+
+def _report(scorer: KindScorer, with_charts: bool = False, annotator_models_max_answers: int = 0) -> Report:
     """Assemble the stable report keys around one kind's computations."""
     ctx = scorer.ctx
     agreement = _agreement(scorer)
@@ -130,6 +166,8 @@ def _report(scorer: KindScorer, with_charts: bool = False) -> Report:
         "agreement_bands": _bands(agreement),
         "agreement_counts": scorer.agreement_counts(),
         "agreement_pairs": {"cohen_kappa": pairs} if (pairs := scorer.agreement_pairs()) else {},
+        "agreement_intervals": scorer.agreement_intervals(),
+        "aggregation": ctx.aggregation,
         "human": _human_block(scorer, human),
         "annotators": [{"name": n, "kind": ctx.kinds[n], "n_answers": counts[n][0], "n_skipped": counts[n][1],
                         "scores": per_annotator[n]} for n in ctx.names],
@@ -137,6 +175,7 @@ def _report(scorer: KindScorer, with_charts: bool = False) -> Report:
         "excluded": excluded,
         "flags": _flags(scorer, agreement),
         **({"charts": chart_data(scorer, per_annotator)} if with_charts else {}),
+        **({"annotator_models": block} if (block := _annotator_models(scorer, annotator_models_max_answers)) else {}),
     }) | {"disagreement": _disagreement_rows(scorer.disagreement())}
 
 

@@ -24,7 +24,7 @@ def ping(payload: str = "pong") -> str:
 
 
 @shared_task(name="agreement.compute_report", bind=True, acks_late=True, reject_on_worker_lost=True)
-def compute_report(self, task_id: int) -> str:
+def compute_report(self, task_id: int, aggregation: str = "majority") -> str:
     """Compute the task's agreement report if this message wins the claim.
 
     acks_late + reject_on_worker_lost: a pool process killed mid-run makes its worker requeue the message,
@@ -34,11 +34,11 @@ def compute_report(self, task_id: int) -> str:
     run's lease could lapse, so a Recompute on a dead run takes it over.
     """
     outcome = reports.run_report(task_id, claimed_by=self.request.id or "",
-                                 computed_in=f"worker {self.request.hostname}")
+                                 computed_in=f"worker {self.request.hostname}", aggregation=aggregation)
     if outcome == "not claimed: report is running":
         wait = rerun_wait(task_id)
         if wait is not None:
-            compute_report.apply_async((task_id,), countdown=wait)
+            compute_report.apply_async((task_id, aggregation), countdown=wait)
             return f"{outcome}; a re-run was asked meanwhile: looking again in {wait:.0f} s"
     return outcome
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.report_list, name="list"),
     path("task/<id:task_id>/", views.report_detail, name="detail"),
     path("task/<id:task_id>/status/", views.report_status, name="status"),
+    path("task/<id:task_id>/annotator-models/", views.annotator_models, name="annotator_models"),
     path("task/<id:task_id>/recompute/", views.recompute, name="recompute"),
     path("task/<id:task_id>/report.csv", views.export_report, {"fmt": "csv"}, name="export_csv"),
     path("task/<id:task_id>/report.json", views.export_report, {"fmt": "json"}, name="export_json"),

@@ -19,6 +19,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from agreement.annotator_models import LABEL_KINDS
+from agreement.annotator_models import METHODS as MODEL_ORDER
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
@@ -193,6 +195,24 @@ def payload_parts(payload: dict[str, Any]) -> list[tuple[str, str]]:
                 else:
                     parts.append((f"{field} {index}", str(entry)))
     return parts
+
+
+@login_required
+@require_GET
+def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The quality page: each annotator model's skill and spam scores per annotator, read from the stored report
+    (computed by the worker; docs/reports.md, "Annotator models"). Researchers and admins only."""
+    task, report = report_task(request, task_id)
+    doc = report.result if report and report.result else None
+    block = (doc or {}).get("annotator_models")
+    models = []
+    for method, model in ((block or {}).get("models") or {}).items():
+        models.append({"method": method, **model,
+                       "annotators": sorted(model["annotators"], key=lambda a: (a["skill"] is None, a["skill"] or 0))})
+    models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
+    context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
+               "labelled": task.kind in LABEL_KINDS}
+    return render(request, "agreement/annotator_models.html", context)
 
 
 @login_required

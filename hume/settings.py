@@ -335,6 +335,10 @@ REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
 # Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
+# Annotator models in reports (agreement/annotator_models.py, docs/reports.md): every model is fitted on the
+# whole task when its human answers number at most this (GLAD and MACE take seconds per thousand answers);
+# 0 leaves the report's annotator_models block out. `report TASK --aggregation X` fits X whatever the size.
+ANNOTATOR_MODELS_MAX_ANSWERS = int(os.environ.get("ANNOTATOR_MODELS_MAX_ANSWERS", "5000"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
 # reports, model-run chunks and split retrieval-run chunks whose lease lapsed, so a run whose worker died is
 # taken over without waiting for a page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler):

@@ -9,3 +9,7 @@ from hume.settings import *  # noqa: F403
 
 # Results name the worker and queue that ran each task (tests/test_queue_routing.py checks the routing).
 CELERY_RESULT_EXTENDED = True
+
+# The annotator models (GLAD, MACE) take seconds per report: off for the suite, on in the tests about them
+# (tests/test_annotator_models_report.py turns them on with the settings fixture).
+ANNOTATOR_MODELS_MAX_ANSWERS = 0

@@ -26,7 +26,8 @@ def test_the_json_has_the_documented_keys(task) -> None:
 
     assert {"task", "kind", "language", "n_items", "n_annotators", "agreement", "human", "annotators",
             "flags"} <= set(doc)
-    assert set(doc["agreement"]) == {"fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement"}
+    assert set(doc["agreement"]) == {"fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement",
+                                    "gwet_ac1"}
     assert {"main_metric", "main_score", "ci_low", "ci_high", "scores"} <= set(doc["human"])
     assert {"name", "kind", "n_answers", "scores"} <= set(doc["annotators"][0])
     assert set(doc["flags"]) >= {"low_agreement", "message"}

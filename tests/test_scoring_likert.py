@@ -53,12 +53,15 @@ def test_ordinal_alpha_per_axis_against_the_krippendorff_package() -> None:
     assert report["agreement"]["krippendorff_alpha_overall"] == pytest.approx(expected)
     assert report["agreement"]["krippendorff_alpha_coherence"] == pytest.approx(1.0)
     assert set(report["agreement"]) == {f"{name}_{axis}" for axis in ("overall", "coherence") for name in
-                                        ("krippendorff_alpha", "spearman_mean", "pearson_mean", "kendall_mean")}
+                                        ("krippendorff_alpha", "spearman_mean", "pearson_mean", "kendall_mean",
+                                         "gwet_ac2_ordinal", "gwet_ac2_linear", "gwet_ac2_quadratic")}
     assert report["flags"]["low_agreement"] is False
 
 
 def test_axes_can_be_given_explicitly() -> None:
     report = score_task("likert", ANSWERS, GOLD, axes=["coherence"])
     assert set(report["agreement"]) == {"krippendorff_alpha_coherence", "spearman_mean_coherence",
-                                        "pearson_mean_coherence", "kendall_mean_coherence"}
+                                        "pearson_mean_coherence", "kendall_mean_coherence",
+                                        "gwet_ac2_ordinal_coherence", "gwet_ac2_linear_coherence",
+                                        "gwet_ac2_quadratic_coherence"}
     assert report["human"]["main_score"] == pytest.approx(0.8)

@@ -41,4 +41,5 @@ def test_pairwise_agreement_uses_fleiss_and_nominal_alpha() -> None:
     # κ = (32/64 − 22/64)/(1 − 22/64) = 10/42 = 5/21
     assert agreement["fleiss_kappa"] == pytest.approx(5 / 21)
     assert agreement["percent_agreement"] == pytest.approx(0.5)
-    assert set(agreement) == {"fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement"}
+    assert set(agreement) == {"fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement",
+                              "gwet_ac1"}

@@ -1,0 +1,79 @@
+"""The annotator models quality page (/reports/task/<id>/annotator-models/): per model, each annotator's skill
+(and MACE's spam score), lowest first, read from the stored report; researchers only; no inline style or script."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from tests.report_builders import build_task, cli_report, import_answers
+from tests.test_report_aggregation import spam_crowd
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def page_of(user, task) -> tuple[int, str]:
+    response = client_for(user).get(f"/reports/task/{task.pk}/annotator-models/")
+    return response.status_code, response.content.decode()
+
+
+def test_a_researcher_sees_each_models_skills_with_the_spammers_first(dave, settings) -> None:
+    settings.ANNOTATOR_MODELS_MAX_ANSWERS = 1000
+    task = spam_crowd("spam-page")
+    cli_report(task)
+    status, html = page_of(dave, task)
+    assert status == 200
+    for method in ("majority", "dawid-skene", "one-coin", "glad", "mace"):
+        assert f'id="model-{method}"' in html
+    ds = html[html.index('id="model-dawid-skene"'):html.index('id="model-one-coin"')]
+    assert "Consensus accuracy against gold: <strong>1.000</strong>" in ds
+    names = re.findall(r'data-annotator="([^"]+)"', ds)
+    assert set(names[:3]) == {"spam0", "spam1", "spam2"} and set(names[3:]) == {"ann1", "ann2"}  # lowest first
+    mace = html[html.index('id="model-mace"'):]
+    assert "spam = 1 − competence" in mace
+    # MACE's competence, lowest first. (On this crowd MACE trusts the three identical "a" answers: three
+    # annotators who always agree look competent to a model without gold; Dawid-Skene does not fall for it.)
+    skills = [float(v) for v in re.findall(r'data-annotator="[^"]+"><td dir="auto">[^<]+</td><td class="num">([0-9.]+)',
+                                           mace)]
+    assert len(skills) == 5 and skills == sorted(skills)
+    assert "style=" not in html and "<script>" not in html.split("</head>")[1]  # strict CSP: nothing inline
+
+
+def test_annotators_and_anonymous_users_never_see_it(alice, settings) -> None:
+    task = spam_crowd("spam-private")
+    assert page_of(alice.user, task)[0] == 403
+    assert Client().get(f"/reports/task/{task.pk}/annotator-models/").status_code == 302  # to the login
+
+
+def test_a_kind_without_labels_says_so(dave) -> None:
+    task = build_task("sts", "sts-page", [{"sentence1": "a", "sentence2": "b", "score": 3.0}])
+    import_answers(task, [{"item": "1", "annotator": "x", "value": 2.0}, {"item": "1", "annotator": "y", "value": 3.0}])
+    cli_report(task)
+    status, html = page_of(dave, task)
+    assert status == 200
+    assert "has no labels to model" in html
+
+
+def test_a_report_over_the_cap_says_why_and_how_to_fit_one_model(dave, settings) -> None:
+    settings.ANNOTATOR_MODELS_MAX_ANSWERS = 10
+    task = spam_crowd("spam-over-cap")
+    cli_report(task)
+    html = page_of(dave, task)[1]
+    assert "not computed: 100 answers, more than ANNOTATOR_MODELS_MAX_ANSWERS (10)" in html
+    assert "--aggregation mace" in html
+
+
+def test_the_report_page_links_to_it_and_names_a_model_aggregation(dave) -> None:
+    task = spam_crowd("spam-link")
+    cli_report(task, "--aggregation", "glad")
+    html = client_for(dave).get(f"/reports/task/{task.pk}/").content.decode()
+    assert f'href="/reports/task/{task.pk}/annotator-models/"' in html
+    assert "aggregated by <strong>glad</strong>" in html
+    assert "glad consensus per item (crowd-kit 1.4.2)" in html  # "How annotators were combined"
