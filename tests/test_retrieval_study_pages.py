@@ -45,9 +45,9 @@ def test_annotators_may_start_nothing(alice, dave) -> None:
     load_run()
     pool = build_pool(Subset.objects.get(name="en"), list(Run.objects.all()), depth=1)
     client = logged_in(alice.user)
-    posts = {"runs/import/": {"name": "x", "run_file": run_file(RUN_FILE.read_text())},
-             "runs/bm25/": {"name": "bm25", "k": 10}, "runs/model/": {"name": "m", "k": 10},
-             "pool/": {"depth": 3}, f"pools/{pool.pool_id}/batch/": {}, "evaluate/": {}}
+    posts = {"runs/import/": {"trec-name": "x", "trec-run_file": run_file(RUN_FILE.read_text())},
+             "runs/bm25/": {"bm25-name": "bm25", "bm25-k": 10}, "runs/model/": {"model-name": "m", "model-k": 10},
+             "pool/": {"pool-depth": 3}, f"pools/{pool.pool_id}/batch/": {}, "evaluate/": {}}
     for path, data in posts.items():
         assert client.post(PAGE + path, data).status_code == 403, path
     assert client.get(PAGE + "runs/").status_code == 403
@@ -66,14 +66,15 @@ def test_the_page_offers_each_step_with_csrf_and_no_inline_style_or_script(dave)
     assert "manage.py pool_runs" not in html
     assert not re.search(r"<script(?![^>]*\bsrc=)", html) and " style=" not in html and "<style" not in html
     assert "No registered embedding model yet" in html
-    assert re.search(r'name="runs" value="\d+"[^>]*>\s*elsewhere</label>', html)  # a finished run to pool
+    assert re.search(r'name="pool-runs" value="\d+"[^>]*>\s*elsewhere</label>', html)  # a finished run to pool
     assert '<option value="' in html and "en (eng-Latn)</option>" in html
 
 
 def test_a_trec_run_uploaded_on_the_page_is_stored_as_the_command_stores_it(dave) -> None:
     load_minifact()
     client = logged_in(dave)
-    response = client.post(PAGE + "runs/import/", {"name": "uploaded", "run_file": run_file(RUN_FILE.read_text())})
+    response = client.post(PAGE + "runs/import/", {"trec-name": "uploaded",
+                                                   "trec-run_file": run_file(RUN_FILE.read_text())})
     assert response.status_code == 302 and response["Location"] == PAGE
     load_run("by-command")
     uploaded, command = Run.objects.get(name="uploaded"), Run.objects.get(name="by-command")
@@ -91,7 +92,8 @@ def test_a_bad_trec_file_names_every_bad_line_and_stores_nothing(dave) -> None:
             "1 Q0 nosuchdoc 4 7.0 t\n"      # line 4: unknown document
             "1 Q0 5836 5 7.0\n"             # line 5: five columns
             "3 Q0 5836 1 nan t\n")          # line 6: score not finite
-    response = logged_in(dave).post(PAGE + "runs/import/", {"name": "bad", "run_file": run_file(text, "bad.trec")})
+    response = logged_in(dave).post(PAGE + "runs/import/", {"trec-name": "bad",
+                                                             "trec-run_file": run_file(text, "bad.trec")})
     html = response.content.decode()
     assert response.status_code == 400 and "Nothing imported" in html
     for expected in ('bad.trec line 2, field "docid": document \'31715\' is ranked twice for query \'1\' '
@@ -102,7 +104,7 @@ def test_a_bad_trec_file_names_every_bad_line_and_stores_nothing(dave) -> None:
                      'bad.trec line 6, field "score": \'nan\' is not a finite number'):
         assert expected.replace("'", "&#x27;").replace('"', "&quot;") in html, expected
     assert not Run.objects.exists() and not RunEntry.objects.exists()
-    refused = logged_in(dave).post(PAGE + "runs/import/", {"name": "", "run_file": run_file("")})
+    refused = logged_in(dave).post(PAGE + "runs/import/", {"trec-name": "", "trec-run_file": run_file("")})
     assert refused.status_code == 400 and not Run.objects.exists()
 
 
@@ -110,7 +112,7 @@ def test_a_bm25_run_started_on_the_page_is_queued_then_written_by_the_worker_as_
         dave, django_capture_on_commit_callbacks) -> None:
     load_minifact()
     with django_capture_on_commit_callbacks(execute=False) as sent:
-        response = logged_in(dave).post(PAGE + "runs/bm25/", {"name": "bm25-page", "k": 5})
+        response = logged_in(dave).post(PAGE + "runs/bm25/", {"bm25-name": "bm25-page", "bm25-k": 5})
     assert response.status_code == 302 and len(sent) == 1  # one message, after commit
     run = Run.objects.get(name="bm25-page")
     assert (run.kind, run.status, run.entries.count()) == ("bm25", "queued", 0)
@@ -125,9 +127,9 @@ def test_a_bm25_run_started_on_the_page_is_queued_then_written_by_the_worker_as_
     assert run.depth == reference.depth == 3 and len(ranking(run)) == 12
     panel = logged_in(dave).get(PAGE + "runs/").content.decode()
     assert "hx-trigger" not in panel and 'data-status="done"' in panel
-    taken = logged_in(dave).post(PAGE + "runs/bm25/", {"name": "bm25-page", "k": 5})
+    taken = logged_in(dave).post(PAGE + "runs/bm25/", {"bm25-name": "bm25-page", "bm25-k": 5})
     assert taken.status_code == 400 and "already has a run named" in taken.content.decode()
-    assert logged_in(dave).post(PAGE + "runs/bm25/", {"name": "b", "k": 0}).status_code == 400
+    assert logged_in(dave).post(PAGE + "runs/bm25/", {"bm25-name": "b", "bm25-k": 0}).status_code == 400
     assert Run.objects.count() == 2
 
 
@@ -141,9 +143,9 @@ def test_a_model_run_started_on_the_page_is_split_in_chunks_the_workers_rank_and
     assert ">minilm (sentence-transformers)</option>" in html and "levenshtein" not in html
     model_pk = re.search(r'<option value="(\d+)"[^>]*>minilm', html).group(1)
     with django_capture_on_commit_callbacks(execute=False) as sent:
-        one = client.post(PAGE + "runs/model/", {"model": model_pk, "name": "", "k": 3})
-        split = client.post(PAGE + "runs/model/", {"model": model_pk, "name": "minilm-split", "k": 3,
-                                                   "docs_per_chunk": 4})
+        one = client.post(PAGE + "runs/model/", {"model-model": model_pk, "model-name": "", "model-k": 3})
+        split = client.post(PAGE + "runs/model/", {"model-model": model_pk, "model-name": "minilm-split",
+                                                   "model-k": 3, "model-docs_per_chunk": 4})
     assert one.status_code == split.status_code == 302
     whole, parts = Run.objects.get(name="minilm"), Run.objects.get(name="minilm-split")
     # one chunk per subset (da: 6 documents, en: 10); split by 4: da 0-4, 4-6; en 0-4, 4-8, 8-10
@@ -157,7 +159,7 @@ def test_a_model_run_started_on_the_page_is_split_in_chunks_the_workers_rank_and
     assert whole.status == parts.status == "done" and ranking(whole) == ranking(parts)
     assert whole.depth == 3 and len(ranking(whole)) == 3 * 7  # 7 queries, top 3 each
     assert "5 of 5 chunks" in client.get(PAGE + "runs/").content.decode()
-    lev = client.post(PAGE + "runs/model/", {"model": "999999", "name": "x", "k": 3})
+    lev = client.post(PAGE + "runs/model/", {"model-model": "999999", "model-name": "x", "model-k": 3})
     assert lev.status_code == 400 and "Select a valid choice" in lev.content.decode()
     assert RunChunk.objects.count() == 7 and Run.objects.count() == 2
 
@@ -169,8 +171,8 @@ def test_pooling_on_the_page_builds_the_judging_task_as_the_command_does(dave) -
     en = Subset.objects.get(name="en")
     runs = {r.name: r.pk for r in Run.objects.all()}
     client = logged_in(dave)
-    response = client.post(PAGE + "pool/", {"subset": en.pk, "runs": [runs["elsewhere"], runs["second"]],
-                                            "depth": 3, "step": 0.5})
+    response = client.post(PAGE + "pool/", {"pool-subset": en.pk, "pool-runs": [runs["elsewhere"], runs["second"]],
+                                            "pool-depth": 3, "pool-step": 0.5})
     assert response.status_code == 302
     pool = Pool.objects.get()
     wanted = set(RunEntry.objects.filter(query__subset=en, rank__lte=3).values_list("query_id", "document_id"))
@@ -178,7 +180,8 @@ def test_pooling_on_the_page_builds_the_judging_task_as_the_command_does(dave) -
     assert (pool.depth, pool.task.kind, pool.task.scale_step, pool.task.language) == (3, "graded_relevance", 0.5,
                                                                                       "eng-Latn")
     assert sorted(pool.runs.values_list("name", flat=True)) == ["elsewhere", "second"]
-    again = client.post(PAGE + "pool/", {"subset": en.pk, "runs": [runs["elsewhere"]], "depth": 3, "step": 0.5})
+    again = client.post(PAGE + "pool/", {"pool-subset": en.pk, "pool-runs": [runs["elsewhere"]], "pool-depth": 3,
+                                         "pool-step": 0.5})
     assert again.status_code == 302 and PoolUnit.objects.count() == len(wanted)  # nothing new
     assert f"{len(wanted)} in all" in client.get(PAGE).content.decode()
 
@@ -189,9 +192,10 @@ def test_pooling_refuses_a_run_not_finished_or_no_run_and_changes_nothing(dave) 
     queued = Run.objects.create(collection=Collection.objects.get(), name="later", kind="bm25", status="queued")
     en = Subset.objects.get(name="en")
     client = logged_in(dave)
-    for data in ({"subset": en.pk, "runs": [queued.pk], "depth": 3, "step": 0.1},
-                 {"subset": en.pk, "runs": [], "depth": 3, "step": 0.1},
-                 {"subset": en.pk, "runs": [Run.objects.get(name="elsewhere").pk], "depth": 0, "step": 0.1}):
+    for data in ({"pool-subset": en.pk, "pool-runs": [queued.pk], "pool-depth": 3, "pool-step": 0.1},
+                 {"pool-subset": en.pk, "pool-runs": [], "pool-depth": 3, "pool-step": 0.1},
+                 {"pool-subset": en.pk, "pool-runs": [Run.objects.get(name="elsewhere").pk], "pool-depth": 0,
+                  "pool-step": 0.1}):
         response = client.post(PAGE + "pool/", data)
         assert response.status_code == 400 and 'class="errorlist' in response.content.decode()
     assert not Pool.objects.exists()
@@ -205,9 +209,9 @@ def test_the_judging_batch_goes_to_the_speakers_of_the_pool_language_with_an_opt
     judge = make_judge("judge-x", "http://127.0.0.1:9/v1")
     client = logged_in(dave)
     assert "judge-x" in client.get(PAGE).content.decode()
-    url = f"{PAGE}pools/{summary.pool_id}/batch/"
+    url, prefix = f"{PAGE}pools/{summary.pool_id}/batch/", f"batch-{summary.pool_id}"
     with django_capture_on_commit_callbacks(execute=False) as sent:
-        response = client.post(url, {"overlap": 1, "judge": judge.annotator.pk})
+        response = client.post(url, {f"{prefix}-overlap": 1, f"{prefix}-judge": judge.annotator.pk})
     assert response.status_code == 302
     batch = Batch.objects.get()
     assert (batch.language, batch.overlap, batch.batch_items.count()) == ("eng-Latn", 1, summary.total)
@@ -220,8 +224,8 @@ def test_the_judging_batch_goes_to_the_speakers_of_the_pool_language_with_an_opt
     assert len(sent) == 1
     page = client.get(PAGE).content.decode()
     assert f"{batch.name}</a>: 1 annotator, overlap 1" in page and "LLM judge judge-x: queued" in page
-    again = client.post(url, {"overlap": ""})
+    again = client.post(url, {f"{prefix}-overlap": ""})
     assert again.status_code == 302 and Batch.objects.count() == 1 and LLMRun.objects.count() == 1
-    assert client.post(url, {"overlap": 0}).status_code == 400
+    assert client.post(url, {f"{prefix}-overlap": 0}).status_code == 400
     other = client.post(f"{PAGE}pools/{summary.pool_id + 1}/batch/", {})
     assert other.status_code == 404

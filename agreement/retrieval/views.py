@@ -78,8 +78,9 @@ def render_collection(request: HttpRequest, target: Collection, *, bound: dict[s
     subsets = target.subsets.annotate(n_docs=Count("documents", distinct=True),
                                       n_queries=Count("queries", distinct=True))
     evaluation = Evaluation.objects.filter(collection=target).first()
-    action_forms = {"trec": TrecRunForm(subsets=subset_names(target)), "bm25": Bm25RunForm(),
-                    "model": ModelRunForm(), "pool": PoolForm(collection=target)} | (bound or {})
+    action_forms = {"trec": TrecRunForm(subsets=subset_names(target), prefix="trec"),
+                    "bm25": Bm25RunForm(prefix="bm25"), "model": ModelRunForm(prefix="model"),
+                    "pool": PoolForm(collection=target, prefix="pool")} | (bound or {})
     context = {"collection": target, "subsets": subsets, "pools": pool_rows(target, bound),
                "evaluation": evaluation, "kinds": Run.Kind.choices, "forms": action_forms,
                "trec_problems": problems or []} | runs_context(target)
@@ -111,7 +112,7 @@ def runs_panel(request: HttpRequest, name: str) -> HttpResponse:
 def import_trec_run(request: HttpRequest, name: str) -> HttpResponse:
     """A TREC run file as a run of the collection; a bad file stores nothing and lists every bad line."""
     target = get_object_or_404(Collection, name=name)
-    form = TrecRunForm(request.POST, request.FILES, subsets=subset_names(target))
+    form = TrecRunForm(request.POST, request.FILES, subsets=subset_names(target), prefix="trec")
     problems: list[object] = []
     if form.is_valid():
         upload = form.cleaned_data["run_file"]
@@ -130,7 +131,7 @@ def import_trec_run(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def start_bm25(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
-    form = Bm25RunForm(request.POST)
+    form = Bm25RunForm(request.POST, prefix="bm25")
     if form.is_valid():
         try:
             run = start_bm25_run(target, form.cleaned_data["name"], k=form.cleaned_data["k"])
@@ -146,7 +147,7 @@ def start_bm25(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def start_model(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
-    form = ModelRunForm(request.POST)
+    form = ModelRunForm(request.POST, prefix="model")
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -166,7 +167,7 @@ def start_model(request: HttpRequest, name: str) -> HttpResponse:
 def pool(request: HttpRequest, name: str) -> HttpResponse:
     """Pool the chosen runs' top-k of one subset (or add to its pool): the judging task."""
     target = get_object_or_404(Collection, name=name)
-    form = PoolForm(request.POST, collection=target)
+    form = PoolForm(request.POST, collection=target, prefix="pool")
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -185,7 +186,7 @@ def judging_batch(request: HttpRequest, name: str, pool_id: int) -> HttpResponse
     """The pool's batch for the annotators of its language, with an optional LLM judge."""
     target = get_object_or_404(Collection, name=name)
     chosen = get_object_or_404(Pool.objects.select_related("task"), pk=pool_id, subset__collection=target)
-    form = JudgingBatchForm(request.POST)
+    form = JudgingBatchForm(request.POST, prefix=f"batch-{chosen.pk}")
     if form.is_valid():
         try:
             made = create_judging_batch(chosen, overlap=form.cleaned_data["overlap"],
@@ -231,7 +232,7 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
                     "usage": judge_usage(pool.subset), "runs": [r.name for r in pool.runs.all()],
                     "batches": list(batches), "judge_runs": list(judge_runs),
-                    "form": (bound or {}).get(f"batch-{pool.pk}") or JudgingBatchForm()})
+                    "form": (bound or {}).get(f"batch-{pool.pk}") or JudgingBatchForm(prefix=f"batch-{pool.pk}")})
     return out
 
 
