@@ -59,6 +59,9 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
         make_judge("judge-s", server.base_url, max_concurrency=2)  # an admin configured it on /llm/
         start_worker()
         page = logged_in_page("dave")
+        refused: list[str] = []  # the app's CSP refuses inline style and script: none may be tried
+        page.on("console", lambda message: refused.append(message.text)
+                if "Content Security Policy" in message.text else None)
         page.goto(f"{live_server.url}/retrieval/")
         page.click("#upload-collection")
         page.fill("#id_name", "MiniFact")
@@ -135,3 +138,4 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
     assert box and box["width"] > 200 and box["height"] > 100
     screenshot(page, "retrieval_study_curves")
     assert server.count == units  # one judge request per pair
+    assert refused == []
