@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.retrieval.actions import run_bm25
+from agreement.retrieval.actions import run_bm25, start_bm25_run
+from agreement.retrieval.evaluation import evaluate_collection
 from agreement.retrieval.models import Collection, Pool, PoolUnit, Run, RunChunk, RunEntry, Subset
 from agreement.retrieval.pooling import build_pool
 from agreement.retrieval.split_runs import work
@@ -229,3 +230,31 @@ def test_the_judging_batch_goes_to_the_speakers_of_the_pool_language_with_an_opt
     assert client.post(url, {f"{prefix}-overlap": 0}).status_code == 400
     other = client.post(f"{PAGE}pools/{summary.pool_id + 1}/batch/", {})
     assert other.status_code == 404
+
+
+def test_a_run_still_queued_is_left_out_of_the_evaluation_until_it_is_done(dave) -> None:
+    load_minifact()
+    load_run()
+    queued = start_bm25_run(Collection.objects.get(), "bm25", k=5)
+    assert {row.run for row in evaluate_collection(Collection.objects.get(), ks=[10])} == {"elsewhere"}
+    run_bm25(queued.pk, 5)
+    assert {row.run for row in evaluate_collection(Collection.objects.get(), ks=[10])} == {"bm25", "elsewhere"}
+
+
+def test_a_model_run_whose_model_fails_is_marked_failed_with_the_reason_on_the_page(
+        dave, local_llm_endpoints, monkeypatch) -> None:
+    load_minifact()
+    monkeypatch.setenv("HUME_TEST_EMBED_API_KEY", "sk-test")
+    call_command("add_model", "gone", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                 "--model-id", "gone", "--api-key-env", "HUME_TEST_EMBED_API_KEY", stdout=StringIO())
+    client = logged_in(dave)
+    html = client.get(PAGE).content.decode()
+    model_pk = re.search(r'<option value="(\d+)"[^>]*>gone', html).group(1)
+    assert client.post(PAGE + "runs/model/", {"model-model": model_pk, "model-k": 3}).status_code == 302
+    run = Run.objects.get(name="gone")
+    with pytest.raises(Exception):  # noqa: B017  (the worker's task fails loudly; the run says why)
+        work(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and "cannot reach the endpoint" in run.error and not run.entries.exists()
+    panel = client.get(PAGE + "runs/").content.decode()
+    assert 'data-status="failed"' in panel and "cannot reach the endpoint" in panel and "hx-trigger" not in panel
