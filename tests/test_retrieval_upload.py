@@ -1,5 +1,5 @@
 """Uploading a retrieval collection on the /retrieval/ page and through the API: the command's importer, its
-line-naming errors and its atomicity, for admins only."""
+line-naming errors and its atomicity, for researchers and admins."""
 from __future__ import annotations
 
 import io
@@ -109,13 +109,18 @@ def test_an_archive_without_a_corpus_is_refused_by_name(carol) -> None:
     assert not Collection.objects.exists()
 
 
-def test_annotators_and_researchers_cannot_upload(alice, dave) -> None:
-    for user in (alice.user, dave):
-        client = logged_in(user)
-        assert client.get(UPLOAD_URL).status_code == 403
-        assert client.post(UPLOAD_URL, {"name": "MiniFact", "language": "eng-Latn",
-                                        "archive": zipped(MINIFACT / "en")}).status_code == 403
-        assert client.post(API_URL, {"name": "MiniFact", "language": "eng-Latn",
-                                     **files(MINIFACT / "en")}).status_code == 403
+def test_annotators_cannot_upload_and_researchers_can(alice, dave) -> None:
+    client = logged_in(alice.user)
+    assert client.get(UPLOAD_URL).status_code == 403
+    assert client.post(UPLOAD_URL, {"name": "MiniFact", "language": "eng-Latn",
+                                    "archive": zipped(MINIFACT / "en")}).status_code == 403
+    assert client.post(API_URL, {"name": "MiniFact", "language": "eng-Latn",
+                                 **files(MINIFACT / "en")}).status_code == 403
     assert not Collection.objects.exists()
-    assert logged_in(dave).get(API_URL).status_code == 200  # researchers still read
+    researcher = logged_in(dave)
+    assert researcher.get("/retrieval/").content.decode().count('id="upload-collection"') == 1
+    response = researcher.post(UPLOAD_URL, {"name": "MiniFact", "language": "eng-Latn", "subset": "en",
+                                            "archive": zipped(MINIFACT / "en")})
+    assert response.status_code == 302 and response["Location"] == "/retrieval/MiniFact/"
+    assert Document.objects.count() == 10  # MiniFact's English corpus
+    assert researcher.get(API_URL).status_code == 200  # researchers still read

@@ -1,6 +1,6 @@
 """JSON API of the retrieval room (researchers and admins): collections, and a collection's stored evaluation.
 
-``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs; ``POST`` to it (admins,
+``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs; ``POST`` to it (researchers,
 multipart: ``name``, ``language``, optional ``subset``, and ``archive`` or ``corpus`` + ``queries`` + ``qrels``
 files) imports one subset as the upload page does: 201 with the counts, or 400 with every problem (file, line,
 field, message) and nothing changed;
@@ -14,7 +14,6 @@ from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,7 +21,7 @@ from rest_framework.views import APIView
 from agreement.retrieval import reports
 from agreement.retrieval.models import Collection, Evaluation, collection_name
 from agreement.retrieval.uploads import import_upload
-from hume.roles import IsAdmin, IsResearcher
+from hume.roles import IsResearcher
 from tasks_app.importing.reader import ImportFailed
 
 
@@ -73,8 +72,7 @@ class UploadOut(serializers.Serializer):
 
 
 class Collections(APIView):
-    def get_permissions(self) -> list[BasePermission]:
-        return [IsAdmin()] if self.request.method == "POST" else [IsResearcher()]
+    permission_classes = [IsResearcher]  # researchers read and upload (issue 28: every study from the browser)
 
     @extend_schema(request={"multipart/form-data": UploadIn}, responses={201: UploadOut})
     def post(self, request: Request) -> Response:

@@ -126,9 +126,10 @@ def evaluate_collection(collection: Collection, *, split: str = "test", runs: Se
                         external: Mapping[int, dict[str, Judgments]] | None = None,
                         ks: Sequence[int] = K_VALUES) -> list[Row]:
     """Every run × subset × reference; `external` ({subset pk: references}) replaces the stored references
-    (a graded qrels file), `task` keeps only the judges of that pool task."""
+    (a graded qrels file), `task` keeps only the judges of that pool task. By default every finished run: one
+    still queued, running or failed (started from the page, ``actions.py``) has no ranking to score yet."""
     thresholds = thresholds or {}
-    runs = list(runs if runs is not None else collection.runs.all())
+    runs = list(runs if runs is not None else collection.runs.filter(status=Run.Status.DONE))
     rows = []
     for subset in collection.subsets.all():
         refs = external.get(subset.pk, {}) if external is not None else references(subset, split=split, task=task)

@@ -124,6 +124,16 @@ class Run(models.Model):
     base_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
                                  help_text="For a reranked run: the run whose top-K it reorders.")
     depth = models.PositiveIntegerField(default=0, help_text="The longest ranking of a query in this run.")
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE,
+                              help_text="A run started from the page is queued, then ranked by a worker; imported "
+                                        "runs and runs made by a command are done when written.")
+    error = models.TextField(blank=True, help_text="Why a run started from the page failed.")
     device = models.CharField(max_length=100, blank=True,
                               help_text="Where an embedding run was ranked: cpu, cuda:0, mps (comma-separated when "
                                         "workers on several devices shared it); empty for imported and BM25 runs.")

@@ -62,6 +62,9 @@ def start_split_embedding_run(collection: Collection, name: str, model: Embeddin
                                     doc_end=min(start + docs_per_chunk, documents))
                            for start in range(0, documents, docs_per_chunk)]
         RunChunk.objects.bulk_create(chunks)
+        if chunks:  # a run with nothing to rank is done (and empty) at once
+            run.status = Run.Status.QUEUED
+            run.save(update_fields=["status"])
         for _ in chunks:
             jobs.enqueue_on_commit("retrieval.embedding_chunk", run.pk)
     return run
@@ -118,7 +121,12 @@ def work(run_id: int) -> int:
     """Rank chunks of the run until none is left, then merge if every chunk is done; returns chunks ranked."""
     token, ranked = uuid.uuid4().hex, 0
     while (chunk := claim_chunk(run_id, token)) is not None:
-        docs, scores = rank_chunk(chunk)
+        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(status=Run.Status.RUNNING)
+        try:
+            docs, scores = rank_chunk(chunk)
+        except Exception as exc:  # the page says why; the chunk stays claimed, so the dead-run check retries it
+            Run.objects.filter(pk=run_id).update(status=Run.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+            raise
         ranked += RunChunk.objects.filter(pk=chunk.pk, claimed_by=token, status=Status.CLAIMED).update(
             status=Status.DONE, doc_ids=docs.tobytes(), scores=scores.tobytes())
     merge(run_id)
@@ -142,4 +150,5 @@ def merge(run_id: int) -> bool:
             store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, scores, strict=True)
                                 for d, s in zip(row_d, row_s, strict=True)))
         finish_ranking(run)
+        Run.objects.filter(pk=run_id).update(status=Run.Status.DONE, error="")
     return True

@@ -84,7 +84,14 @@ def bm25_run(collection: Collection, name: str, *, k: int = 100) -> Run:
     """BM25 over each subset; documents sharing no term with the query (score 0) are not retrieved, as in Lucene."""
     with transaction.atomic():
         run = _new_run(collection, name, Run.Kind.BM25)
-        for subset in collection.subsets.all():
+        fill_bm25_run(run, k=k)
+    return run
+
+
+def fill_bm25_run(run: Run, *, k: int) -> None:
+    """Write BM25's top-`k` of every subset of the run's collection into `run` (a run with no entries yet)."""
+    with transaction.atomic():
+        for subset in run.collection.subsets.all():
             query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
             if not query_pks or not doc_pks:
                 continue
@@ -93,7 +100,6 @@ def bm25_run(collection: Collection, name: str, *, k: int = 100) -> Run:
             store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
                                 for d, s in zip(row_d, row_s, strict=True) if s > 0))
         finish_ranking(run)
-    return run
 
 
 Rerank = Callable[[str, list[str]], Sequence[float]]

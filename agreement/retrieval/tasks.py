@@ -28,3 +28,11 @@ def requeue_dead_chunks() -> list[int]:
     for run_id in runs:
         embedding_chunk_task.delay(run_id)
     return runs
+
+
+@shared_task(name="retrieval.bm25_run", acks_late=True, reject_on_worker_lost=True)
+def bm25_run_task(run_id: int, k: int) -> str:
+    """Write a BM25 run a researcher started from the collection's page (actions.py); claims it first."""
+    from agreement.retrieval import actions
+
+    return actions.run_bm25(run_id, k)

@@ -1,14 +1,16 @@
 """Pages of the retrieval room, mounted at /retrieval/: collections, and one collection's dashboard.
 
-Researchers and admins read, admins also upload collections (``upload``); the numbers come from the stored
-evaluation (``reports``), which views only arrange. Query parameters: ``metric`` (ndcg@k, recall@k, map),
-``baseline`` (a run), ``subset``, ``kind`` (a run kind: embedding only, reranked, ...), ``ref`` (the reference
-whose curves are drawn).
+Researchers and admins read and run the study: upload a collection (``upload``), import a TREC run, start BM25
+and model runs (the workers rank them; the runs panel polls their progress), pool runs, create the judging
+batch, evaluate. Every action is a POST that refuses with the form's errors and changes nothing; the numbers
+come from the stored evaluation (``reports``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
+recall@k, map), ``baseline`` (a run), ``subset``, ``kind`` (a run kind: embedding only, reranked,
+...), ``ref`` (the reference whose curves are drawn).
 """
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,12 +18,23 @@ from django.views.decorators.http import require_POST
 
 from agreement.results.views import researcher_required
 from agreement.retrieval import plots, reports
+from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
 from agreement.retrieval.evaluation import judge_usage
-from agreement.retrieval.forms import CollectionUploadForm
+from agreement.retrieval.forms import (
+    Bm25RunForm,
+    CollectionUploadForm,
+    JudgingBatchForm,
+    ModelRunForm,
+    PoolForm,
+    TrecRunForm,
+)
 from agreement.retrieval.models import Collection, Evaluation, Pool, Run
+from agreement.retrieval.pooling import build_pool
+from agreement.retrieval.runs import import_run
 from agreement.retrieval.uploads import import_upload
-from annotation.models import Annotation
-from hume.roles import is_admin
+from annotation.batches import AssignmentProblem
+from annotation.llm.models import LLMRun
+from annotation.models import Annotation, Batch
 from tasks_app.importing.reader import ImportFailed
 
 TEMPLATES = "agreement/retrieval"
@@ -31,15 +44,12 @@ TEMPLATES = "agreement/retrieval"
 def index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.annotate(n_subsets=Count("subsets", distinct=True),
                                               n_runs=Count("runs", distinct=True)).order_by("name")
-    return render(request, f"{TEMPLATES}/index.html", {"collections": collections,
-                                                       "is_admin": is_admin(request.user)})
+    return render(request, f"{TEMPLATES}/index.html", {"collections": collections})
 
 
 @researcher_required
 def upload(request: HttpRequest) -> HttpResponse:
-    """Admins import one subset of a collection (archive or files); a bad upload changes nothing and says why."""
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins may import collections.")
+    """Researchers import one subset of a collection (archive or files); a bad upload changes nothing, says why."""
     form = CollectionUploadForm(request.POST or None, request.FILES or None)
     problems: list[object] = []
     if request.method == "POST" and form.is_valid():
@@ -59,15 +69,137 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def collection(request: HttpRequest, name: str) -> HttpResponse:
-    target = get_object_or_404(Collection, name=name)
+    return render_collection(request, get_object_or_404(Collection, name=name))
+
+
+def render_collection(request: HttpRequest, target: Collection, *, bound: dict[str, forms.Form] | None = None,
+                      problems: list[object] | None = None, status: int = 200) -> HttpResponse:
+    """The dashboard, with the researcher's forms (a refused one bound, showing its errors) and the runs panel."""
     subsets = target.subsets.annotate(n_docs=Count("documents", distinct=True),
                                       n_queries=Count("queries", distinct=True))
     evaluation = Evaluation.objects.filter(collection=target).first()
-    context = {"collection": target, "subsets": subsets, "runs": target.runs.order_by("name"),
-               "pools": pool_rows(target), "evaluation": evaluation, "kinds": Run.Kind.choices}
+    action_forms = {"trec": TrecRunForm(subsets=subset_names(target), prefix="trec"),
+                    "bm25": Bm25RunForm(prefix="bm25"), "model": ModelRunForm(prefix="model"),
+                    "pool": PoolForm(collection=target, prefix="pool")} | (bound or {})
+    context = {"collection": target, "subsets": subsets, "pools": pool_rows(target, bound),
+               "evaluation": evaluation, "kinds": Run.Kind.choices, "forms": action_forms,
+               "trec_problems": problems or []} | runs_context(target)
     if evaluation and evaluation.rows:
         context |= leaderboard_context(request, evaluation)
-    return render(request, f"{TEMPLATES}/collection.html", context)
+    return render(request, f"{TEMPLATES}/collection.html", context, status=status)
+
+
+def subset_names(target: Collection) -> list[str]:
+    return list(target.subsets.order_by("name").values_list("name", flat=True))
+
+
+def runs_context(target: Collection) -> dict[str, object]:
+    rows = run_progress(target)
+    return {"collection": target, "run_rows": rows, "runs_active": any(row.active for row in rows)}
+
+
+@researcher_required
+def runs_panel(request: HttpRequest, name: str) -> HttpResponse:
+    """The runs table alone: the page polls it (htmx) while a run is queued or running."""
+    target = get_object_or_404(Collection, name=name)
+    response = render(request, f"{TEMPLATES}/_runs_partial.html", runs_context(target))
+    response["Vary"] = "HX-Request"
+    return response
+
+
+@researcher_required
+@require_POST
+def import_trec_run(request: HttpRequest, name: str) -> HttpResponse:
+    """A TREC run file as a run of the collection; a bad file stores nothing and lists every bad line."""
+    target = get_object_or_404(Collection, name=name)
+    form = TrecRunForm(request.POST, request.FILES, subsets=subset_names(target), prefix="trec")
+    problems: list[object] = []
+    if form.is_valid():
+        upload = form.cleaned_data["run_file"]
+        try:
+            summary = import_run(upload, upload.name, collection=target.name, name=form.cleaned_data["name"],
+                                 subset=form.cleaned_data["subset"] or None)
+        except ImportFailed as failed:
+            problems = list(failed.problems)
+        else:
+            messages.success(request, "Imported " + "; ".join(summary.lines()) + ".")
+            return redirect("retrieval:collection", name=target.name)
+    return render_collection(request, target, bound={"trec": form}, problems=problems, status=400)
+
+
+@researcher_required
+@require_POST
+def start_bm25(request: HttpRequest, name: str) -> HttpResponse:
+    target = get_object_or_404(Collection, name=name)
+    form = Bm25RunForm(request.POST, prefix="bm25")
+    if form.is_valid():
+        try:
+            run = start_bm25_run(target, form.cleaned_data["name"], k=form.cleaned_data["k"])
+        except ValueError as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, f"BM25 run {run.name} is queued; the runs table shows its progress.")
+            return redirect("retrieval:collection", name=target.name)
+    return render_collection(request, target, bound={"bm25": form}, status=400)
+
+
+@researcher_required
+@require_POST
+def start_model(request: HttpRequest, name: str) -> HttpResponse:
+    target = get_object_or_404(Collection, name=name)
+    form = ModelRunForm(request.POST, prefix="model")
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = start_model_run(target, data["name"].strip() or data["model"].name, data["model"], k=data["k"],
+                                  docs_per_chunk=data["docs_per_chunk"])
+        except ValueError as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, f"Run {run.name} of {data['model'].name} is queued in {run.chunks.count()} "
+                                      "chunk(s); the runs table shows its progress.")
+            return redirect("retrieval:collection", name=target.name)
+    return render_collection(request, target, bound={"model": form}, status=400)
+
+
+@researcher_required
+@require_POST
+def pool(request: HttpRequest, name: str) -> HttpResponse:
+    """Pool the chosen runs' top-k of one subset (or add to its pool): the judging task."""
+    target = get_object_or_404(Collection, name=name)
+    form = PoolForm(request.POST, collection=target, prefix="pool")
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            summary = build_pool(data["subset"], list(data["runs"]), data["depth"], step=data["step"])
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Pooled: " + "; ".join(summary.lines()) + ".")
+            return redirect("retrieval:collection", name=target.name)
+    return render_collection(request, target, bound={"pool": form}, status=400)
+
+
+@researcher_required
+@require_POST
+def judging_batch(request: HttpRequest, name: str, pool_id: int) -> HttpResponse:
+    """The pool's batch for the annotators of its language, with an optional LLM judge."""
+    target = get_object_or_404(Collection, name=name)
+    chosen = get_object_or_404(Pool.objects.select_related("task"), pk=pool_id, subset__collection=target)
+    form = JudgingBatchForm(request.POST, prefix=f"batch-{chosen.pk}")
+    if form.is_valid():
+        try:
+            made = create_judging_batch(chosen, overlap=form.cleaned_data["overlap"],
+                                        judge=form.cleaned_data["judge"], created_by=request.user)
+        except (AssignmentProblem, ValueError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            who = ", ".join(made.annotators) or "no annotator yet (none lists the language)"
+            judge = f"; LLM judge {form.cleaned_data['judge'].name} started" if made.judge_run else ""
+            verb = "Created" if made.created else "Updated"
+            messages.success(request, f"{verb} batch {made.batch.name} for {who}{judge}.")
+            return redirect("retrieval:collection", name=target.name)
+    return render_collection(request, target, bound={f"batch-{chosen.pk}": form}, status=400)
 
 
 def leaderboard_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, object]:
@@ -88,14 +220,19 @@ def leaderboard_context(request: HttpRequest, evaluation: Evaluation) -> dict[st
             "curves_svg": svg, "subset_names": sorted({r["subset"] for r in evaluation.rows})}
 
 
-def pool_rows(target: Collection) -> list[dict[str, object]]:
+def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) -> list[dict[str, object]]:
     out = []
     for pool in Pool.objects.filter(subset__collection=target).select_related("subset", "task"):
+        batches = (Batch.objects.filter(task=pool.task).annotate(n_assignees=Count("assignees", distinct=True))
+                   .order_by("name"))
+        judge_runs = LLMRun.objects.filter(task=pool.task).select_related("annotator__user").order_by("pk")
         answers = (Annotation.objects.filter(item__retrieval_unit__pool=pool, skipped=False)
                    .values("annotator__user__username", "annotator__kind").annotate(n=Count("pk"))
                    .order_by("annotator__user__username"))
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
-                    "usage": judge_usage(pool.subset), "runs": [r.name for r in pool.runs.all()]})
+                    "usage": judge_usage(pool.subset), "runs": [r.name for r in pool.runs.all()],
+                    "batches": list(batches), "judge_runs": list(judge_runs),
+                    "form": (bound or {}).get(f"batch-{pool.pk}") or JudgingBatchForm(prefix=f"batch-{pool.pk}")})
     return out
 
 
