@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
+from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.actions import run_bm25, start_bm25_run
 from agreement.retrieval.evaluation import evaluate_collection
 from agreement.retrieval.models import Collection, Pool, PoolUnit, Run, RunChunk, RunEntry, Subset
@@ -250,6 +251,11 @@ def test_a_model_run_whose_model_fails_is_marked_failed_with_the_reason_on_the_p
     client = logged_in(dave)
     html = client.get(PAGE).content.decode()
     model_pk = re.search(r'<option value="(\d+)"[^>]*>gone', html).group(1)
+    # a remote endpoint is off for researchers until an admin turns its switch on: refused, nothing stored
+    refused = client.post(PAGE + "runs/model/", {"model-model": model_pk, "model-k": 3})
+    assert refused.status_code == 400 and "only an admin may start gone" in refused.content.decode()
+    assert not Run.objects.exists() and not RunChunk.objects.exists()
+    EmbeddingModel.objects.filter(pk=model_pk).update(researchers_may_run=True)
     assert client.post(PAGE + "runs/model/", {"model-model": model_pk, "model-k": 3}).status_code == 302
     run = Run.objects.get(name="gone")
     with pytest.raises(Exception):  # noqa: B017  (the worker's task fails loudly; the run says why)

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from agreement.model_runs.models import NotAllowedToRun, check_may_run
 from agreement.results.views import researcher_required
 from agreement.retrieval import plots, reports
 from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
@@ -151,8 +152,11 @@ def start_model(request: HttpRequest, name: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
+            check_may_run(request.user, [data["model"]])
             run = start_model_run(target, data["name"].strip() or data["model"].name, data["model"], k=data["k"],
                                   docs_per_chunk=data["docs_per_chunk"])
+        except NotAllowedToRun as exc:
+            form.add_error("model", str(exc))
         except ValueError as exc:
             form.add_error("name", str(exc))
         else:
