@@ -186,9 +186,13 @@ def available(doc: Doc | None) -> list[Chart]:
 
 
 def _has_marks(needs: str, data: Any) -> bool:
-    """False for a distribution with no answer counted (a task with no answers yet: gold's row is empty for
-    clustering and pairwise tasks), whose chart would be empty axes."""
-    return needs != "distribution" or any(sum(row["counts"]) for row in data.get("rows", []))
+    """False for a distribution or confusion matrix with nothing counted (a task with no answers yet: gold's
+    row is empty for clustering and pairwise tasks), whose chart would be empty axes."""
+    if needs == "distribution":
+        return any(sum(row["counts"]) for row in data.get("rows", []))
+    if needs == "confusion":
+        return any(sum(row) for row in data.get("matrix", []))
+    return True
 
 
 _CACHE: OrderedDict[tuple[Any, ...], str] = OrderedDict()
