@@ -151,6 +151,11 @@ def test_the_demo_leaderboard_page_says_what_it_ranks_and_draws_figure_1(demo):
     assert 'data-name="baseline/Human">\n        <td class="num">4</td>' in page
     assert 'data-name="NovaSearch/jasper_en_vision_language_v1">\n        <td class="num">1</td>' in page
     assert "Require all 27 subsets" in page and 'id="hume-reference"' in page
+    # the compared human (this project's, on one demo subset) is not ranked; the ranked reference is named
+    # (STS22/eng-Latn is the one demo subset with a stored report here, and no imported model has it)
+    assert "<strong>Humans (this project)</strong>: scores on 0 of the 26 ranked subsets (and 1 other)" in page
+    assert ("<strong>baseline/Human</strong> rank <strong>4th</strong> of 14 (among 13 models) with an "
+            "overall score of <strong>77.6</strong>") in page  # HUME Table 1; the 6 rows run here are not ranked
     figure = page[page.index('id="figure-1"'):page.index("</section>", page.index('id="figure-1"'))]
     assert '<svg role="img"' in figure and "nothing to show" not in figure and "style=" not in figure
     assert "Human ranks 4 of 14 (77.6)" in figure  # Figure 1's caption: the human among the 14 ranked rows

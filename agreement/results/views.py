@@ -185,8 +185,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         context["win_rates"] = _win_rate_rows(rc.win_rate_table(comparison, selection.human, selection.languages))
         context["llm_correlations"] = rc.llm_correlations(comparison, selection.human, selection.languages)
         context["human_row"] = next((row for row in rows if row["name"] == selection.human), None)
+        context["ranked_humans"] = [row for row in rows if row["kind"] == "human" and row["rank_among_models"]
+                                    and row["name"] != selection.human]
         context["best_model"] = next((row for row in rows if row["kind"] == "model" and row["rank"]), None)
         context["n_models"] = sum(row["kind"] == "model" for row in rows)
+        context["n_ranked_models"] = sum(row["kind"] == "model" and row["rank"] is not None for row in rows)
         context["paper_figures"] = paper_figures.TITLES.items()
         context["paper_tables"] = ("2", "4", "5", "6", "7", "8", "5.1")
     return _render(request, "leaderboard", context)
