@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from io import StringIO
 
 import pytest
@@ -188,3 +189,14 @@ def test_the_export_ranks_like_the_page_and_all_subsets_like_before(demo):
     assert sum(bool(row["rank"]) for row in strict) == 0
     figure = demo.get("/results/figures/1.svg").content.decode()
     assert "nothing to show" not in figure and "ranks 4 of 14" in figure
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_command_take_the_same_choice(demo):
+    shared = demo.get("/api/v1/results/leaderboard/").json()["rows"]
+    strict = demo.get("/api/v1/results/leaderboard/?subsets=all").json()["rows"]
+    assert (sum(row["rank"] is not None for row in shared), sum(row["rank"] is not None for row in strict)) == (14, 0)
+    for option, n_ranked in (("shared", 14), ("all", 0)):
+        out = StringIO()
+        call_command("leaderboard", "--rank-over", option, stdout=out)
+        assert sum(row["rank"] is not None for row in json.loads(out.getvalue())) == n_ranked
