@@ -118,8 +118,9 @@ def draw_distribution(doc: Doc) -> Figure:
     axes.set_xlim(0, 1)
     axes.set_xlabel(_plain(f"share of answers per {data.get('title', 'label')}"))
     handles = [Rectangle((0, 0), 1, 1, facecolor=PALETTE[i % len(PALETTE)]) for i in range(len(data["labels"]))]
-    figure.legend(handles, [_plain(label) for label in data["labels"]], loc="outside lower center",
-                  ncol=min(len(data["labels"]), 6), frameon=False, fontsize=8)
+    if handles:  # matplotlib refuses a legend of no columns
+        figure.legend(handles, [_plain(label) for label in data["labels"]], loc="outside lower center",
+                      ncol=min(len(data["labels"]), 6), frameon=False, fontsize=8)
     _finish(axes)
     return figure
 
@@ -181,7 +182,17 @@ BY_NAME = {chart.name: chart for chart in CHARTS}
 def available(doc: Doc | None) -> list[Chart]:
     """The charts this stored report has data for (older reports, stored without chart data, have none)."""
     data = (doc or {}).get("charts") or {}
-    return [chart for chart in CHARTS if data.get(chart.needs)]
+    return [chart for chart in CHARTS if data.get(chart.needs) and _has_marks(chart.needs, data[chart.needs])]
+
+
+def _has_marks(needs: str, data: Any) -> bool:
+    """False for a distribution or confusion matrix with nothing counted (a task with no answers yet: gold's
+    row is empty for clustering and pairwise tasks), whose chart would be empty axes."""
+    if needs == "distribution":
+        return any(sum(row["counts"]) for row in data.get("rows", []))
+    if needs == "confusion":
+        return any(sum(row) for row in data.get("matrix", []))
+    return True
 
 
 _CACHE: OrderedDict[tuple[Any, ...], str] = OrderedDict()

@@ -122,3 +122,15 @@ def test_charts_draw_for_one_annotator_and_nothing_is_drawn_of_all_skipped_ratin
     skipped = score_task(kind, {i: {n: None for n in v} for i, v in answers.items()}, gold, with_charts=True)
     assert "scatter_gold" not in skipped["charts"] and "scatter_pair" not in skipped["charts"]
     assert [row["score"] for row in skipped["charts"]["annotator_scores"]["rows"]] == [None, None]
+
+
+@pytest.mark.parametrize("kind", ["clustering", "pairwise"])
+def test_a_task_with_no_answers_lists_no_empty_chart_and_draws_the_distribution_without_a_legend(kind) -> None:
+    """The demo's clustering and pairwise tasks before anyone answers: gold's row counts nothing, so the chart
+    is not offered (the crawl of issue 28 found its URL answering 500: matplotlib refuses a 0-column legend)."""
+    doc = {"charts": {"distribution": {"rows": [{"name": "gold", "counts": []}], "labels": []},
+                      "confusion": {"labels": [], "matrix": [], "rows": "gold", "columns": "majority vote"}}}
+    assert [chart.name for chart in available(doc)] == []
+    assert "<svg" in chart_svg(doc, "distribution")  # drawn anyway if asked for directly: empty axes, no error
+    answered = {"charts": {"distribution": {"rows": [{"name": "gold", "counts": [2, 1]}], "labels": ["a", "b"]}}}
+    assert [chart.name for chart in available(answered)] == ["distribution"]

@@ -81,8 +81,16 @@ def test_mapped_tasks_bring_this_projects_humans_and_llms_into_the_leaderboard(s
     assert humans["columns"]["Classification/eng-Latn"] == pytest.approx((1.0 + 0.8 + 0.6) / 3)
     assert (llm["kind"], llm["n_subsets"]) == ("llm", 3)
     assert llm["columns"]["Classification/eng-Latn"] == pytest.approx((0.8 + 0.6 + 0.2) / 3)
-    # the model also has MultilingualSentiment: humans and LLM miss a subset, so no overall score or rank
-    assert model["n_subsets"] == 4 and humans["overall"] is None and humans["rank_among_models"] is None
+    # the model also has MultilingualSentiment: by default all three are ranked over the 3 subsets they share
+    # (3 rows × 3 subsets beats the model alone on 4): model 0.9, humans (1.0 + 0.8 + 0.6) / 3 = 0.8, LLM 0.533
+    assert (model["n_subsets"], model["n_subsets_outside"]) == (3, 1)
+    assert [(row["rank"], row["overall"]) for row in (model, humans, llm)] == [
+        (1, pytest.approx(0.9)), (2, pytest.approx(0.8)), (3, pytest.approx(1.6 / 3))]
+    assert humans["rank_among_models"] == 2
+    # requiring all 4 subsets (the old rule): humans and LLM miss one, so no overall score or rank
+    strict = {row["name"]: row for row in leaderboard_rows(build(), ["eng-Latn"], rank_over="all")}
+    assert strict["acme/embedder"]["n_subsets"] == 4 and strict["acme/embedder"]["rank"] == 1
+    assert strict[PROJECT_HUMANS]["overall"] is None and strict[PROJECT_HUMANS]["rank_among_models"] is None
 
 
 def test_the_human_score_ci_and_agreement_follow_the_hume_protocol(study):

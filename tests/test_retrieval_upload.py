@@ -124,3 +124,12 @@ def test_annotators_cannot_upload_and_researchers_can(alice, dave) -> None:
     assert response.status_code == 302 and response["Location"] == "/retrieval/MiniFact/"
     assert Document.objects.count() == 10  # MiniFact's English corpus
     assert researcher.get(API_URL).status_code == 200  # researchers still read
+
+
+def test_the_upload_help_shows_the_split_placeholder_as_text(carol) -> None:
+    """Django renders a form's help text as HTML: an unescaped `<split>` was read as a tag and the page showed
+    "qrels/.tsv" (issue 28)."""
+    page = logged_in(carol).get(UPLOAD_URL).content.decode()
+    assert page.count("qrels/&lt;split&gt;.tsv") == 2  # the page's own paragraph and the archive field's help
+    assert "named &lt;split&gt;.tsv" in page
+    assert "<split>" not in page

@@ -86,7 +86,8 @@ class ImportResults(APIView):
 
 
 class Leaderboard(APIView):
-    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five).
+    """HUME Table 1 rows (scores 0–1); ``?lang=`` repeated picks the languages (default HUME's five);
+    ranked over the subsets the rows share, or with ``?subsets=all`` only rows with every subset.
 
     Project humans come from stored reports only; a mapped task without one gets its first report queued
     for a worker (as the pages do) and joins the rows once it is stored."""
@@ -98,7 +99,8 @@ class Leaderboard(APIView):
         languages = request.query_params.getlist("lang") or list(lb.HUME_LANGUAGES)
         comparison = build()
         queue_missing_reports(comparison)  # a broker error is recorded on the report row
-        rows = leaderboard_rows(comparison, languages)
+        rank_over = "all" if request.query_params.get("subsets") == "all" else "shared"
+        rows = leaderboard_rows(comparison, languages, rank_over=rank_over)
         return Response({"languages": languages, "rows": export_rows(rows)})
 
 

@@ -165,10 +165,16 @@ AGREEMENT_SYMBOLS = (("fleiss", "κ"), ("cohen", "κ"), ("kappa", "κ"), ("kripp
                      ("spearman", "ρ"), ("pearson", "r"), ("kendall", "τ"))
 
 
-def leaderboard_rows(comparison: Comparison, languages: Collection[str]) -> list[dict[str, Any]]:
-    """HUME Table 1 rows (all entries ranked together) plus each human's and LLM's rank among models."""
-    scores = comparison.for_languages(languages)
-    rows = lb.table1(scores, languages=languages, kinds=comparison.kinds)
+def leaderboard_rows(comparison: Comparison, languages: Collection[str], *, rank_over: str = "shared",
+                     reference: bool = False) -> list[dict[str, Any]]:
+    """HUME Table 1 rows (all entries ranked together) plus each human's and LLM's rank among models.
+
+    ``rank_over`` picks the ranked subsets (``leaderboard.ranked_subsets``: ``shared`` or ``all``);
+    ``reference`` keeps only the imported entries (HUME's own table: its models and its human baseline).
+    """
+    scores = reference_scores(comparison, languages) if reference else comparison.for_languages(languages)
+    subsets = lb.ranked_subsets(scores, rank_over=rank_over, languages=languages)
+    rows = lb.table1(scores, languages=languages, kinds=comparison.kinds, subsets=subsets)
     model_rows = [row for row in rows if row["kind"] == "model"]
     for row in rows:
         entry = comparison.entries.get(row["name"])
@@ -179,6 +185,24 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str]) -> list
             None if row["kind"] == "model" or row["overall"] is None
             else 1 + sum(model["overall"] > row["overall"] for model in model_rows if model["overall"] is not None))
     return rows
+
+
+def reference_scores(comparison: Comparison, languages: Collection[str]) -> list[lb.SubsetScore]:
+    """The scores of the imported entries only: the models and human reference of the result files."""
+    imported = {name for name, entry in comparison.entries.items() if entry.origin == "imported"}
+    return [score for score in comparison.for_languages(languages) if score.name in imported]
+
+
+def ranking_summary(comparison: Comparison, languages: Collection[str], rows: Sequence[Mapping[str, Any]], *,
+                    rank_over: str = "shared", reference: bool = False) -> dict[str, Any]:
+    """What the page says about the ranking of ``rows`` (from :func:`leaderboard_rows` with the same
+    arguments): how many subsets are ranked and of how many, how many rows are ranked, which are not."""
+    scores = reference_scores(comparison, languages) if reference else comparison.for_languages(languages)
+    ranked = lb.ranked_subsets(scores, rank_over=rank_over, languages=languages)
+    every = lb.ranked_subsets(scores, rank_over="all", languages=languages)
+    return {"rank_over": rank_over, "n_subsets": len(ranked), "n_subsets_all": len(every),
+            "n_rows": sum(row["rank"] is not None for row in rows),
+            "unranked": [row for row in rows if row["rank"] is None]}
 
 
 EXPORT_KEYS = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin",
@@ -254,10 +278,12 @@ def paper_table(comparison: Comparison, table: str, languages: Collection[str] |
     return pt.table8(rows) if table == "8" else pt.agreement_gap(rows)
 
 
-def paper_figure(comparison: Comparison, number: str, human: str, languages: Collection[str]) -> dict[str, Any]:
-    """Data of HUME Figure 1 or 12–16 for one human entry (the drawing is paper_figures.render)."""
+def paper_figure(comparison: Comparison, number: str, human: str, languages: Collection[str], *,
+                 rank_over: str = "shared", reference: bool = False) -> dict[str, Any]:
+    """Data of HUME Figure 1 or 12–16 for one human entry (the drawing is paper_figures.render); Figure 1
+    draws the rows the leaderboard ranks (``rank_over`` and ``reference`` as in :func:`leaderboard_rows`)."""
     if number == "1":
-        return pf.figure_1(leaderboard_rows(comparison, languages))
+        return pf.figure_1(leaderboard_rows(comparison, languages, rank_over=rank_over, reference=reference))
     if number == "12":
         return pf.figure_12(win_rate_table(comparison, human, languages))
     rows = lb.per_task(comparison.for_languages(languages), human=human, languages=languages, kinds=comparison.kinds)

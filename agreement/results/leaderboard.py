@@ -13,8 +13,12 @@ Definitions (HUME, El Assadi et al.), and why:
   (``en`` vs ``eng``).
 * The *overall* score is the unweighted mean of main scores over subsets, restricted to a language
   set (default HUME's five languages: 26 subsets; the French subsets are dropped). An entry that
-  lacks some of the benchmark's subsets gets no overall score and no rank, as on the MTEB
-  leaderboard: a mean over fewer, possibly easier, subsets is not comparable.
+  lacks some of the ranked subsets gets no overall score and no rank, as on the MTEB leaderboard: a
+  mean over fewer, possibly easier, subsets is not comparable.
+* Which subsets are ranked (:func:`ranked_subsets`): ``all`` is every subset some model has (HUME's
+  Table 1, the MTEB rule); ``shared`` (the pages' default) is the subsets that a group of entries all
+  have, the group and its subsets chosen to rank the most scores. When a project adds subsets that no
+  imported model has, ``all`` ranks nobody, while ``shared`` still ranks the entries that can be compared.
 * A human *wins* a subset against a baseline (best, median or mean model score) only when strictly
   higher; a tie is not a win.
 """
@@ -59,6 +63,8 @@ HUME_TASK_KINDS: dict[str, str] = {
 }
 
 SubsetKey = tuple[str, str]  # (MTEB task name, language)
+RANK_OVER = ("shared", "all")  # which subsets the overall score is the mean of: see ranked_subsets
+MAX_CANDIDATE_BLOCKS = 512  # intersections of entries' subset sets tried by ranked_subsets
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,47 @@ def table1(
     return sorted(rows, key=lambda row: (row["rank"] is None, row["rank"] or 0, row["name"]))
 
 
+def ranked_subsets(
+    scores: Iterable[SubsetScore],
+    *,
+    rank_over: str = "shared",
+    languages: Collection[str] = HUME_LANGUAGES,
+) -> set[SubsetKey]:
+    """The subsets the overall score is the mean of (pass them to :func:`table1` as ``subsets``).
+
+    ``all``: every subset some model has (every subset of any entry when there are no models), so an
+    entry is ranked only with all of them. ``shared``: the set of subsets that every entry of some
+    group has, choosing among the intersections of the entries' own sets the one that ranks the most
+    scores (entries × subsets), then the most entries, then the most subsets; ties go to the first in
+    sorted order, so the choice is the same on every call. Empty when no entry has a score.
+    """
+    if rank_over not in RANK_OVER:
+        raise ValueError(f"rank_over must be one of {RANK_OVER}, not {rank_over!r}")
+    index = _index(scores, languages)
+    if rank_over == "all":
+        return _benchmark_subsets(index)
+    own = [frozenset(subsets) for subsets in index.scores.values() if subsets]
+    best: tuple[int, int, int] = (0, 0, 0)
+    chosen: frozenset[SubsetKey] = frozenset()
+    for block in sorted(_intersections(set(own)), key=lambda block: sorted(block)):
+        n_entries = sum(block <= subsets for subsets in own)
+        size = (n_entries * len(block), n_entries, len(block))
+        if size > best:
+            best, chosen = size, block
+    return set(chosen)
+
+
+def _intersections(sets: set[frozenset[SubsetKey]]) -> set[frozenset[SubsetKey]]:
+    """The entries' subset sets and their non-empty intersections (the candidate blocks), up to a cap."""
+    found = set(sets)
+    frontier = set(sets)
+    while frontier and len(found) < MAX_CANDIDATE_BLOCKS:
+        new = {a & b for a in frontier for b in sets if a & b} - found
+        found |= new
+        frontier = new
+    return found
+
+
 def _benchmark_subsets(index: _Index) -> set[SubsetKey]:
     """Every subset some model reports (every subset of any entry when there are no models)."""
     names = index.names(("model",)) or sorted(index.scores)
@@ -236,6 +283,7 @@ def _table1_row(
         "overall": statistics.fmean(own.values()) if complete and own else None,
         "rank": None,
         "n_subsets": len(own),
+        "n_subsets_outside": len(index.scores[name]) - len(own),  # the entry's subsets not ranked here
         "complete": complete,
         "columns": {
             column: statistics.fmean(by_column[column]) if by_column[column] else None

@@ -10,7 +10,7 @@ and arrange them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -88,13 +88,27 @@ class Selection:
     human: str | None
     humans: list[str]
     revision_ids: list[int]
+    rank_over: str = "shared"  # "all": rank only rows with every subset (leaderboard.ranked_subsets)
+    reference: bool = False  # HUME's own table: the imported models and human reference only
 
     def query(self, **extra: str) -> str:
         pairs = [("lang", code) for code in self.languages] + [("rev", str(pk)) for pk in self.revision_ids]
         if self.human:
             pairs.append(("human", self.human))
+        if self.rank_over != "shared":
+            pairs.append(("subsets", self.rank_over))
+        if self.reference:
+            pairs.append(("table", "hume"))
         pairs.extend(extra.items())
         return urlencode(pairs)
+
+    def with_choice(self, **changes: Any) -> str:
+        """The query of this selection with the ranking choice changed (the leaderboard's one-click links)."""
+        return replace(self, **changes).query()
+
+    @property
+    def ranking(self) -> dict[str, Any]:
+        return {"rank_over": self.rank_over, "reference": self.reference}
 
 
 def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
@@ -113,9 +127,16 @@ def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
     default = [code for code in lb.HUME_LANGUAGES if code in available] or available
     humans = comparison.names("human")
     human = request.GET.get("human")
+    reference = request.GET.get("table") == "hume"
+    if reference:
+        humans = [name for name in humans if comparison.entries[name].origin == "imported"] or humans
+    default_human = comparison.default_human()
+    if default_human not in humans:
+        default_human = humans[0] if humans else None
     selection = Selection(languages=chosen or default, available=available,
-                          human=human if human in humans else comparison.default_human(), humans=humans,
-                          revision_ids=revision_ids)
+                          human=human if human in humans else default_human, humans=humans,
+                          revision_ids=revision_ids, rank_over="all" if request.GET.get("subsets") == "all" else
+                          "shared", reference=reference)
     return comparison, selection
 
 
@@ -156,17 +177,30 @@ def pending(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
     comparison, selection = _comparison(request)
-    rows = rc.leaderboard_rows(comparison, selection.languages)
-    context = {"selection": selection, "comparison": comparison, **_table1_layout(rows)}
+    rows = rc.leaderboard_rows(comparison, selection.languages, **selection.ranking)
+    context = {"selection": selection, "comparison": comparison, **_table1_layout(rows),
+               "ranking": rc.ranking_summary(comparison, selection.languages, rows, **selection.ranking),
+               "figure_1": _figure_1(rows, selection)}
     if selection.human:
         context["win_rates"] = _win_rate_rows(rc.win_rate_table(comparison, selection.human, selection.languages))
         context["llm_correlations"] = rc.llm_correlations(comparison, selection.human, selection.languages)
         context["human_row"] = next((row for row in rows if row["name"] == selection.human), None)
+        context["ranked_humans"] = [row for row in rows if row["kind"] == "human" and row["rank_among_models"]
+                                    and row["name"] != selection.human]
         context["best_model"] = next((row for row in rows if row["kind"] == "model" and row["rank"]), None)
         context["n_models"] = sum(row["kind"] == "model" for row in rows)
+        context["n_ranked_models"] = sum(row["kind"] == "model" and row["rank"] is not None for row in rows)
         context["paper_figures"] = paper_figures.TITLES.items()
         context["paper_tables"] = ("2", "4", "5", "6", "7", "8", "5.1")
     return _render(request, "leaderboard", context)
+
+
+def _figure_1(rows: list[dict[str, Any]], selection: Selection) -> str | None:
+    """HUME Figure 1 (overall score per ranked row) as an inline SVG, when two or more rows are ranked."""
+    data = paper_figures.figure_1(rows)
+    if len(data["bars"]) < 2:
+        return None
+    return plots.page_svg(str(paper_figures.render(data, "svg")), data["title"])
 
 
 def _table1_layout(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -293,7 +327,8 @@ def paper_figure(request: HttpRequest, number: str, fmt: str) -> HttpResponse:
     comparison, selection = _comparison(request)
     if not selection.human:
         raise Http404("No human scores to plot.")
-    drawing = paper_figures.render(rc.paper_figure(comparison, number, selection.human, selection.languages), fmt)
+    data = rc.paper_figure(comparison, number, selection.human, selection.languages, **selection.ranking)
+    drawing = paper_figures.render(data, fmt)
     content_type = "image/png" if fmt == "png" else "image/svg+xml; charset=utf-8"
     return HttpResponse(drawing, content_type=content_type)
 
@@ -307,7 +342,7 @@ def export_leaderboard(request: HttpRequest, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json", "tex"):
         raise Http404("The leaderboard exports as .csv, .json and .tex.")
     comparison, selection = _comparison(request)
-    rows = rc.leaderboard_rows(comparison, selection.languages)
+    rows = rc.leaderboard_rows(comparison, selection.languages, **selection.ranking)
     if fmt == "csv":
         return _download(lb.table1_to_csv(rows), "text/csv", "leaderboard.csv")
     if fmt == "tex":

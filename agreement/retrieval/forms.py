@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.html import escape
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Run, collection_name
@@ -31,11 +32,13 @@ class CollectionUploadForm(forms.Form):
                            help_text="The collection, e.g. SciFact (created if new).")
     language = forms.CharField(max_length=32, help_text="MTEB-style code of this subset, e.g. eng-Latn.")
     subset = forms.CharField(max_length=64, required=False, help_text="MTEB hf_subset name (default: the language).")
-    archive = forms.FileField(required=False, help_text="A .zip or .tar.gz with corpus.jsonl, queries.jsonl and "
-                                                        "qrels/<split>.tsv; or leave empty and send the files below.")
+    # Django renders help_text as HTML: the <split> placeholder is escaped, or the browser drops it as a tag
+    archive = forms.FileField(required=False, help_text=escape("A .zip or .tar.gz with corpus.jsonl, queries.jsonl "
+                                                               "and qrels/<split>.tsv; or leave empty and send the "
+                                                               "files below."))
     corpus = forms.FileField(required=False, help_text="corpus.jsonl: _id, text, optional title.")
     queries = forms.FileField(required=False, help_text="queries.jsonl: _id, text, optional instruction.")
-    qrels = MultipleFileField(required=False, help_text="One file per split, named <split>.tsv.")
+    qrels = MultipleFileField(required=False, help_text=escape("One file per split, named <split>.tsv."))
 
 
 def run_name(value: str) -> None:

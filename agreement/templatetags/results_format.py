@@ -63,3 +63,14 @@ def web_url(value: object) -> str:
 def task_label(task: str) -> str:
     """HUMETweetSentimentExtractionClassification → TweetSentimentExtraction (HUME Table 8's names)."""
     return compact_task_name(task or "")
+
+
+RANKING_CHOICES = {"shared": {"rank_over": "shared"}, "all": {"rank_over": "all"}, "hume": {"reference": True},
+                   "project": {"reference": False}}
+
+
+@register.filter
+def with_ranking(selection: object, choice: str) -> str:
+    """The selection's query with one ranking choice changed: ``shared`` or ``all`` subsets, HUME's reference
+    table (``hume``) or every row again (``project``); the leaderboard's one-click links."""
+    return selection.with_choice(**RANKING_CHOICES[choice])  # type: ignore[attr-defined]

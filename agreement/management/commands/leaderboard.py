@@ -44,6 +44,9 @@ class Command(BaseCommand):
         parser.add_argument("--figure", choices=pf.FIGURES,
                             help="Draw HUME Figure 1 or 12-16 instead of a table, into --out (.svg or .png)")
         parser.add_argument("--out", type=Path, help="File the figure is written to (.svg or .png)")
+        parser.add_argument("--rank-over", choices=lb.RANK_OVER, default="shared",
+                            help="Table 1: rank over the subsets the compared rows share (default), or rank only "
+                                 "rows with all subsets (HUME's rule when every row comes from the same benchmark)")
         parser.add_argument("--human", help="The human entry of tables 2, 8 and 5.1 (default: this project's "
                                             "humans when they have scores, else the imported reference)")
 
@@ -57,7 +60,7 @@ class Command(BaseCommand):
             self._figure(comparison, options["figure"], languages, options["human"], options["out"])
             return
         if table == "1":
-            self._table1(comparison, languages, fmt)
+            self._table1(comparison, languages, fmt, options["rank_over"])
             return
         human = "" if table in pt.DATASET_TABLES else self._human(comparison, options["human"])
         data = paper_table(comparison, table, languages if given or table not in pt.DATASET_TABLES else None, human)
@@ -68,8 +71,8 @@ class Command(BaseCommand):
         else:
             self.stdout.write(lb.to_json(data))
 
-    def _table1(self, comparison: Comparison, languages: list[str], fmt: str) -> None:
-        rows = leaderboard_rows(comparison, languages)
+    def _table1(self, comparison: Comparison, languages: list[str], fmt: str, rank_over: str) -> None:
+        rows = leaderboard_rows(comparison, languages, rank_over=rank_over)
         if fmt == "csv":
             self.stdout.write(lb.table1_to_csv(rows), ending="")
         elif fmt == "latex":
