@@ -173,6 +173,8 @@ MAX_IMPORT_LINE_BYTES = int(os.environ.get("MAX_IMPORT_LINE_BYTES", str(1024 * 1
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
+# kombu's Redis transport, kept from killing the worker when Redis drops under load (issue 23; hume/broker.py).
+CELERY_BROKER_TRANSPORT = "hume.broker:Transport"
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
