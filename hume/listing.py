@@ -35,7 +35,8 @@ def search_and_sort(request: HttpRequest, queryset: QuerySet[Any], *, search: Se
                     sorts: Mapping[str, Sequence[Any]], default: str,
                     keep: Sequence[str] = ()) -> tuple[QuerySet[Any], Listing]:
     """Filter by `q` over `search` fields and order by the whitelisted `sort` key (`-key`: descending)."""
-    q = request.GET.get("q", "").strip()[:MAX_QUERY_CHARS]
+    # a NUL cannot be in any stored text, and PostgreSQL refuses it in a query (a 500 in the hostile crawl)
+    q = request.GET.get("q", "").replace("\x00", "").strip()[:MAX_QUERY_CHARS]
     if q:
         queryset = queryset.filter(reduce(or_, (Q(**{f"{name}__icontains": q}) for name in search)))
         if any("__" in name for name in search):  # a match through a to-many relation may repeat a row

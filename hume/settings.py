@@ -170,9 +170,16 @@ MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 MAX_IMPORT_LINE_BYTES = int(os.environ.get("MAX_IMPORT_LINE_BYTES", str(1024 * 1024)))
+# A dataset upload bigger than this is stored and imported by a worker (tasks_app/import_jobs.py) instead of
+# inside the web request (issue 23: a 383 MB import ran into gunicorn's timeout). The folder must be shared by
+# the web processes and the workers (one machine: the default under HUME_DATA_DIR).
+IMPORT_IN_BACKGROUND_BYTES = int(os.environ.get("IMPORT_IN_BACKGROUND_BYTES", str(5 * 1024 * 1024)))
+IMPORT_SPOOL_DIR = Path(os.environ.get("IMPORT_SPOOL_DIR", DATA_DIR / "imports"))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = REDIS_URL
+# kombu's Redis transport, kept from killing the worker when Redis drops under load (issue 23; hume/broker.py).
+CELERY_BROKER_TRANSPORT = "hume.broker:Transport"
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

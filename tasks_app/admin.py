@@ -31,6 +31,8 @@ class TaskAdmin(admin.ModelAdmin):
         if not self.has_add_permission(request):
             raise PermissionDenied
         attempt = attempt_import(request)
+        if attempt.job is not None:  # a big file: imported by a worker; its page shows progress and result
+            return redirect("tasks_app:import-job", job_id=attempt.job.pk)
         if attempt.summary is not None:
             self.message_user(request, "; ".join(attempt.summary.lines()), messages.SUCCESS)
             return redirect("admin:tasks_app_task_change", attempt.summary.task_id)

@@ -6,6 +6,7 @@ from pathlib import PurePath
 from typing import Any
 
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework.decorators import api_view, parser_classes, permission_classes
 from rest_framework.parsers import MultiPartParser
@@ -17,10 +18,12 @@ from rest_framework.viewsets import ReadOnlyModelViewSet
 from hume.roles import IsAdmin
 
 from .access import visible_tasks, with_counts
+from .import_jobs import goes_to_background, start_import_job
 from .importing import ImportFailed, import_upload
-from .models import Task
+from .models import ImportJob, Task
 from .serializers import (
     ImportErrorsSerializer,
+    ImportJobSerializer,
     ImportSummarySerializer,
     TaskImportRequestSerializer,
     TaskSerializer,
@@ -45,17 +48,46 @@ class TaskViewSet(ReadOnlyModelViewSet):
     description="The same import as `manage.py import_task` and the upload page: atomic (a bad file imports "
                 "nothing) and idempotent (the same file again adds nothing). Errors name file, line and field.",
     request={"multipart/form-data": TaskImportRequestSerializer},
-    responses={201: ImportSummarySerializer, 400: ImportErrorsSerializer,
+    responses={201: ImportSummarySerializer, 202: ImportJobSerializer, 400: ImportErrorsSerializer,
                403: OpenApiResponse(description="not an admin")},
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])
 @permission_classes([IsAdmin])
 def import_dataset(request: Request) -> Response:
+    """201 with the summary; for a file over IMPORT_IN_BACKGROUND_BYTES, 202 with the job a worker runs and
+    its status URL (also in Location), whose `status` ends "done" (with the summary) or "failed" (with the
+    problems, as a 400 would list them)."""
+    upload = request.FILES.get("file")
+    if upload is not None and goes_to_background(upload):
+        return background_import(request, upload)
+
     def run(options: dict[str, Any], filename: str) -> Any:
         return import_upload(options.pop("file"), options)
 
     return upload_response(request, TaskImportRequestSerializer, run)
+
+
+def background_import(request: Request, upload: Any) -> Response:
+    serializer = TaskImportRequestSerializer(data=request.data)
+    filename = PurePath(upload.name).name
+    if not serializer.is_valid():
+        return Response({"errors": serializer_problems(serializer.errors, filename)}, status=400)
+    try:
+        job = start_import_job(upload, dict(serializer.validated_data), request.user)
+    except ImportFailed as failed:
+        return Response({"errors": [problem.as_dict() for problem in failed.problems]}, status=400)
+    body = ImportJobSerializer(job, context={"request": request}).data
+    return Response(body, status=202, headers={"Location": body["status_url"]})
+
+
+@extend_schema(summary="A background dataset import", responses={200: ImportJobSerializer})
+@api_view(["GET"])
+@permission_classes([IsAdmin])
+def import_status(request: Request, job_id: int) -> Response:
+    job = get_object_or_404(ImportJob, pk=job_id)
+    return Response(ImportJobSerializer(job, context={"request": request}).data)
+
 
 
 def upload_response(request: Request, serializer_class: type[Serializer],

@@ -7,8 +7,10 @@ from typing import Any
 from django import forms
 from django.http import HttpRequest
 
+from .import_jobs import goes_to_background, start_import_job
 from .importing import ImportFailed, ImportProblem, ImportSummary, import_upload
 from .kinds import KIND_CHOICES
+from .models import ImportJob
 
 
 class TaskImportForm(forms.Form):
@@ -50,11 +52,12 @@ class TaskImportForm(forms.Form):
 @dataclass
 class ImportAttempt:
     """The upload form after a request, with what the import said: its problems (file, line, field) or,
-    when it succeeded, its summary."""
+    when it succeeded, its summary; or, for a file over IMPORT_IN_BACKGROUND_BYTES, the job importing it."""
 
     form: TaskImportForm
     problems: list[ImportProblem] = field(default_factory=list)
     summary: ImportSummary | None = None
+    job: ImportJob | None = None
 
     @property
     def status(self) -> int:
@@ -68,7 +71,11 @@ def attempt_import(request: HttpRequest) -> ImportAttempt:
     attempt = ImportAttempt(TaskImportForm(request.POST or None, request.FILES or None))
     if request.method == "POST" and attempt.form.is_valid():
         try:
-            attempt.summary = import_upload(attempt.form.cleaned_data["file"], attempt.form.options())
+            upload = attempt.form.cleaned_data["file"]
+            if goes_to_background(upload):
+                attempt.job = start_import_job(upload, attempt.form.options(), request.user)
+            else:
+                attempt.summary = import_upload(upload, attempt.form.options())
         except ImportFailed as failed:
             attempt.problems = failed.problems
     return attempt

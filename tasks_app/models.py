@@ -141,3 +141,43 @@ class ItemCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} check {self.item_id}"
+
+
+class ImportJob(models.Model):
+    """A dataset upload too big to import inside the web request (over IMPORT_IN_BACKGROUND_BYTES): the file is
+    stored under IMPORT_SPOOL_DIR and a worker imports it (tasks_app/import_jobs.py), as atomically as the
+    page would. `problems` holds what a refused import said (file, line, field, message); `summary` what a
+    finished one did (ImportSummary.as_dict())."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    file_name = models.CharField(max_length=255, help_text="The uploaded file's name (no folders).")
+    stored_as = models.CharField(max_length=64, help_text="The stored copy's name inside IMPORT_SPOOL_DIR.")
+    size = models.PositiveBigIntegerField()
+    bytes_read = models.PositiveBigIntegerField(default=0)
+    options = models.JSONField(default=dict, help_text="The import's options, as the form or API sent them.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    claimed_by = models.CharField(max_length=64, blank=True, help_text="The Celery message that runs it.")
+    problems = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"import of {self.file_name} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        return min(99, int(100 * self.bytes_read / self.size)) if self.size else 0

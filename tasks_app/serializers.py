@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -82,3 +83,27 @@ def serializer_problems(errors: dict[str, Any], filename: str) -> list[dict[str,
     """DRF field errors in the import's error shape, so clients handle one format."""
     return [{"file": filename, "line": None, "field": None if name == "non_field_errors" else name,
              "message": " ".join(str(m) for m in messages)} for name, messages in errors.items()]
+
+
+class ImportJobSerializer(serializers.Serializer):
+    """A big import run by a worker (tasks_app/import_jobs.py): poll `status_url` until `status` is done
+    (`summary` as the 201 body) or failed (`problems` as the 400 body's `errors`)."""
+
+    id = serializers.IntegerField()
+    file = serializers.CharField(source="file_name")
+    size = serializers.IntegerField()
+    bytes_read = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    status = serializers.CharField(help_text="queued, running, done or failed")
+    problems = ImportProblemSerializer(many=True)
+    summary = ImportSummarySerializer(allow_null=True)
+    status_url = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_status_url(self, job) -> str:
+        return reverse("api-task-import-status", kwargs={"job_id": job.pk})
+
+    def get_page_url(self, job) -> str:
+        return reverse("tasks_app:import-job", kwargs={"job_id": job.pk})

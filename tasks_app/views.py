@@ -1,4 +1,5 @@
-"""Task pages: the list, a task's detail with an item preview, and the dataset upload (admins)."""
+"""Task pages: the list, a task's detail with an item preview, and the dataset upload and its background
+import's page (admins)."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -8,7 +9,7 @@ from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
 from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
@@ -17,7 +18,8 @@ from hume.roles import is_researcher
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import SampleForm, attempt_import
-from .models import Item, Task
+from .importing import ImportProblem, ImportSummary
+from .models import ImportJob, Item, Task
 
 PREVIEW_PAGE = 20
 TASK_SEARCH = ("name", "kind", "language", "mteb_task_name")
@@ -64,9 +66,25 @@ def task_import(request: HttpRequest) -> HttpResponse:
     if not may_import(request.user):
         raise PermissionDenied("Only admins import datasets.")
     attempt = attempt_import(request)
+    if attempt.job is not None:
+        return redirect("tasks_app:import-job", job_id=attempt.job.pk)
     if attempt.summary is not None:
         for line in attempt.summary.lines():
             messages.success(request, line)
         return redirect("tasks_app:detail", task_id=attempt.summary.task_id)
     return render(request, "tasks_app/task_import.html", {"form": attempt.form, "problems": attempt.problems},
                   status=attempt.status)
+
+
+@login_required
+@require_http_methods(["GET"])
+@vary_on_headers("HX-Request")
+def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A big import's progress and, when it ends, its result (polled by htmx while it runs)."""
+    if not may_import(request.user):
+        raise PermissionDenied("Only admins import datasets.")
+    job = get_object_or_404(ImportJob, pk=job_id)
+    summary = ImportSummary(**job.summary) if job.summary else None
+    problems = [ImportProblem(**problem) for problem in job.problems]
+    template = "tasks_app/_import_job.html" if request.htmx else "tasks_app/import_job.html"
+    return render(request, template, {"job": job, "summary": summary, "problems": problems})

@@ -88,9 +88,10 @@ def test_the_openapi_schema_documents_the_endpoints(client: Client, dave) -> Non
     client.force_login(dave)
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     paths = schema["paths"]
-    expected = {"/api/v1/tasks/", "/api/v1/tasks/{id}/", "/api/v1/tasks/import/", "/api/v1/annotations/import/"}
+    expected = {"/api/v1/tasks/", "/api/v1/tasks/{id}/", "/api/v1/tasks/import/", "/api/v1/annotations/import/",
+                "/api/v1/tasks/imports/{job_id}/"}
     assert expected <= set(paths)
     upload_body = paths["/api/v1/tasks/import/"]["post"]["requestBody"]["content"]["multipart/form-data"]
     assert upload_body["schema"]["$ref"].endswith("/TaskImportRequest")
-    assert set(paths["/api/v1/tasks/import/"]["post"]["responses"]) == {"201", "400", "403"}
+    assert set(paths["/api/v1/tasks/import/"]["post"]["responses"]) == {"201", "202", "400", "403"}
     assert "update_gold" in schema["components"]["schemas"]["TaskImportRequest"]["properties"]

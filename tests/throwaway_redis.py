@@ -27,8 +27,12 @@ def redis_server_binary() -> str:
 
 
 class ThrowawayRedis:
-    def __init__(self) -> None:
+    """`data_dir`: keep the data there (append-only file, written through on every command), so a restart on
+    the same folder finds the queues as they were, as a production Redis with persistence does."""
+
+    def __init__(self, data_dir: Path | None = None) -> None:
         self.port = free_port()
+        self.data_dir = data_dir
         self.process: subprocess.Popen | None = None
 
     @property
@@ -36,9 +40,11 @@ class ThrowawayRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        persistence = ["--appendonly", "no"] if self.data_dir is None else [
+            "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
         self.process = subprocess.Popen(
-            [redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:

@@ -167,6 +167,11 @@ class OpenAIEncoder:
         self.batch_size = model.batch_size
         self.dimensions = model.dimensions
         self.client = make_client(model.base_url, key, timeout=model.timeout_seconds, max_retries=model.max_retries)
+        if model.max_requests is not None:  # the endpoint's spend cap (annotation/llm/spend.py)
+            from annotation.llm.spend import RequestBudget
+
+            label = f"the embeddings endpoint of model {model.name!r}"
+            self.client.budget = RequestBudget(type(model), model.pk, label)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         from agreement.model_runs.endpoint import embed_batches

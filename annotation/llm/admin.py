@@ -18,7 +18,8 @@ class LLMAnnotatorConfigAdminForm(forms.ModelForm):
 
     class Meta:
         model = LLMAnnotatorConfig
-        fields = ("annotator", *CONFIG_FIELDS, "logprobs", "confidence_samples", "created_by")
+        fields = ("annotator", *CONFIG_FIELDS, "logprobs", "confidence_samples", "max_requests", "requests_sent",
+                  "created_by")
 
 
 @admin.register(LLMAnnotatorConfig)

@@ -136,8 +136,9 @@ class ChatClient:
 
     def __init__(self, base_url: str, api_key: str | None, *, timeout: float, max_retries: int,
                  limiter: RateLimiter, backoff_base: float = 0.5, backoff_cap: float = 30.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, budget: Any = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.budget = budget  # the endpoint's spend cap (annotation/llm/spend.py): one request taken per try
         self._api_key = api_key
         self.timeout, self.max_retries = timeout, max_retries
         self.limiter = limiter
@@ -159,6 +160,8 @@ class ChatClient:
         attempt = 0
         while True:
             attempt += 1
+            if self.budget is not None:
+                self._take_from_budget(attempt)
             self.limiter.acquire()
             started = time.monotonic()
             try:
@@ -175,6 +178,8 @@ class ChatClient:
         attempt = 0
         while True:
             attempt += 1
+            if self.budget is not None:
+                await asyncio.to_thread(self._take_from_budget, attempt)  # a database write: not on the loop
             if (delay := self.limiter.reserve()) > 0:
                 await asyncio.sleep(delay)
             started = time.monotonic()
@@ -185,6 +190,14 @@ class ChatClient:
                 continue
             latency_ms = int((time.monotonic() - started) * 1000)
             return self._reply(status, text, attempt, latency_ms)
+
+    def _take_from_budget(self, attempt: int) -> None:
+        """Take this try from the spend cap; out of budget, stop here, with the tries actually sent."""
+        try:
+            self.budget.take()
+        except EndpointError as exc:
+            exc.attempts = attempt - 1
+            raise
 
     def _failed(self, exc: EndpointError, attempt: int) -> float:
         """Seconds to wait before retrying after `exc`; re-raises it when there is no retry left."""

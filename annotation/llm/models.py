@@ -107,6 +107,12 @@ class LLMAnnotatorConfig(models.Model):
     price_per_1k_output = models.DecimalField(
         max_digits=12, decimal_places=6, null=True, blank=True, validators=[MinValueValidator(0)],
         help_text="Optional: price per 1,000 completion tokens.")
+    max_requests = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Spend cap: the most HTTP requests (retries included) sent to this endpoint "
+                                         "while the cap is set, by all runs together; empty: no cap. A run that "
+                                         "reaches it stops with the reason (docs/llm.md, \"Spend caps\").")
+    requests_sent = models.PositiveBigIntegerField(
+        default=0, help_text="HTTP requests counted against max_requests; set it back to 0 to start a new budget.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

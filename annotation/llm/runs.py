@@ -43,6 +43,7 @@ from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, Missin
 from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
 from annotation.llm.request_sql import insert_claims, store_outcomes
 from annotation.llm.simulated import Example, run_examples, simulated_answers
+from annotation.llm.spend import RequestBudget
 from annotation.models import Annotation, Annotator, Batch
 from annotation.signals import annotations_imported
 from tasks_app.models import Item, Task
@@ -494,7 +495,8 @@ def execute_run(run_id: int) -> str:
     config = run.annotator.llm_config
     try:
         client = ChatClient(config.base_url, config.resolve_api_key(), timeout=config.timeout_seconds,
-                            max_retries=config.max_retries, limiter=RateLimiter(config.requests_per_minute))
+                            max_retries=config.max_retries, limiter=RateLimiter(config.requests_per_minute),
+                            budget=budget_of(config))
     except MissingAPIKey as exc:
         return release(run, token, fatal_error=str(exc), exhausted=False)
     try:
@@ -504,6 +506,13 @@ def execute_run(run_id: int) -> str:
         release(run, token, fatal_error=f"the run stopped on an error: {type(exc).__name__}: {exc}", exhausted=False)
         raise
     return release(run, token, fatal_error=fatal_error, exhausted=exhausted)
+
+
+def budget_of(config: LLMAnnotatorConfig) -> RequestBudget | None:
+    """The endpoint's spend cap, when an admin set one (annotation/llm/spend.py)."""
+    if config.max_requests is None:
+        return None
+    return RequestBudget(LLMAnnotatorConfig, config.pk, f"the LLM endpoint of {config.annotator.user.username}")
 
 
 def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, token: uuid.UUID) -> tuple[str | None, bool]:
