@@ -327,12 +327,15 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
-# of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
-REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
 # Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
+# The job layer (hume/jobs/, docs/architecture.md "The job layer"): every background job's claim holds it for
+# JOB_LEASE_SECONDS; its worker renews the lease every third of that while it works, so a job whose worker was
+# killed is free again, and re-queued by the beat below, within about a minute. A job claimed JOB_MAX_ATTEMPTS
+# times without finishing (each worker killed, out of memory or hung) fails with that reason.
+JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "60"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
 # reports, model-run chunks and split retrieval-run chunks whose lease lapsed, so a run whose worker died is
 # taken over without waiting for a page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler):
@@ -341,7 +344,7 @@ KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
 DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
-    "requeue-dead-reports": {"task": "agreement.requeue_dead_reports", "schedule": DEAD_RUN_CHECK_SECONDS},
+    "requeue-lapsed-jobs": {"task": "jobs.requeue_lapsed", "schedule": DEAD_RUN_CHECK_SECONDS},
     "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
     "requeue-dead-retrieval-chunks": {"task": "retrieval.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
 }

@@ -50,7 +50,7 @@ def wait_for(condition, timeout: float):  # type: ignore[no-untyped-def]
 def test_the_beat_schedule_checks_reports_and_chunks_every_15_seconds() -> None:
     assert settings.DEAD_RUN_CHECK_SECONDS == 15
     assert {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "agreement.requeue_dead_reports": 15, "model_runs.requeue_dead_chunks": 15,
+        "jobs.requeue_lapsed": 15, "model_runs.requeue_dead_chunks": 15,
         "retrieval.requeue_dead_chunks": 15}
 
 

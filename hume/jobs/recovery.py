@@ -1,0 +1,76 @@
+"""Finding jobs whose worker died and sending them again: the one beat entry and the one worker-start hook.
+
+A worker killed outright (SIGKILL, power loss, the OOM killer) requeues nothing, and its Celery message comes
+back only after the broker's hour-long visibility timeout. Its job's lease lapses within
+settings.JOB_LEASE_SECONDS instead; then `requeue_lapsed` (every DEAD_RUN_CHECK_SECONDS, from the beat
+embedded in every worker) sends each such job a new message, and `resume` (once, when a worker starts) sends
+every unfinished job one, timed for when its lease lapses. Copies are harmless: the claim decides who works.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from hume import jobs
+from hume.jobs.lease import lapsed, lease_seconds
+from hume.jobs.models import JobStatus
+from hume.jobs.registry import JobType, types
+
+log = logging.getLogger(__name__)
+
+
+def send(job_type: JobType, key: object, *, countdown: float = 0) -> None:
+    if job_type.requeue is not None and not countdown:
+        job_type.requeue(key)
+    else:
+        jobs.enqueue(job_type.task, key, countdown=countdown)
+
+
+def requeue_lapsed() -> dict[str, list[object]]:
+    """Send a message for every running job whose lease lapsed; returns the keys sent, per job type."""
+    sent: dict[str, list[object]] = {}
+    for job_type in types():
+        keys = sorted(set(job_type.model_class()._default_manager.filter(lapsed())
+                          .values_list(job_type.key, flat=True)))
+        for key in keys:
+            try:
+                send(job_type, key)
+            except Exception:  # one broker error must not keep the other types waiting
+                log.exception("%s %s: could not be sent again", job_type.name, key)
+        if keys:
+            log.warning("%s: re-queued %s whose worker stopped renewing its lease", job_type.name, keys)
+            sent[job_type.name] = keys
+    return sent
+
+
+def waiting(job_type: JobType) -> list[tuple[object, float]]:
+    """(key, seconds until it may be claimed) of every job of the type a starting worker should look at:
+    running ones once their lease lapses (a live holder keeps renewing it, and the look finds nothing to
+    do), and ones queued for longer than a lease (a broker restarted without its data lost their message;
+    one sent just now is left to do its work)."""
+    now = timezone.now()
+    waited = now - timedelta(seconds=lease_seconds())
+    rows = job_type.model_class()._default_manager.filter(
+        Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, **{f"{job_type.queued_since}__isnull": True})
+        | Q(status=JobStatus.QUEUED, **{f"{job_type.queued_since}__lt": waited})
+    ).values_list(job_type.key, "status", "lease_expires_at")
+    soonest: dict[object, float] = {}
+    for key, status, expires in rows:
+        wait = 0.0 if status == JobStatus.QUEUED or expires is None else max(0.0, (expires - now).total_seconds())
+        soonest[key] = min(wait, soonest.get(key, wait))
+    return sorted(soonest.items(), key=lambda pair: (pair[1], str(pair[0])))
+
+
+def resume() -> dict[str, list[object]]:
+    """Give every unfinished job of every type a message, timed for when its lease lapses."""
+    sent: dict[str, list[object]] = {}
+    for job_type in types():
+        found = waiting(job_type)
+        for key, wait in found:
+            jobs.enqueue(job_type.task, key, countdown=wait + 1 if wait else 0)
+        if found:
+            sent[job_type.name] = [key for key, _ in found]
+    return sent

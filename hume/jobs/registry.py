@@ -1,0 +1,46 @@
+"""The one list of job types: what the layer needs to find a job whose worker died and send it again.
+
+An app registers each of its job types once, in its AppConfig.ready(): the concrete model (a subclass of
+`hume.jobs.models.Job`), the Celery task that works on it and the column whose value that task takes (a
+report's task takes the task id, a split run's chunk task the run id). The one beat entry
+(`jobs.requeue_lapsed`) and the one `worker_ready` hook (`hume/jobs/tasks.py`) go through this list, so a
+new job type needs no beat entry, no hook and no setting of its own.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.apps import apps
+from django.db import models
+
+
+@dataclass(frozen=True)
+class JobType:
+    name: str
+    model: str  # "app_label.ModelName"
+    task: str  # the Celery task name; it takes the value of `key`
+    key: str = "pk"
+    # The column saying since when a queued job waits: one queued longer than a lease may have lost its
+    # message (a broker restarted without its data) and is sent again when a worker starts.
+    queued_since: str = "started_at"
+    # Optional: how to send a job again (e.g. a report marks itself queued and reports a broker error on
+    # the row); it takes the key's value. Default: `hume.jobs.enqueue(task, key)`.
+    requeue: Callable[[Any], Any] | None = None
+
+    def model_class(self) -> type[models.Model]:
+        return apps.get_model(self.model)
+
+
+TYPES: dict[str, JobType] = {}
+
+
+def register(job_type: JobType) -> JobType:
+    """Add a job type (idempotent: ready() may run twice in tests)."""
+    TYPES[job_type.name] = job_type
+    return job_type
+
+
+def types() -> list[JobType]:
+    return list(TYPES.values())
