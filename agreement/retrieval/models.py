@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from hume.jobs.models import Job
 from tasks_app.models import Item, Task, language_code
 
 
@@ -182,25 +183,17 @@ class PoolUnit(models.Model):
         return self.pair_id
 
 
-class Evaluation(models.Model):
+class Evaluation(Job):
     """The stored scores of every run of a collection (rows of ``evaluation.Row.as_dict`` at k = 1…100),
-    computed by a Celery task and keyed by a digest of what they were computed from."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
+    computed by a Celery task and keyed by a digest of what they were computed from. Its job state (status,
+    claim, lease, attempts, error) is the job layer's (hume/jobs/models.py)."""
 
     collection = models.OneToOneField(Collection, on_delete=models.CASCADE, related_name="evaluation")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the runs and judgments read.")
     thresholds = models.JSONField(default=dict, blank=True, help_text="Relevance threshold per judge name.")
     rows = models.JSONField(default=list, blank=True)
     judges = models.JSONField(default=dict, blank=True,
                               help_text="Per subset: judge–judge and judge–human correlations, α, distributions.")
-    error = models.TextField(blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
