@@ -253,18 +253,13 @@ LOGGING = {
 LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 
-# Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
-# by another worker once it has run out.
-MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# Model runs (agreement/model_runs): chunks are jobs of the job layer (JOB_LEASE_SECONDS, JOB_MAX_ATTEMPTS below).
 # Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
 # stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
 MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
 # The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
 # separator (":" on Linux). The model shipped with HUME is always allowed.
 MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]
-# A chunk is claimed at most this many times; then its run fails with the reason (a chunk that kills or hangs
-# every worker that takes it must not be re-claimed for ever).
-MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
 # Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
 # or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
 # Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type
@@ -345,6 +340,5 @@ DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "requeue-lapsed-jobs": {"task": "jobs.requeue_lapsed", "schedule": DEAD_RUN_CHECK_SECONDS},
-    "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
     "requeue-dead-retrieval-chunks": {"task": "retrieval.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
 }

@@ -50,7 +50,7 @@ def wait_for(condition, timeout: float):  # type: ignore[no-untyped-def]
 def test_the_beat_schedule_checks_reports_and_chunks_every_15_seconds() -> None:
     assert settings.DEAD_RUN_CHECK_SECONDS == 15
     assert {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "jobs.requeue_lapsed": 15, "model_runs.requeue_dead_chunks": 15,
+        "jobs.requeue_lapsed": 15,
         "retrieval.requeue_dead_chunks": 15}
 
 
@@ -83,7 +83,7 @@ def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_runnin
         settle_after_start()
         run = start_run(task, model, chunk_texts=4)  # no message sent: as if a worker had died holding each chunk
         RunChunk.objects.filter(run=run).update(status=RunChunk.Status.RUNNING, claim_token=uuid.uuid4(),
-                                                lease_until=timezone.now() - timedelta(seconds=1))
+                                                lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert sorted(dead_chunks()) == sorted(run.chunks.values_list("id", flat=True)) and not dead_scorings()
 
         finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), BOUND)

@@ -154,7 +154,8 @@ class Lease:
 
 def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, max_attempts: int | None = None,
           **fields: Any) -> Lease | None:
-    """Claim the one job in ``rows`` if it is claimable (or matches ``may``): a single conditional UPDATE.
+    """Claim the job in ``rows`` (one row; of several, the first claimable) if it is claimable (or matches
+    ``may``): the conditional UPDATE's row count decides between racing workers.
 
     ``fields`` are written with the claim (a stage, a progress). With ``max_attempts``, a job already
     claimed that often fails with the reason instead of being claimed again. None if not won."""
@@ -165,14 +166,14 @@ def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, 
             status=JobStatus.FAILED, error=exhausted_message(max_attempts), claim_token=None,
             lease_expires_at=None, finished_at=now)
         condition &= Q(attempts__lt=max_attempts)
+    pk = rows.filter(condition).values_list("pk", flat=True).first()
+    if pk is None:
+        return None
     token = uuid.uuid4()
-    won = rows.filter(condition).update(
+    won = rows.filter(condition, pk=pk).update(  # the condition again: the row may have been claimed meanwhile
         status=JobStatus.RUNNING, claim_token=token, claimed_by=claimed_by, holder=holder_name(), started_at=now,
         finished_at=None, lease_expires_at=lease_until(now), attempts=F("attempts") + 1, **fields)
-    if not won:
-        return None
-    pk = rows.filter(claim_token=token).values_list("pk", flat=True).first()
-    return Lease(rows.model, pk, token) if pk is not None else None
+    return Lease(rows.model, pk, token) if won else None
 
 
 def claim_next(rows: models.QuerySet, *, claimed_by: str = "", max_attempts: int | None = None,

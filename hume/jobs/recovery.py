@@ -11,15 +11,18 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from hume import jobs
-from hume.jobs.lease import lapsed, lease_seconds
-from hume.jobs.models import JobStatus
+from hume.jobs.lease import lease_seconds
 from hume.jobs.registry import JobType, types
 
 log = logging.getLogger(__name__)
+
+
+def rows(job_type: JobType) -> QuerySet:
+    return job_type.model_class()._default_manager.filter(**job_type.scope)
 
 
 def send(job_type: JobType, key: object, *, countdown: float = 0) -> None:
@@ -33,7 +36,7 @@ def requeue_lapsed() -> dict[str, list[object]]:
     """Send a message for every running job whose lease lapsed; returns the keys sent, per job type."""
     sent: dict[str, list[object]] = {}
     for job_type in types():
-        keys = sorted(set(job_type.model_class()._default_manager.filter(lapsed())
+        keys = sorted(set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
                           .values_list(job_type.key, flat=True)))
         for key in keys:
             try:
@@ -53,13 +56,15 @@ def waiting(job_type: JobType) -> list[tuple[object, float]]:
     one sent just now is left to do its work)."""
     now = timezone.now()
     waited = now - timedelta(seconds=lease_seconds())
-    rows = job_type.model_class()._default_manager.filter(
-        Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, **{f"{job_type.queued_since}__isnull": True})
-        | Q(status=JobStatus.QUEUED, **{f"{job_type.queued_since}__lt": waited})
-    ).values_list(job_type.key, "status", "lease_expires_at")
+    look = Q(status=job_type.running_status)
+    if job_type.queued_status is not None:
+        since = job_type.queued_since
+        look |= Q(status=job_type.queued_status) & (Q(**{f"{since}__isnull": True}) | Q(**{f"{since}__lt": waited}))
+    found = rows(job_type).filter(look).values_list(job_type.key, "status", "lease_expires_at")
     soonest: dict[object, float] = {}
-    for key, status, expires in rows:
-        wait = 0.0 if status == JobStatus.QUEUED or expires is None else max(0.0, (expires - now).total_seconds())
+    for key, status, expires in found:
+        held = status == job_type.running_status and expires is not None
+        wait = max(0.0, (expires - now).total_seconds()) if held else 0.0
         soonest[key] = min(wait, soonest.get(key, wait))
     return sorted(soonest.items(), key=lambda pair: (pair[1], str(pair[0])))
 

@@ -9,14 +9,14 @@ new job type needs no beat entry, no hook and no setting of its own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.apps import apps
 from django.db import models
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JobType:
     name: str
     model: str  # "app_label.ModelName"
@@ -28,6 +28,12 @@ class JobType:
     # Optional: how to send a job again (e.g. a report marks itself queued and reports a broker error on
     # the row); it takes the key's value. Default: `hume.jobs.enqueue(task, key)`.
     requeue: Callable[[Any], Any] | None = None
+    # Only these rows are looked at (e.g. chunks of a run still embedding: a failed run's chunks are left alone).
+    scope: dict[str, Any] = field(default_factory=dict)
+    # The status values meaning held and waiting, for a row whose own vocabulary is wider (a model run's
+    # scoring step); None: the type has no waiting rows to resume.
+    running_status: str = "running"
+    queued_status: str | None = "queued"
 
     def model_class(self) -> type[models.Model]:
         return apps.get_model(self.model)
