@@ -1,0 +1,113 @@
+"""A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
+the same numbers, once: a SAGE run, a retrieval evaluation and a report (issue 21 item 2).
+
+Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
+(tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
+the job, and the broker would give its message back only after an hour. The job's lease
+(JOB_LEASE_SECONDS, 10 s in the tests) lapses instead, and the next worker's start (`jobs.resume`) or the
+beat's `jobs.requeue_lapsed` sends it again."""
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from agreement.models import Report
+from agreement.reports import request_report
+from agreement.retrieval.models import Collection, Evaluation
+from agreement.retrieval.reports import request_evaluation, run_evaluation
+from agreement.sage.datasets import load_study
+from agreement.sage.models import SageRun
+from agreement.sage.scorers import metric_scorers
+from agreement.sage.study import run_study
+from hume import jobs
+from tests.retrieval_helpers import judged_collection
+from tests.test_report_worker_crash import kill_whole_worker, small_task
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+STUDY = Path(__file__).parent / "sage_study"
+
+
+@pytest.fixture
+def production(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers started after this run with DEBUG=false and a real secret key, as in production."""
+    monkeypatch.setenv("DEBUG", "false")
+    monkeypatch.setenv("SECRET_KEY", secrets.token_urlsafe(64))
+    monkeypatch.setenv("ALLOWED_HOSTS", "localhost")
+
+
+def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s")
+
+
+@pytest.mark.usefixtures("production")
+def test_a_sage_run_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_with_the_same_table(
+        start_worker, dave) -> None:
+    run = SageRun.objects.create(study="sage_study", folder=str(STUDY), metrics=["jaccard"], seed=0, created_by=dave)
+    doomed = start_worker(report_pause=120)
+    jobs.enqueue("sage.run_study", run.pk)
+    held = wait_for(lambda: SageRun.objects.filter(pk=run.pk, status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+    assert SageRun.objects.get(pk=run.pk).status == "running"  # left behind by the dead worker
+
+    started = time.monotonic()
+    start_worker()
+    done = wait_for(lambda: SageRun.objects.filter(pk=run.pk).exclude(status="running").first(), 90, "finished")
+
+    assert done.status == "done", done.error
+    assert time.monotonic() - started < 90
+    assert (SageRun.objects.count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder  # a new worker process finished it
+    expected = run_study(load_study(STUDY), metric_scorers(["jaccard"]), seed=0)  # the same seed, in-process
+    assert done.table == expected
+
+
+@pytest.mark.usefixtures("production")
+def test_a_retrieval_evaluation_whose_worker_is_killed_mid_run_is_finished_with_the_same_rows(start_worker) -> None:
+    judged_collection()
+    collection = Collection.objects.get()
+    doomed = start_worker(report_pause=120)
+    request_evaluation(collection)
+    held = wait_for(lambda: Evaluation.objects.filter(status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+
+    start_worker()
+    done = wait_for(lambda: Evaluation.objects.exclude(status="running").exclude(status="queued").first(), 90,
+                    "finished")
+
+    assert done.status == "done", done.error
+    assert (Evaluation.objects.count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder
+    rows = done.rows
+    assert len(rows) == 10  # two runs × (en: qrels, two judges, their mean; da: qrels only): none lost or doubled
+    assert len({(r["run"], r["subset"], r["reference"]) for r in rows}) == 10
+    # the same numbers as computing it here, from scratch
+    Evaluation.objects.filter(pk=done.pk).update(status="queued", digest="", rows=[], attempts=0)
+    assert run_evaluation(collection.pk, claimed_by="test") == "computed"
+    assert Evaluation.objects.get(pk=done.pk).rows == rows
+
+
+@pytest.mark.usefixtures("production")
+def test_a_report_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_under_production_settings(
+        start_worker) -> None:
+    task = small_task("killed-in-production")
+    doomed = start_worker(report_pause=120)
+    request_report(task.pk)
+    wait_for(lambda: Report.objects.filter(task=task, status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+
+    start_worker()
+    report = wait_for(lambda: Report.objects.filter(task=task, status="done").first(), 90, "done")
+
+    assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 2, 1)
+    assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)  # p_o = 5/6, p_e = 1/2
+    assert settings.JOB_LEASE_SECONDS == 10
