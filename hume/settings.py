@@ -267,8 +267,6 @@ MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).
 MODEL_DEVICE = os.environ.get("MODEL_DEVICE", "auto")
 MODEL_HALF_PRECISION = env_bool("MODEL_HALF_PRECISION", False)
 MODEL_BATCH_SIZES = os.environ.get("MODEL_BATCH_SIZES", "cuda=512")
-# Split embedding runs of retrieval collections (agreement/retrieval/split_runs.py): a chunk's claim lasts this long.
-RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECONDS", "600"))
 
 # Hardening (issue 14): login lockout, API authentication throttling, endpoint policy, CSP.
 AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
@@ -332,7 +330,7 @@ KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
 JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
-# reports, model-run chunks and split retrieval-run chunks whose lease lapsed, so a run whose worker died is
+# the jobs of every registered type (hume/jobs/registry.py) whose lease lapsed, so a run whose worker died is
 # taken over without waiting for a page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler):
 # nothing to persist, no file shared between workers; several workers checking at once is harmless (the claim
 # decides).
@@ -340,5 +338,4 @@ DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "requeue-lapsed-jobs": {"task": "jobs.requeue_lapsed", "schedule": DEAD_RUN_CHECK_SECONDS},
-    "requeue-dead-retrieval-chunks": {"task": "retrieval.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
 }

@@ -153,8 +153,7 @@ def test_a_job_claimed_max_attempts_times_fails_with_the_reason_instead_of_a_fou
 
 
 # Models that keep a mechanism of their own until they are ported to the layer (docs/architecture.md).
-NOT_YET_PORTED = {"model_runs.ModelRun", "retrieval.RunChunk",
-                  "annotation.LLMRun", "annotation.LLMRequest"}
+NOT_YET_PORTED = {"model_runs.ModelRun", "annotation.LLMRun", "annotation.LLMRequest"}
 OWN_LEASE = re.compile(r"^\s+(claim_token|executor_token|lease_until|lease_expires_at|heartbeat_at|claimed_by"
                        r"|claimed_at|holder)\s*=\s*models\.", re.M)
 
@@ -173,7 +172,8 @@ def test_lease_and_claim_fields_are_declared_once_by_the_abstract_job() -> None:
 def test_every_job_model_is_registered_and_one_beat_entry_requeues_them() -> None:
     jobs = {model._meta.label for model in apps.get_models() if issubclass(model, Job)}
     assert jobs <= {job_type.model for job_type in TYPES.values()}
-    assert {"agreement.Report", "retrieval.Evaluation", "sage.SageRun", "model_runs.RunChunk"} <= jobs
+    assert {"agreement.Report", "retrieval.Evaluation", "sage.SageRun", "model_runs.RunChunk",
+            "retrieval.RunChunk"} <= jobs
     beat = [entry["task"] for entry in django_settings.CELERY_BEAT_SCHEDULE.values()]
     assert beat.count("jobs.requeue_lapsed") == 1
-    assert "agreement.requeue_dead_reports" not in beat
+    assert beat == ["jobs.requeue_lapsed"]

@@ -200,15 +200,11 @@ class Evaluation(Job):
         return f"evaluation of {self.collection.name} ({self.status})"
 
 
-class RunChunk(models.Model):
+class RunChunk(Job):
     """One slice of a split embedding run: a subset's documents [doc_start, doc_end) (in primary-key order)
     ranked for every query of the subset by one worker; the run's entries are the exact merge of its chunks'
-    top-K (agreement/retrieval/split_runs.py)."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "pending"
-        CLAIMED = "claimed", "claimed by a worker"
-        DONE = "done", "done"
+    top-K (agreement/retrieval/split_runs.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
+    its lease renewed while it ranks."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
     subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="+")
@@ -216,9 +212,6 @@ class RunChunk(models.Model):
     k = models.PositiveIntegerField()
     doc_start = models.PositiveIntegerField()
     doc_end = models.PositiveIntegerField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    claimed_by = models.CharField(max_length=64, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
     doc_ids = models.BinaryField(null=True, help_text="int64 (queries × k) document pks, best first.")
     scores = models.BinaryField(null=True, help_text="float32 (queries × k) cosines.")
 

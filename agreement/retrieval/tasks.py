@@ -17,14 +17,3 @@ def embedding_chunk_task(run_id: int) -> int:
     from agreement.retrieval import split_runs
 
     return split_runs.work(run_id)
-
-
-@shared_task(name="retrieval.requeue_dead_chunks")
-def requeue_dead_chunks() -> list[int]:
-    """Periodic (settings.CELERY_BEAT_SCHEDULE): a message for each split run a dead worker left waiting."""
-    from agreement.retrieval import split_runs
-
-    runs = split_runs.dead_split_runs()
-    for run_id in runs:
-        embedding_chunk_task.delay(run_id)
-    return runs

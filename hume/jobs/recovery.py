@@ -37,7 +37,7 @@ def requeue_lapsed() -> dict[str, list[object]]:
     sent: dict[str, list[object]] = {}
     for job_type in types():
         keys = sorted(set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
-                          .values_list(job_type.key, flat=True)))
+                          .values_list(job_type.key, flat=True)) | set(job_type.stranded_keys()))
         for key in keys:
             try:
                 send(job_type, key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 from django.apps import apps
@@ -34,9 +35,18 @@ class JobType:
     # scoring step); None: the type has no waiting rows to resume.
     running_status: str = "running"
     queued_status: str | None = "queued"
+    # Optional "module:function" returning more keys that need a message although no lease lapsed (a split
+    # run whose chunks are all done but whose merge was never written: its worker died in between).
+    stranded: str | None = None
 
     def model_class(self) -> type[models.Model]:
         return apps.get_model(self.model)
+
+    def stranded_keys(self) -> list[Any]:
+        if self.stranded is None:
+            return []
+        module, name = self.stranded.split(":")
+        return list(getattr(import_module(module), name)())
 
 
 TYPES: dict[str, JobType] = {}
