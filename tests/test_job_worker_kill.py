@@ -1,5 +1,6 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
-the same numbers, once: a SAGE run, a retrieval evaluation and a report (issue 21 item 2).
+the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run and a split retrieval run
+(issue 21 item 2; LLM runs keep their own heartbeat: tests/test_llm_worker.py).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -10,21 +11,32 @@ from __future__ import annotations
 
 import secrets
 import time
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
+from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
+from agreement.model_runs.runs import enqueue, run_in_process, start_run
+from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
-from agreement.retrieval.models import Collection, Evaluation
+from agreement.retrieval.models import Collection, Evaluation, RunEntry
+from agreement.retrieval.models import Run as Ranking
+from agreement.retrieval.models import RunChunk as SplitChunk
 from agreement.retrieval.reports import request_evaluation, run_evaluation
+from agreement.retrieval.split_runs import start_split_embedding_run
+from agreement.retrieval.system_runs import embedding_run
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers
 from agreement.sage.study import run_study
 from hume import jobs
-from tests.retrieval_helpers import judged_collection
+from tests import model_data as data
+from tests.embeddings_server import EmbeddingsServer, Reply
+from tests.retrieval_helpers import judged_collection, load_minifact
 from tests.test_report_worker_crash import kill_whole_worker, small_task
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -111,3 +123,54 @@ def test_a_report_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_und
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 2, 1)
     assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)  # p_o = 5/6, p_e = 1/2
     assert settings.JOB_LEASE_SECONDS == 10
+
+
+@pytest.mark.usefixtures("production", "local_llm_endpoints")
+def test_a_model_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_same_scores(start_worker) -> None:
+    """Four chunks on a slow endpoint; the worker dies holding one. The new worker takes it over once its lease
+    lapses (10 s here, 60 s in production: before the job layer, a fixed 300 s) and the run's numbers equal a
+    run of the same model computed here in one process."""
+    task = data.build_model_task("sts")
+    with EmbeddingsServer([Reply(delay=0.5) for _ in range(60)]) as server:
+        model = EmbeddingModel.objects.create(name="remote", backend="openai", base_url=server.base_url,
+                                              model_id="embed-small", max_retries=0, timeout_seconds=10)
+        run = start_run(task, model, chunk_texts=4)
+        doomed = start_worker()
+        enqueue(run)
+        held = wait_for(lambda: RunChunk.objects.filter(run=run, status="running").first(), 60, "a chunk running")
+        kill_whole_worker(doomed)
+        start_worker()
+        finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), 120, "done")
+        twin = EmbeddingModel.objects.create(name="remote twin", backend="openai", base_url=server.base_url,
+                                             model_id="embed-small", max_retries=0, timeout_seconds=10)
+        expected = run_in_process(start_run(task, twin), poll=0.05)
+
+    assert (finished.chunks_total, finished.chunks_done) == (4, 4)  # the killed chunk counted once
+    assert set(RunChunk.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
+    assert RunChunk.objects.get(pk=held.pk).attempts == 2
+    assert finished.predictions.count() == 7  # one per item: none lost, none twice
+    assert finished.scores["gold"]["main_score"] == pytest.approx(expected.scores["gold"]["main_score"])
+    assert finished.scores["humans"]["main_score"] == pytest.approx(expected.scores["humans"]["main_score"])
+
+
+@pytest.mark.usefixtures("production")
+def test_a_split_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_one_process_ranking(start_worker) -> None:
+    load_minifact()
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
+    model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
+    single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
+    doomed = start_worker(report_pause=120)
+    split = start_split_embedding_run(collection, "split", model, k=3, docs_per_chunk=4)
+    held = wait_for(lambda: SplitChunk.objects.filter(run=split, status="running").first(), 60, "a chunk running")
+    kill_whole_worker(doomed)
+
+    start_worker()
+    wait_for(lambda: Ranking.objects.filter(pk=split.pk, depth__gt=0).first(), 120, "merged")
+
+    assert set(SplitChunk.objects.filter(run=split).values_list("status", flat=True)) == {"done"}
+    assert SplitChunk.objects.get(pk=held.pk).attempts == 2
+    expected = list(RunEntry.objects.filter(run=single).order_by("query_id", "rank")
+                    .values_list("query_id", "rank", "document_id"))
+    got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
+               .values_list("query_id", "rank", "document_id"))
+    assert got == expected and len(got) == len(set(got))  # the one-process ranking: no row lost or doubled
