@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.apps import apps
@@ -177,3 +178,12 @@ def test_every_job_model_is_registered_and_one_beat_entry_requeues_them() -> Non
     beat = [entry["task"] for entry in django_settings.CELERY_BEAT_SCHEDULE.values()]
     assert beat.count("jobs.requeue_lapsed") == 1
     assert beat == ["jobs.requeue_lapsed"]
+
+
+def test_one_worker_ready_hook_resumes_every_job_type() -> None:
+    """Before the job layer, three apps each had their own copy of the hook."""
+    root = Path(__file__).resolve().parent.parent
+    hooks = [path.relative_to(root).as_posix() for folder in ("hume", "tasks_app", "annotation", "agreement")
+             for path in (root / folder).rglob("*.py") if "worker_ready.connect" in path.read_text(encoding="utf-8")]
+    assert hooks == ["hume/jobs/tasks.py"]
+    assert {"report", "model-run chunk", "split-run chunk", "retrieval evaluation", "sage run", "LLM run"} <= set(TYPES)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from hume import jobs
 from hume.jobs.lease import lease_seconds
-from hume.jobs.registry import JobType, types
+from hume.jobs.registry import JobType, call, types
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +36,11 @@ def requeue_lapsed() -> dict[str, list[object]]:
     """Send a message for every running job whose lease lapsed; returns the keys sent, per job type."""
     sent: dict[str, list[object]] = {}
     for job_type in types():
-        keys = sorted(set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
-                          .values_list(job_type.key, flat=True)) | set(job_type.stranded_keys()))
+        keys = set(job_type.stranded_keys())
+        if job_type.leased:
+            keys |= set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
+                        .values_list(job_type.key, flat=True))
+        keys = sorted(keys)
         for key in keys:
             try:
                 send(job_type, key)
@@ -54,6 +57,8 @@ def waiting(job_type: JobType) -> list[tuple[object, float]]:
     running ones once their lease lapses (a live holder keeps renewing it, and the look finds nothing to
     do), and ones queued for longer than a lease (a broker restarted without its data lost their message;
     one sent just now is left to do its work)."""
+    if job_type.resume is not None:
+        return list(call(job_type.resume))
     now = timezone.now()
     waited = now - timedelta(seconds=lease_seconds())
     look = Q(status=job_type.running_status)
