@@ -1,6 +1,7 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
 the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run and a split retrieval run
-(issue 21 item 2; LLM runs keep their own heartbeat: tests/test_llm_worker.py).
+and an LLM run (issue 21 item 2; the LLM run keeps its own heartbeat and is resumed by the job layer's
+worker_ready hook).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -33,9 +34,15 @@ from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers
 from agreement.sage.study import run_study
+from annotation.llm.models import LLMRequest, LLMRun
+from annotation.llm.runs import create_run
+from annotation.llm.tasks import enqueue_run
+from annotation.models import Annotation
 from hume import jobs
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
+from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
+from tests.llm_server import ChatServer, slow
 from tests.retrieval_helpers import judged_collection, load_minifact
 from tests.test_report_worker_crash import kill_whole_worker, small_task
 
@@ -174,3 +181,37 @@ def test_a_split_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_one_p
     got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == len(set(got))  # the one-process ranking: no row lost or doubled
+
+
+@pytest.mark.usefixtures("production", "local_llm_endpoints")
+def test_an_llm_run_whose_worker_is_killed_mid_run_is_finished_without_asking_twice(
+        start_worker, monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(API_KEY_ENV, "sk-test-worker-5555")
+    monkeypatch.setenv("LLM_HEARTBEAT_SECONDS", "1")
+    settings.LLM_HEARTBEAT_SECONDS = 1.0
+    task, _items, answers = make_task("sts", 10, prefix="k")
+    with ChatServer(answers, {marker: [slow(0.4, answer)] for marker, answer in answers.items()}) as server:
+        judge = make_judge("judge-k", server.base_url, max_concurrency=1)
+        doomed = start_worker()
+        run = create_run(judge.annotator, task=task)
+        enqueue_run(run)
+        wait_for(lambda: Annotation.objects.filter(annotator=judge.annotator).count() >= 3, 120, "3 answers")
+        kill_whole_worker(doomed)
+        answered_before = set(answers_of(judge.annotator))
+        assert LLMRun.objects.get(pk=run.pk).status == "running"
+
+        start_worker()  # its worker_ready hook (hume/jobs/tasks.py) resumes the run
+        done = wait_for(lambda: LLMRun.objects.filter(pk=run.pk).exclude(status__in=LLMRun.ACTIVE).first(), 120,
+                        "finished")
+        counts = server.counts()
+
+    assert done.status == "completed", done.error
+    assert answers_of(judge.annotator) == answers  # every item, the server's answer: none lost
+    assert Annotation.objects.filter(annotator=judge.annotator).count() == 10  # none twice
+    assert LLMRequest.objects.filter(annotator=judge.annotator, status="succeeded").count() == 10
+    assert all(counts[marker] == 1 for marker in answered_before)  # finished items never asked again
+    assert sum(counts.values()) <= len(answers) + 1  # at most the item in flight at the kill is asked twice
+
+
+def answers_of(annotator) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return dict(Annotation.objects.filter(annotator=annotator).values_list("item__external_id", "value"))
