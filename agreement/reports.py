@@ -219,13 +219,6 @@ def requeue_if_dead(report: Report | None) -> Report | None:
         return Report.objects.get(pk=report.pk)
 
 
-def requeue_dead_reports() -> list[int]:
-    """Re-queue every report whose runner died (lease lapsed); the workers' beat calls this every
-    DEAD_RUN_CHECK_SECONDS, so no page poll or worker start is needed. Returns their task ids."""
-    dead = Report.objects.filter(lapsed())
-    return [report.task_id for report in dead if requeue_if_dead(report) is not None]
-
-
 def requeue_dead(task_id: int) -> None:
     """The job layer's re-queue of a report whose lease lapsed (hume/jobs/recovery.py)."""
     requeue_if_dead(Report.objects.filter(task_id=task_id).first())
