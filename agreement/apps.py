@@ -10,3 +10,7 @@ class AgreementConfig(AppConfig):
         from agreement import signals
 
         signals.connect()
+        from agreement.reports import JOB as REPORT_JOB
+        from hume.jobs.registry import register
+
+        register(REPORT_JOB)

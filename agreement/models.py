@@ -11,34 +11,20 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from hume.jobs.models import Job
 from tasks_app.models import Task
 
 
-class Report(models.Model):
-    """The agreement report of one task (with its per-batch and per-language parts) and its job state."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
+class Report(Job):
+    """The agreement report of one task (with its per-batch and per-language parts) and its job state
+    (status, claim, lease, attempts, error: hume/jobs/models.py)."""
 
     task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="agreement_report")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=100, blank=True, help_text="What the running job is doing now.")
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the progress bar.")
-    error = models.TextField(blank=True, help_text="Why the last run failed or could not be queued.")
 
     requested_at = models.DateTimeField(null=True, blank=True,
                                         help_text="Last time answers changed or a run was asked for.")
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True,
-                                            help_text="A running claim older than this is abandoned.")
-    claim_token = models.UUIDField(null=True, blank=True, help_text="Fences writes to the run that holds the claim.")
-    claimed_by = models.CharField(max_length=255, blank=True,
-                                  help_text="Celery message id (or 'cli') holding the claim.")
-    attempts = models.PositiveIntegerField(default=0, help_text="Claims won, including re-runs after a crash.")
     computations = models.PositiveIntegerField(default=0, help_text="Times the metrics were actually computed.")
 
     answers_digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the sorted answer rows read.")
@@ -55,10 +41,6 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"report of {self.task_id} ({self.status})"
-
-    @property
-    def in_progress(self) -> bool:
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
 from agreement.ppi.models import PPIDraw, PPIEstimate  # noqa: E402, F401

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import gc
 import logging
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from itertools import islice, repeat
 from operator import itemgetter
 from typing import Any
@@ -31,11 +29,14 @@ from django.utils import timezone
 from agreement import loading
 from agreement.loading import LoadedAnswers
 from agreement.models import Report
-from agreement.report_leases import is_dead, lease_kept, lease_seconds, lease_until
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import check_aggregation, score_task
 from annotation.models import Annotator
 from hume import jobs
+from hume.jobs import recovery
+from hume.jobs.lease import Lease, lapsed
+from hume.jobs.lease import claim as claim_job
+from hume.jobs.registry import JobType
 from tasks_app.models import Task
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,7 @@ def requeue_if_dead(report: Report | None) -> Report | None:
     """Re-queue a report whose runner died (its lease lapsed); the status poll calls this on every look.
 
     Returns the report as it now stands. A broker error is left on the row by ``enqueue``."""
-    if report is None or not is_dead(report):
+    if report is None or not Report.objects.filter(lapsed(), pk=report.pk).exists():
         return report
     log.warning("report of task %s: its run stopped renewing its lease (worker gone); queued again", report.task_id)
     try:
@@ -229,11 +230,14 @@ def requeue_if_dead(report: Report | None) -> Report | None:
         return Report.objects.get(pk=report.pk)
 
 
-def requeue_dead_reports() -> list[int]:
-    """Re-queue every report whose runner died (lease lapsed); the workers' beat calls this every
-    DEAD_RUN_CHECK_SECONDS, so no page poll or worker start is needed. Returns their task ids."""
-    dead = Report.objects.filter(status=Status.RUNNING, lease_expires_at__lt=timezone.now())
-    return [report.task_id for report in dead if requeue_if_dead(report) is not None]
+def requeue_dead(task_id: int) -> None:
+    """The job layer's re-queue of a report whose lease lapsed (hume/jobs/recovery.py)."""
+    requeue_if_dead(Report.objects.filter(task_id=task_id).first())
+
+
+# The report job type (registered in agreement/apps.py): its task takes the task id.
+JOB = JobType(name="report", model="agreement.Report", task="agreement.compute_report", key="task_id",
+              queued_since="requested_at", requeue=requeue_dead)
 
 
 def dead_or_waiting_reports() -> list[tuple[int, float]]:
@@ -241,12 +245,7 @@ def dead_or_waiting_reports() -> list[tuple[int, float]]:
     claimable once their lease lapses (a live runner keeps renewing it, and the look finds nothing to do), and
     ones queued for longer than a lease (a broker restarted without its data may have lost their message;
     a message sent just now is left to do its work)."""
-    now = timezone.now()
-    waited = now - timedelta(seconds=lease_seconds())
-    rows = Report.objects.filter(Q(status=Status.RUNNING) | Q(status=Status.QUEUED, requested_at__lt=waited)) \
-        .values_list("task_id", "status", "lease_expires_at")
-    return [(task_id, 0.0 if status == Status.QUEUED or expires is None else max(0.0, (expires - now).total_seconds()))
-            for task_id, status, expires in rows]
+    return recovery.waiting(JOB)  # type: ignore[return-value]
 
 
 def request_first_report(task_id: int) -> bool:
@@ -282,62 +281,56 @@ def enqueue(task_id: int, *, countdown: float = 0, aggregation: str = "majority"
 # ---------------------------------------------------------------- running a claimed report
 
 
-def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> uuid.UUID | None:
-    """Take the report row for one run; the UPDATE's row count decides who runs.
+def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> Lease | None:
+    """Take the report row for one run (hume/jobs/lease.py: one conditional UPDATE decides who runs).
 
     A worker may claim a queued report, one whose running claim has expired, or one still held by the
     same Celery message (a redelivery after its worker died: acks_late). The CLI (any_state) may also
     claim a done or failed report, but never one another runner holds.
     """
-    now = timezone.now()
-    token = uuid.uuid4()
-    may = Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_expires_at__lt=now)
+    may = Q(status__in=[Status.DONE, Status.FAILED]) if any_state else None
     if claimed_by and claimed_by != "cli":  # a Celery message id: its redelivery may resume its own claim
-        may |= Q(status=Status.RUNNING, claimed_by=claimed_by)
-    if any_state:
-        may |= Q(status__in=[Status.DONE, Status.FAILED])
-    won = Report.objects.filter(may, task_id=task_id).update(
-        status=Status.RUNNING, claim_token=token, claimed_by=claimed_by, started_at=now, finished_at=None,
-        lease_expires_at=lease_until(), attempts=F("attempts") + 1,
-        stage="loading answers", progress=5, error="")
-    return token if won else None
+        mine = Q(status=Status.RUNNING, claimed_by=claimed_by)
+        may = mine if may is None else may | mine
+    return claim_job(Report.objects.filter(task_id=task_id), claimed_by=claimed_by, may=may,
+                     stage="loading answers", progress=5, error="")
 
 
 def run_report(task_id: int, *, claimed_by: str, computed_in: str, aggregation: str = "majority") -> str:
     """Claim and run one report; returns what happened ("computed", "unchanged", "not claimed: ...")."""
-    token = claim(task_id, claimed_by)
-    if token is None:
+    lease = claim(task_id, claimed_by)
+    if lease is None:
         status = Report.objects.filter(task_id=task_id).values_list("status", flat=True).first()
         return f"not claimed: report is {status or 'missing'}"
-    return run_claimed(task_id, token, computed_in=computed_in, aggregation=aggregation)
+    return run_claimed(task_id, lease, computed_in=computed_in, aggregation=aggregation)
 
 
-def run_claimed(task_id: int, token: uuid.UUID, *, computed_in: str, loaded: LoadedAnswers | None = None,
+def run_claimed(task_id: int, lease: Lease, *, computed_in: str, loaded: LoadedAnswers | None = None,
                 aggregation: str = "majority") -> str:
-    """Compute and store a report whose claim we hold; a failure is stored on the row, then re-raised."""
+    """Compute and store a report whose claim we hold (its lease renewed meanwhile); a failure is stored on
+    the row, then re-raised."""
     def progress(stage: str, percent: int) -> None:
-        Report.objects.filter(task_id=task_id, claim_token=token).update(stage=stage, progress=percent)
+        lease.write(stage=stage, progress=percent)
 
     try:
-        with lease_kept(task_id, token):
+        with lease.kept():
             task = Task.objects.get(pk=task_id)
             if loaded is None:
                 with gc_paused():
                     loaded = loading.load_answers(task, aggregation=aggregation)
             progress("answers read", 25)  # an answer committed from now on is left to the next run
             if fresh_result_exists(task_id, loaded):
-                return finish(task_id, token, None, loaded, computed_in)
+                return finish(task_id, lease, None, loaded, computed_in)
             with gc_paused():
                 doc = build_report(task, loaded, progress)
             progress("storing", 90)
-            return finish(task_id, token, doc, loaded, computed_in)
+            return finish(task_id, lease, doc, loaded, computed_in)
     except Exception as exc:
-        Report.objects.filter(task_id=task_id, claim_token=token).update(
-            status=Status.FAILED, stage="", error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
+        lease.fail(f"{type(exc).__name__}: {exc}", stage="")
         raise
 
 
-def finish(task_id: int, token: uuid.UUID, doc: dict[str, Any] | None, loaded: LoadedAnswers, computed_in: str) -> str:
+def finish(task_id: int, lease: Lease, doc: dict[str, Any] | None, loaded: LoadedAnswers, computed_in: str) -> str:
     """Store the result if the claim is still ours; go back to queued if answers changed meanwhile."""
     now = timezone.now()
     fields: dict[str, Any] = {
@@ -348,7 +341,7 @@ def finish(task_id: int, token: uuid.UUID, doc: dict[str, Any] | None, loaded: L
         doc = {**doc, "computed_at": now.isoformat(), "computed_in": computed_in}
         fields |= {"result": doc, "answers_digest": loaded.answers_digest, "inputs_digest": loaded.inputs_digest,
                    "computed_at": now, "computed_in": computed_in, "computations": F("computations") + 1}
-    if not Report.objects.filter(task_id=task_id, claim_token=token).update(**fields):
+    if not lease.write(**fields):
         return "discarded: the claim was taken over"
     if Report.objects.filter(task_id=task_id, status=Status.QUEUED).exists():
         try:
@@ -384,8 +377,8 @@ def report_in_process(task: Task, aggregation: str = "majority") -> tuple[dict[s
     if stored is not None:
         return stored, "stored"
     Report.objects.get_or_create(task=task)
-    token = claim(task.pk, "cli", any_state=True)
-    if token is None:
+    lease = claim(task.pk, "cli", any_state=True)
+    if lease is None:
         return build_report(task, loaded), "computed, not stored (a worker is computing it now)"
-    run_claimed(task.pk, token, computed_in="cli", loaded=loaded)
+    run_claimed(task.pk, lease, computed_in="cli", loaded=loaded)
     return Report.objects.get(task=task).result, "computed"

@@ -5,7 +5,6 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
 from django.db.models import F
 from django.utils import timezone
 
@@ -29,9 +28,9 @@ def compute_report(self, task_id: int, aggregation: str = "majority") -> str:
 
     acks_late + reject_on_worker_lost: a pool process killed mid-run makes its worker requeue the message,
     and the redelivery (same message id) takes the claim over. A whole worker killed outright is noticed by
-    its lapsed lease (agreement/report_leases.py). Any other copy of the message finds the report not
-    queued and returns at once, unless a re-run was asked during the run: then it looks again when the
-    run's lease could lapse, so a Recompute on a dead run takes it over.
+    its lapsed lease (hume/jobs/lease.py; re-sent by hume/jobs/recovery.py). Any other copy of the message
+    finds the report not queued and returns at once, unless a re-run was asked during the run: then it looks
+    again when the run's lease could lapse, so a Recompute on a dead run takes it over.
     """
     outcome = reports.run_report(task_id, claimed_by=self.request.id or "",
                                  computed_in=f"worker {self.request.hostname}", aggregation=aggregation)
@@ -52,32 +51,6 @@ def rerun_wait(task_id: int) -> float | None:
     if expires is None:
         return None
     return max(0.0, (expires - timezone.now()).total_seconds()) + 1
-
-
-@shared_task(name="agreement.resume_reports")
-def resume_reports() -> list[int]:
-    """Give every queued or running report a message, timed for when its lease lapses: a worker killed
-    outright took its run's message with it (back only after the broker's hour-long visibility timeout),
-    and a broker restarted without its data lost the queued ones. Copies are harmless: the claim decides."""
-    waiting = reports.dead_or_waiting_reports()
-    for task_id, wait in waiting:
-        compute_report.apply_async((task_id,), countdown=wait + 1 if wait else 0)
-    return [task_id for task_id, _ in waiting]
-
-
-@shared_task(name="agreement.requeue_dead_reports")
-def requeue_dead_reports() -> list[int]:
-    """Periodic (settings.CELERY_BEAT_SCHEDULE, beat embedded in every worker): re-queue the reports whose
-    lease lapsed while no page polled them and no worker started."""
-    return reports.requeue_dead_reports()
-
-
-@worker_ready.connect
-def resume_reports_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
-    try:
-        resume_reports.delay()
-    except Exception:  # a broker hiccup must not stop the worker from starting
-        log.exception("could not enqueue the resumption of agreement reports")
 
 
 @shared_task(name="agreement.compute_ppi", bind=True, acks_late=True)

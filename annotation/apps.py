@@ -14,3 +14,10 @@ class AnnotationConfig(AppConfig):
 
         post_migrate.connect(ensure_role_groups, sender=self)
         post_save.connect(release_leases_of_inactive, sender=Annotator, dispatch_uid="release_leases_of_inactive")
+
+        from hume.jobs.registry import JobType, register
+
+        # LLM runs keep their own executor token and heartbeat (annotation/llm/runs.py): the job layer only
+        # resumes them when a worker starts, through its one worker_ready hook.
+        register(JobType(name="LLM run", model="annotation.LLMRun", task="annotation.llm_run", leased=False,
+                         resume="annotation.llm.runs:resumable_runs"))

@@ -1,2 +1,2 @@
 """Celery tasks of the annotation app (Celery autodiscovers this module)."""
-from annotation.llm.tasks import resume_llm_runs, run_llm  # noqa: F401
+from annotation.llm.tasks import run_llm  # noqa: F401

@@ -260,18 +260,13 @@ LOGGING = {
 LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 
-# Model runs (agreement/model_runs): a chunk's claim lasts this long; a chunk whose worker died is taken over
-# by another worker once it has run out.
-MODEL_RUN_LEASE_SECONDS = float(os.environ.get("MODEL_RUN_LEASE_SECONDS", "300"))
+# Model runs (agreement/model_runs): chunks are jobs of the job layer (JOB_LEASE_SECONDS, JOB_MAX_ATTEMPTS below).
 # Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
 # stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
 MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
 # The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
 # separator (":" on Linux). The model shipped with HUME is always allowed.
 MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]
-# A chunk is claimed at most this many times; then its run fails with the reason (a chunk that kills or hangs
-# every worker that takes it must not be re-claimed for ever).
-MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
 # Where models run (agreement/model_runs/device.py): auto = the first CUDA GPU torch sees, else MPS, else the CPU;
 # or cpu, cuda, cuda:N, mps (a worker without that device refuses model work with an error naming this setting).
 # Half precision applies on accelerators only; MODEL_BATCH_SIZES sets texts per forward pass by device type
@@ -279,8 +274,6 @@ MODEL_RUN_MAX_ATTEMPTS = int(os.environ.get("MODEL_RUN_MAX_ATTEMPTS", "3"))
 MODEL_DEVICE = os.environ.get("MODEL_DEVICE", "auto")
 MODEL_HALF_PRECISION = env_bool("MODEL_HALF_PRECISION", False)
 MODEL_BATCH_SIZES = os.environ.get("MODEL_BATCH_SIZES", "cuda=512")
-# Split embedding runs of retrieval collections (agreement/retrieval/split_runs.py): a chunk's claim lasts this long.
-RETRIEVAL_CHUNK_CLAIM_SECONDS = float(os.environ.get("RETRIEVAL_CHUNK_CLAIM_SECONDS", "600"))
 
 # Hardening (issue 14): login lockout, API authentication throttling, endpoint policy, CSP.
 AUTHENTICATION_BACKENDS = ["hume.lockout.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
@@ -336,9 +329,6 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
-# of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
-REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
 # Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
@@ -346,15 +336,19 @@ KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
 # whole task when its human answers number at most this (GLAD and MACE take seconds per thousand answers);
 # 0 leaves the report's annotator_models block out. `report TASK --aggregation X` fits X whatever the size.
 ANNOTATOR_MODELS_MAX_ANSWERS = int(os.environ.get("ANNOTATOR_MODELS_MAX_ANSWERS", "5000"))
+# The job layer (hume/jobs/, docs/architecture.md "The job layer"): every background job's claim holds it for
+# JOB_LEASE_SECONDS; its worker renews the lease every third of that while it works, so a job whose worker was
+# killed is free again, and re-queued by the beat below, within about a minute. A job claimed JOB_MAX_ATTEMPTS
+# times without finishing (each worker killed, out of memory or hung) fails with that reason.
+JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "60"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues
-# reports, model-run chunks and split retrieval-run chunks whose lease lapsed, so a run whose worker died is
+# the jobs of every registered type (hume/jobs/registry.py) whose lease lapsed, so a run whose worker died is
 # taken over without waiting for a page's poll or a worker's start. In-memory schedule (celery.beat:Scheduler):
 # nothing to persist, no file shared between workers; several workers checking at once is harmless (the claim
 # decides).
 DEAD_RUN_CHECK_SECONDS = float(os.environ.get("DEAD_RUN_CHECK_SECONDS", "15"))
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
-    "requeue-dead-reports": {"task": "agreement.requeue_dead_reports", "schedule": DEAD_RUN_CHECK_SECONDS},
-    "requeue-dead-model-run-chunks": {"task": "model_runs.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
-    "requeue-dead-retrieval-chunks": {"task": "retrieval.requeue_dead_chunks", "schedule": DEAD_RUN_CHECK_SECONDS},
+    "requeue-lapsed-jobs": {"task": "jobs.requeue_lapsed", "schedule": DEAD_RUN_CHECK_SECONDS},
 }

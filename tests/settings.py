@@ -4,6 +4,8 @@ workers and commands the tests start as subprocesses run the same way; a test ma
 import os
 
 os.environ.setdefault("DEBUG", "true")
+# A short job lease (production: 60 s), so tests that kill a worker see its job taken over within seconds.
+os.environ.setdefault("JOB_LEASE_SECONDS", "10")
 
 from hume.settings import *  # noqa: F403
 

@@ -1,4 +1,5 @@
-"""Settings for a test worker whose report runs pause between reading the answers and storing the result.
+"""Settings for a test worker whose report runs pause between reading the answers and storing the result
+(and whose SAGE runs, retrieval evaluations and split-run chunks pause before they compute).
 
 Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
 mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
@@ -32,3 +33,22 @@ def pause_report_runs(**kwargs: Any) -> None:
 
     paused.pauses = True
     reports.fresh_result_exists = paused
+    pause_other_jobs()
+
+
+def pause_other_jobs() -> None:
+    """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores) and a
+    split run's chunk (before it ranks), so tests/test_job_worker_kill.py can kill their worker mid-run."""
+    from agreement.retrieval import reports as retrieval_reports
+    from agreement.retrieval import split_runs
+    from agreement.sage import jobs as sage_jobs
+
+    for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
+                         (split_runs, "rank_chunk")):
+        original = getattr(module, name)
+
+        def paused(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            time.sleep(REPORT_PAUSE_SECONDS)
+            return _original(*args, **kwargs)
+
+        setattr(module, name, paused)

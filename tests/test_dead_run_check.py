@@ -50,8 +50,7 @@ def wait_for(condition, timeout: float):  # type: ignore[no-untyped-def]
 def test_the_beat_schedule_checks_reports_and_chunks_every_15_seconds() -> None:
     assert settings.DEAD_RUN_CHECK_SECONDS == 15
     assert {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} == {
-        "agreement.requeue_dead_reports": 15, "model_runs.requeue_dead_chunks": 15,
-        "retrieval.requeue_dead_chunks": 15}
+        "jobs.requeue_lapsed": 15}  # one entry: every registered job type (hume/jobs/recovery.py)
 
 
 def test_a_report_whose_lease_lapsed_is_requeued_and_finished_by_a_running_worker(start_worker) -> None:
@@ -83,7 +82,7 @@ def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_runnin
         settle_after_start()
         run = start_run(task, model, chunk_texts=4)  # no message sent: as if a worker had died holding each chunk
         RunChunk.objects.filter(run=run).update(status=RunChunk.Status.RUNNING, claim_token=uuid.uuid4(),
-                                                lease_until=timezone.now() - timedelta(seconds=1))
+                                                lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert sorted(dead_chunks()) == sorted(run.chunks.values_list("id", flat=True)) and not dead_scorings()
 
         finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), BOUND)
@@ -94,9 +93,9 @@ def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_runnin
 
 
 def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running_worker(start_worker) -> None:
-    """One chunk claimed by a worker that died (claimed longer ago than RETRIEVAL_CHUNK_CLAIM_SECONDS, the
-    production 600 s), one never claimed, and no message left: the periodic check sends one, a running
-    worker ranks both and merges, and the ranking equals the one-process run's."""
+    """One chunk claimed by a worker that died (its lease, JOB_LEASE_SECONDS, lapsed), one never claimed, and
+    no message left: the periodic check sends one, a running worker ranks both and merges, and the ranking
+    equals the one-process run's."""
     load_minifact()
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
@@ -106,10 +105,10 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
     split = _new_run(collection, "split", RetrievalRun.Kind.EMBEDDING)
     subset = collection.subsets.order_by("pk").first()
     size = subset.documents.count()
-    dead_since = timezone.now() - timedelta(seconds=settings.RETRIEVAL_CHUNK_CLAIM_SECONDS + 1)
+    dead_since = timezone.now() - timedelta(seconds=1)
     SplitChunk.objects.bulk_create([
         SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=0, doc_end=size // 2,
-                   status=SplitChunk.Status.CLAIMED, claimed_by="dead-worker", claimed_at=dead_since),
+                   status=SplitChunk.Status.RUNNING, claimed_by="dead-worker", lease_expires_at=dead_since),
         SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=size // 2, doc_end=size)])
     assert dead_split_runs() == [split.pk]
 
@@ -130,15 +129,16 @@ def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
     subset = collection.subsets.order_by("pk").first()
-    lapsed = timezone.now() - timedelta(seconds=settings.RETRIEVAL_CHUNK_CLAIM_SECONDS + 1)
+    lapsed = timezone.now() - timedelta(seconds=1)
+    live = timezone.now() + timedelta(seconds=settings.JOB_LEASE_SECONDS)
     runs = {}
-    for name, statuses in {"live": [("claimed", timezone.now()), ("pending", None)],
-                           "lapsed": [("claimed", lapsed), ("done", None)],
+    for name, statuses in {"live": [("running", live), ("queued", None)],
+                           "lapsed": [("running", lapsed), ("done", None)],
                            "unmerged": [("done", None), ("done", None)],
                            "merged": [("done", None)]}.items():
         runs[name] = _new_run(collection, name, RetrievalRun.Kind.EMBEDDING)
         SplitChunk.objects.bulk_create([SplitChunk(run=runs[name], subset=subset, model=model, k=3, doc_start=i,
-                                                   doc_end=i + 1, status=status, claimed_at=at, claimed_by="w")
+                                                   doc_end=i + 1, status=status, lease_expires_at=at, claimed_by="w")
                                         for i, (status, at) in enumerate(statuses)])
     query, document = subset.queries.first(), subset.documents.first()
     RunEntry.objects.create(run=runs["merged"], query=query, document=document, rank=1, score=0.5)

@@ -1,4 +1,4 @@
-"""Sending a Celery job by task name (hume/jobs.py): services use it instead of importing their tasks.py."""
+"""Sending a Celery job by task name (hume/jobs/__init__.py): services use it instead of importing their tasks.py."""
 from __future__ import annotations
 
 from typing import Any

@@ -146,8 +146,8 @@ def test_a_chunk_whose_workers_keep_dying_fails_its_run_after_the_attempt_limit(
     """Issue 23, item 3: a chunk was re-claimed every lease for ever. Here three workers each claim the chunk
     and die before finishing it (claim_chunk is what a worker does first; nothing after it runs), the lease
     lapses each time, and the next worker to come along fails the run, saying why, instead of claiming again."""
-    settings.MODEL_RUN_LEASE_SECONDS = 0.05
-    settings.MODEL_RUN_MAX_ATTEMPTS = 3
+    settings.JOB_LEASE_SECONDS = 0.05
+    settings.JOB_MAX_ATTEMPTS = 3
     task = data.build_model_task("sts")
     with EmbeddingsServer() as server:
         model = register(server, monkeypatch)

@@ -28,7 +28,7 @@ def wait_for(condition, timeout: float = 90):  # type: ignore[no-untyped-def]
 
 
 def test_a_run_survives_its_worker_being_killed_mid_chunk(start_worker, monkeypatch) -> None:
-    monkeypatch.setenv("MODEL_RUN_LEASE_SECONDS", "3")
+    monkeypatch.setenv("JOB_LEASE_SECONDS", "3")
     task = data.build_model_task("sts")
     with EmbeddingsServer([Reply(delay=0.5) for _ in range(40)]) as server:
         model = EmbeddingModel.objects.create(name="remote", backend="openai", base_url=server.base_url,

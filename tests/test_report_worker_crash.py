@@ -73,12 +73,12 @@ def kill_whole_worker(worker) -> None:
 
 def test_a_report_survives_its_whole_worker_being_killed_mid_run(start_worker) -> None:
     """Production settings: the broker's hour-long visibility timeout is not waited for; the killed run's
-    lease (20 s, renewed by a live run) lapses, and the next worker to start takes the report over."""
+    lease (JOB_LEASE_SECONDS, renewed by a live run) lapses, and the next worker to start takes the report over."""
     task = small_task("killed-worker")
     doomed = start_worker(report_pause=120)
     request_report(task.pk)
     running = wait_until_running(task)
-    time.sleep(settings.REPORT_LEASE_SECONDS / 4 + 2)  # the live run renewed its lease at least once
+    time.sleep(settings.JOB_LEASE_SECONDS / 3 + 2)  # the live run renewed its lease at least once
     renewed = Report.objects.get(task=task)
     assert renewed.lease_expires_at > running.lease_expires_at
 
@@ -103,8 +103,8 @@ def test_recompute_on_a_dead_run_queues_it_at_once(start_worker, client, dave) -
     request_report(task.pk)
     wait_until_running(task)
     kill_whole_worker(doomed)
-    start_worker()  # alive all along from here: only Recompute can bring the report back...
-    lapse = Report.objects.get(task=task).lease_expires_at
+    lapse = Report.objects.get(task=task).lease_expires_at  # read before a starting worker may take it over
+    start_worker()  # alive all along from here
     while timezone.now() <= lapse:
         time.sleep(0.2)
 
@@ -162,7 +162,7 @@ def test_the_same_report_job_delivered_twice_at_once_stores_one_report(start_wor
 
 
 def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() -> None:
-    """What `resume_reports` (sent by each worker as it starts) re-sends, and when: a running report when its
+    """What `jobs.resume` (sent by each worker as it starts) re-sends, and when: a running report when its
     lease lapses, a report queued for longer than a lease at once; one queued just now keeps its own message."""
     now = timezone.now()
     running, stale, fresh, done = (small_task(name) for name in ("running", "stale", "fresh", "done"))

@@ -25,4 +25,4 @@ class ModelRunAdmin(admin.ModelAdmin):
     search_fields = ("task__name", "model__name")
     raw_id_fields = ("task", "model")
     readonly_fields = ("inputs_digest", "protocol", "status", "chunks_total", "chunks_done", "texts_encoded", "device",
-                       "scores", "error", "claim_token", "lease_until", "finished_at")
+                       "scores", "error", "claim_token", "lease_expires_at", "finished_at")

@@ -8,3 +8,12 @@ class ModelRunsConfig(AppConfig):
     label = "model_runs"
     verbose_name = "Models run on the study's items"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from hume.jobs.registry import JobType, register
+
+        # A chunk of a run still embedding; a run's scoring step (its status says "scoring" while held).
+        register(JobType(name="model-run chunk", model="model_runs.RunChunk", task="model_runs.embed_chunk",
+                         scope={"run__status": "embedding"}))
+        register(JobType(name="model-run scoring", model="model_runs.ModelRun", task="model_runs.score_run",
+                         running_status="scoring", queued_status=None))

@@ -22,6 +22,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.llm.models import validate_endpoint_url, validate_env_name
+from hume.jobs.models import Job
 from hume.roles import is_admin
 from tasks_app.models import Item, Task
 
@@ -185,8 +186,10 @@ class ModelRun(models.Model):
                                         "comma-separated, when workers on different devices shared its chunks.")
     scores = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # The scoring step's claim (the run is not a hume.jobs Job yet: its status says embedding/scoring), renewed
+    # and fenced by the job layer's Lease like any job's (agreement/model_runs/runs.py).
     claim_token = models.UUIDField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -204,21 +207,13 @@ class ModelRun(models.Model):
         return int(90 * self.chunks_done / self.chunks_total) if self.chunks_total else 0
 
 
-class RunChunk(models.Model):
-    """A slice of a run's items that one worker embeds; claimed atomically, re-claimable after its lease."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
+class RunChunk(Job):
+    """A slice of a run's items that one worker embeds: a job of the job layer (hume/jobs/), claimed atomically,
+    its lease renewed while it embeds, re-claimable once a dead worker's lease lapses."""
 
     run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
     item_ids = models.JSONField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    claim_token = models.UUIDField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
     encoded = models.PositiveIntegerField(default=0)
 
     class Meta:

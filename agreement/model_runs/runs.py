@@ -1,10 +1,11 @@
 """Model runs: create one per (task, model, inputs), split it into chunks, embed the chunks, score the run.
 
 The same functions run in a Celery worker (agreement/model_runs/tasks.py) and in `run_models --wait`.
-Claims are conditional UPDATEs whose row count decides who works (docs/style.md): a redelivered message, a
-second worker or a re-run command is harmless, and a chunk whose worker died is re-claimed once its lease
-has run out; the texts that worker had already embedded are cached, so they are not encoded again. A chunk is
-claimed at most MODEL_RUN_MAX_ATTEMPTS times: one whose workers keep dying (or hanging past the lease) on it
+Chunks are jobs of the job layer (hume/jobs/): a conditional UPDATE decides who works, so a redelivered
+message, a second worker or a re-run command is harmless; the lease is renewed while a chunk embeds, so a
+chunk whose worker died is re-claimed once its lease (JOB_LEASE_SECONDS) lapses, not after a fixed five
+minutes; the texts that worker had already embedded are cached, so they are not encoded again. A chunk is
+claimed at most JOB_MAX_ATTEMPTS times: one whose workers keep dying (or hanging past the lease) on it
 fails its run, with the reason, instead of being re-claimed for ever (issue 23, item 3).
 """
 from __future__ import annotations
@@ -13,7 +14,6 @@ import hashlib
 import json
 import time
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +32,7 @@ from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
+from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
 from tasks_app.models import Item, ItemGold, Task
 
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
@@ -95,48 +96,41 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING, error="", claim_token=None)
         # a fresh start: each unfinished chunk gets its attempts again
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
-            status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_until=None)
+            status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_expires_at=None)
     run.refresh_from_db()
     return run
 
 
-def lease() -> timedelta:
-    return timedelta(seconds=settings.MODEL_RUN_LEASE_SECONDS)
-
-
 class OutOfAttempts(Exception):
-    """A chunk was claimed MODEL_RUN_MAX_ATTEMPTS times and no worker finished it."""
+    """A chunk was claimed JOB_MAX_ATTEMPTS times and no worker finished it."""
 
 
-def claim_chunk(chunk_id: int) -> uuid.UUID | None:
-    token, now = uuid.uuid4(), timezone.now()
-    claimed = RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING,
-                                      attempts__lt=settings.MODEL_RUN_MAX_ATTEMPTS).filter(
-        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=now)
-    ).update(status=RunChunk.Status.RUNNING, claim_token=token, lease_until=now + lease(),
-             attempts=F("attempts") + 1)
-    return token if claimed else None
+def claim_chunk(chunk_id: int) -> Lease | None:
+    """The job layer's claim of a chunk of a run still embedding (the run, not the chunk, fails when its
+    attempts are used up: give_up_if_out_of_attempts)."""
+    return claim(RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING,
+                                         attempts__lt=settings.JOB_MAX_ATTEMPTS))
 
 
 def give_up_if_out_of_attempts(chunk_id: int) -> bool:
     """Fail the run of a chunk that may not be claimed again (every attempt's lease lapsed); True if so."""
     chunk = RunChunk.objects.filter(
-        pk=chunk_id, run__status=ModelRun.Status.EMBEDDING, attempts__gte=settings.MODEL_RUN_MAX_ATTEMPTS).filter(
-        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_until__lt=timezone.now())
+        pk=chunk_id, run__status=ModelRun.Status.EMBEDDING, attempts__gte=settings.JOB_MAX_ATTEMPTS).filter(
+        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_expires_at__lt=timezone.now())
     ).select_related("run").first()
     if chunk is None:
         return False
     fail(chunk.run, OutOfAttempts(
         f"chunk {chunk.index + 1} of {chunk.run.chunks_total} was taken {chunk.attempts} times and never finished "
-        f"(its worker stopped, or hung past the {settings.MODEL_RUN_LEASE_SECONDS:g}-second lease, each time); "
+        f"(its worker stopped, or hung past the {settings.JOB_LEASE_SECONDS:g}-second lease, each time); "
         f"the run stops here: start it again once the cause is fixed"))
     return True
 
 
 def execute_chunk(chunk_id: int) -> str:
     """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one."""
-    token = claim_chunk(chunk_id)
-    if token is None:
+    lease = claim_chunk(chunk_id)
+    if lease is None:
         return "failed" if give_up_if_out_of_attempts(chunk_id) else "taken"
     chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
     run = chunk.run
@@ -144,18 +138,21 @@ def execute_chunk(chunk_id: int) -> str:
     texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
     stats: dict[str, int] = {}
     try:
-        device = device_of(run.model)
-        embed(run.model, texts, stats=stats)
+        with lease.kept():
+            device = device_of(run.model)
+            embed(run.model, texts, stats=stats)
     except RUN_ERRORS as exc:
         fail(run, exc)
-        RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(status=RunChunk.Status.QUEUED)
+        lease.write(status=RunChunk.Status.QUEUED)
         return "failed"
-    done = RunChunk.objects.filter(pk=chunk_id, claim_token=token, status=RunChunk.Status.RUNNING).update(
-        status=RunChunk.Status.DONE, encoded=stats.get("encoded", 0))
-    if done:
-        ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
-                                                  texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
+    try:
+        with lease.fenced():  # the chunk done and the run's counts in one transaction, only if still ours
+            lease.finish(encoded=stats.get("encoded", 0))
+            ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
+                                                      texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
         add_device(ModelRun, run.pk, device)
+    except LeaseLost:
+        pass  # another worker took the chunk over (our lease lapsed): its count stands, not ours
     return score_if_ready(run.pk) or "done"
 
 
@@ -165,18 +162,21 @@ def fail(run: ModelRun, exc: Exception) -> None:
         status=ModelRun.Status.FAILED, error=message[:2000])
 
 
-def claim_scoring(run_id: int) -> uuid.UUID | None:
+def claim_scoring(run_id: int) -> Lease | None:
     token, now = uuid.uuid4(), timezone.now()
     ready = Q(status=ModelRun.Status.EMBEDDING, chunks_done__gte=F("chunks_total"))
-    stale = Q(status=ModelRun.Status.SCORING, lease_until__lt=now)
+    stale = Q(status=ModelRun.Status.SCORING, lease_expires_at__lt=now)
     claimed = ModelRun.objects.filter(ready | stale, pk=run_id).update(
-        status=ModelRun.Status.SCORING, claim_token=token, lease_until=now + lease())
-    return token if claimed else None
+        status=ModelRun.Status.SCORING, claim_token=token, lease_expires_at=lease_until(now))
+    return Lease(ModelRun, run_id, token) if claimed else None
 
 
 def score_if_ready(run_id: int) -> str | None:
-    token = claim_scoring(run_id)
-    return score_run(run_id, token) if token else None
+    lease = claim_scoring(run_id)
+    if lease is None:
+        return None
+    with lease.kept():
+        return score_run(run_id, lease.token)
 
 
 def score_run(run_id: int, token: uuid.UUID) -> str:
@@ -217,8 +217,8 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
 
 def seconds_held(chunk_id: int) -> float | None:
     """How long another worker's claim on a running chunk still lasts (None: nothing left to wait for)."""
-    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING,
-                                  run__status=ModelRun.Status.EMBEDDING).values_list("lease_until", flat=True).first()
+    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING, run__status=ModelRun.Status.EMBEDDING) \
+        .values_list("lease_expires_at", flat=True).first()
     return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
 
 
@@ -229,18 +229,18 @@ def resumable_chunks() -> list[tuple[int, float]]:
     rows = RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING).exclude(status=RunChunk.Status.DONE)
     held = RunChunk.Status.RUNNING
     return [(chunk_id, max(0.0, (lease - now).total_seconds()) if lease and status == held else 0.0)
-            for chunk_id, status, lease in rows.values_list("id", "status", "lease_until")]
+            for chunk_id, status, lease in rows.values_list("id", "status", "lease_expires_at")]
 
 
 def dead_chunks() -> list[int]:
     """Chunks of a run still embedding whose worker stopped holding them (lease lapsed)."""
     return list(RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING, status=RunChunk.Status.RUNNING,
-                                        lease_until__lt=timezone.now()).values_list("id", flat=True))
+                                        lease_expires_at__lt=timezone.now()).values_list("id", flat=True))
 
 
 def dead_scorings() -> list[int]:
     """Runs whose scoring worker stopped holding them (lease lapsed)."""
-    return list(ModelRun.objects.filter(status=ModelRun.Status.SCORING, lease_until__lt=timezone.now())
+    return list(ModelRun.objects.filter(status=ModelRun.Status.SCORING, lease_expires_at__lt=timezone.now())
                 .values_list("id", flat=True))
 
 
@@ -277,3 +277,4 @@ def enqueue(run: ModelRun) -> int:
     elif run.status != ModelRun.Status.DONE:
         jobs.enqueue_on_commit("model_runs.score_run", run.pk)
     return len(pending)
+

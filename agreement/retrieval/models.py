@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from hume.jobs.models import Job
 from tasks_app.models import Item, Task, language_code
 
 
@@ -192,40 +193,28 @@ class PoolUnit(models.Model):
         return self.pair_id
 
 
-class Evaluation(models.Model):
+class Evaluation(Job):
     """The stored scores of every run of a collection (rows of ``evaluation.Row.as_dict`` at k = 1…100),
-    computed by a Celery task and keyed by a digest of what they were computed from."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
+    computed by a Celery task and keyed by a digest of what they were computed from. Its job state (status,
+    claim, lease, attempts, error) is the job layer's (hume/jobs/models.py)."""
 
     collection = models.OneToOneField(Collection, on_delete=models.CASCADE, related_name="evaluation")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the runs and judgments read.")
     thresholds = models.JSONField(default=dict, blank=True, help_text="Relevance threshold per judge name.")
     rows = models.JSONField(default=list, blank=True)
     judges = models.JSONField(default=dict, blank=True,
                               help_text="Per subset: judge–judge and judge–human correlations, α, distributions.")
-    error = models.TextField(blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"evaluation of {self.collection.name} ({self.status})"
 
 
-class RunChunk(models.Model):
+class RunChunk(Job):
     """One slice of a split embedding run: a subset's documents [doc_start, doc_end) (in primary-key order)
     ranked for every query of the subset by one worker; the run's entries are the exact merge of its chunks'
-    top-K (agreement/retrieval/split_runs.py)."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "pending"
-        CLAIMED = "claimed", "claimed by a worker"
-        DONE = "done", "done"
+    top-K (agreement/retrieval/split_runs.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
+    its lease renewed while it ranks."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
     subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="+")
@@ -233,9 +222,6 @@ class RunChunk(models.Model):
     k = models.PositiveIntegerField()
     doc_start = models.PositiveIntegerField()
     doc_end = models.PositiveIntegerField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    claimed_by = models.CharField(max_length=64, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
     doc_ids = models.BinaryField(null=True, help_text="int64 (queries × k) document pks, best first.")
     scores = models.BinaryField(null=True, help_text="float32 (queries × k) cosines.")
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 
@@ -24,6 +25,7 @@ from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
 from agreement.trec_scoring import K_VALUES
 from annotation.models import Annotation
 from hume import jobs
+from hume.jobs.lease import claim
 
 AVERAGE = "average of judges"
 Status = Evaluation.Status
@@ -46,7 +48,8 @@ def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
 def request_evaluation(collection: Collection, thresholds: Mapping[str, float] | None = None) -> Evaluation:
     """Mark the collection's evaluation queued and enqueue it after commit; QueueError if the broker is down."""
     evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
-    fields = {"status": Status.QUEUED, "error": ""}
+    # A new request: its own attempts; a run in progress loses its claim (it read the old inputs) and stores nothing
+    fields = {"status": Status.QUEUED, "error": "", "attempts": 0, "claim_token": None, "lease_expires_at": None}
     if thresholds is not None:
         fields["thresholds"] = dict(thresholds)
     Evaluation.objects.filter(pk=evaluation.pk).update(**fields)
@@ -65,24 +68,27 @@ def request_evaluation(collection: Collection, thresholds: Mapping[str, float] |
 
 
 def run_evaluation(collection_id: int, claimed_by: str) -> str:
-    """Claim (queued → running), compute unless the digest is unchanged, store; returns what happened."""
-    if not Evaluation.objects.filter(collection_id=collection_id, status=Status.QUEUED).update(
-            status=Status.RUNNING, claimed_by=claimed_by):
+    """Claim (the job layer's lease, renewed while it computes), compute unless the digest is unchanged, store
+    through the lease (a worker that lost it stores nothing); returns what happened."""
+    lease = claim(Evaluation.objects.filter(collection_id=collection_id), claimed_by=claimed_by,
+                  max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "not claimed"
     evaluation = Evaluation.objects.select_related("collection").get(collection_id=collection_id)
-    try:
-        state = digest(evaluation.collection, evaluation.thresholds)
-        if state == evaluation.digest and evaluation.rows:
-            verdict, rows, agreement = "unchanged", evaluation.rows, evaluation.judges
-        else:
-            found = evaluate_collection(evaluation.collection, thresholds=evaluation.thresholds, ks=K_VALUES)
-            verdict, rows = "computed", [row.as_dict(K_VALUES) for row in found]
-            agreement = judge_agreement(evaluation.collection)
-        Evaluation.objects.filter(pk=evaluation.pk, claimed_by=claimed_by).update(
-            status=Status.DONE, rows=rows, judges=agreement, digest=state, error="")
-    except Exception as exc:
-        Evaluation.objects.filter(pk=evaluation.pk).update(status=Status.FAILED, error=f"{type(exc).__name__}: {exc}")
-        raise
+    with lease.kept():
+        try:
+            state = digest(evaluation.collection, evaluation.thresholds)
+            if state == evaluation.digest and evaluation.rows:
+                verdict, rows, agreement = "unchanged", evaluation.rows, evaluation.judges
+            else:
+                found = evaluate_collection(evaluation.collection, thresholds=evaluation.thresholds, ks=K_VALUES)
+                verdict, rows = "computed", [row.as_dict(K_VALUES) for row in found]
+                agreement = judge_agreement(evaluation.collection)
+            if not lease.finish(rows=rows, judges=agreement, digest=state):
+                return "discarded: the claim was taken over"
+        except Exception as exc:
+            lease.fail(f"{type(exc).__name__}: {exc}")
+            raise
     return verdict
 
 

@@ -4,28 +4,26 @@ Why it is shaped this way:
 - `start_split_embedding_run` writes the run and one `RunChunk` per (subset, document range) in one
   transaction and, after commit, sends one message per chunk. Every message takes chunks until none is left,
   so a lost or repeated message changes nothing but who does the work.
-- A chunk is claimed with SELECT ... FOR UPDATE SKIP LOCKED, so two workers never take the same one; a claim
-  older than RETRIEVAL_CHUNK_CLAIM_SECONDS (its worker died) may be taken over. The result is written only
-  while the claim is still the writer's.
+- A chunk is a job of the job layer (hume/jobs/): `claim_next` takes it with SELECT ... FOR UPDATE SKIP
+  LOCKED, so two workers never take the same one; its lease is renewed while it ranks, so one whose worker
+  died is taken over once the lease (JOB_LEASE_SECONDS) lapses, not after a fixed ten minutes. The result
+  is written only through the lease, while the claim is still the writer's.
 - The worker that finds every chunk done merges under a lock on the run: `merge_top_k` over the chunks'
   (document pk, cosine) tops is the exact top-K of the whole corpus, the same ranking as one process's
   `embedding_run`. A second merger finds the entries there and stops: the run is written once.
 - Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
 - A worker killed outright keeps its message unacknowledged for the broker's hour-long visibility timeout.
-  The periodic check (`dead_split_runs`, beat in every worker) sends a fresh message for a run with a chunk
-  claimed longer ago than the claim lasts, or whose chunks are all done with the merge never written.
+  The job layer's periodic check sends a fresh message for a run with a chunk whose lease lapsed, and
+  (`unmerged_runs`, registered as the type's stranded finder) for one whose chunks are all done with the
+  merge never written.
 """
 from __future__ import annotations
 
-import uuid
-from datetime import timedelta
 from itertools import groupby
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
-from django.utils import timezone
+from django.db.models import Exists, OuterRef
 
 from agreement.model_runs.device import add_device, worker_device
 from agreement.model_runs.models import EmbeddingModel
@@ -37,12 +35,9 @@ from agreement.retrieval.runs import finish_ranking, store_entries
 from agreement.retrieval.similarity import l2_normalise, merge_top_k
 from agreement.retrieval.system_runs import _new_run, embed_all
 from hume import jobs
+from hume.jobs.lease import Lease, claim_next, lapsed
 
 Status = RunChunk.Status
-
-
-def claim_seconds() -> float:
-    return float(getattr(settings, "RETRIEVAL_CHUNK_CLAIM_SECONDS", 600.0))
 
 
 def start_split_embedding_run(collection: Collection, name: str, model: EmbeddingModel, *, k: int = 100,
@@ -71,30 +66,24 @@ def start_split_embedding_run(collection: Collection, name: str, model: Embeddin
 
 
 def dead_split_runs() -> list[int]:
-    """Split runs a dead worker left waiting: a chunk claimed longer ago than a claim lasts, or every chunk
-    done and no entries (the worker died between its last chunk and the merge). A message for a live run
-    is harmless: the claim and the merge's lock decide who works."""
-    stale = timezone.now() - timedelta(seconds=claim_seconds())
-    lapsed = RunChunk.objects.filter(status=Status.CLAIMED, claimed_at__lt=stale).values_list("run_id", flat=True)
-    unfinished = RunChunk.objects.filter(run=OuterRef("pk"), status__in=[Status.PENDING, Status.CLAIMED])
-    unmerged = (Run.objects.filter(Exists(RunChunk.objects.filter(run=OuterRef("pk"))), ~Exists(unfinished),
+    """Split runs a dead worker left waiting: a chunk whose lease lapsed, or every chunk done and no entries
+    (the worker died between its last chunk and the merge). A message for a live run is harmless: the claim
+    and the merge's lock decide who works."""
+    stale = RunChunk.objects.filter(lapsed()).values_list("run_id", flat=True)
+    return sorted(set(stale) | set(unmerged_runs()))
+
+
+def unmerged_runs() -> list[int]:
+    """Split runs whose chunks are all done and whose merge was never written."""
+    unfinished = RunChunk.objects.filter(run=OuterRef("pk"), status__in=[Status.QUEUED, Status.RUNNING])
+    return list(Run.objects.filter(Exists(RunChunk.objects.filter(run=OuterRef("pk"))), ~Exists(unfinished),
                                    ~Exists(RunEntry.objects.filter(run=OuterRef("pk"))))
                 .values_list("pk", flat=True))  # each EXISTS one index probe: entries may be millions
-    return sorted(set(lapsed) | set(unmerged))
 
 
-def claim_chunk(run_id: int, token: str) -> RunChunk | None:
-    """The next pending chunk (or one whose worker went silent), now this token's; None when none is left."""
-    stale = timezone.now() - timedelta(seconds=claim_seconds())
-    with transaction.atomic():
-        chunk = (RunChunk.objects.select_for_update(skip_locked=True)
-                 .filter(Q(status=Status.PENDING) | Q(status=Status.CLAIMED, claimed_at__lt=stale), run_id=run_id)
-                 .order_by("pk").first())
-        if chunk is None:
-            return None
-        chunk.status, chunk.claimed_by, chunk.claimed_at = Status.CLAIMED, token, timezone.now()
-        chunk.save(update_fields=["status", "claimed_by", "claimed_at"])
-    return chunk
+def claim_chunk(run_id: int) -> Lease | None:
+    """The next queued chunk of the run (or one whose worker's lease lapsed), now ours; None when none is left."""
+    return claim_next(RunChunk.objects.filter(run_id=run_id))
 
 
 def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
@@ -119,16 +108,17 @@ def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
 
 def work(run_id: int) -> int:
     """Rank chunks of the run until none is left, then merge if every chunk is done; returns chunks ranked."""
-    token, ranked = uuid.uuid4().hex, 0
-    while (chunk := claim_chunk(run_id, token)) is not None:
+    ranked = 0
+    while (lease := claim_chunk(run_id)) is not None:
         Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(status=Run.Status.RUNNING)
+        chunk = RunChunk.objects.select_related("model").get(pk=lease.pk)
         try:
-            docs, scores = rank_chunk(chunk)
-        except Exception as exc:  # the page says why; the chunk stays claimed, so the dead-run check retries it
+            with lease.kept():
+                docs, scores = rank_chunk(chunk)
+        except Exception as exc:  # the page says why; the chunk's lease lapses, so the beat retries it
             Run.objects.filter(pk=run_id).update(status=Run.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
             raise
-        ranked += RunChunk.objects.filter(pk=chunk.pk, claimed_by=token, status=Status.CLAIMED).update(
-            status=Status.DONE, doc_ids=docs.tobytes(), scores=scores.tobytes())
+        ranked += lease.finish(doc_ids=docs.tobytes(), scores=scores.tobytes())
     merge(run_id)
     return ranked
 

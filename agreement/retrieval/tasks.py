@@ -19,17 +19,6 @@ def embedding_chunk_task(run_id: int) -> int:
     return split_runs.work(run_id)
 
 
-@shared_task(name="retrieval.requeue_dead_chunks")
-def requeue_dead_chunks() -> list[int]:
-    """Periodic (settings.CELERY_BEAT_SCHEDULE): a message for each split run a dead worker left waiting."""
-    from agreement.retrieval import split_runs
-
-    runs = split_runs.dead_split_runs()
-    for run_id in runs:
-        embedding_chunk_task.delay(run_id)
-    return runs
-
-
 @shared_task(name="retrieval.bm25_run", acks_late=True, reject_on_worker_lost=True)
 def bm25_run_task(run_id: int, k: int) -> str:
     """Write a BM25 run a researcher started from the collection's page (actions.py); claims it first."""

@@ -8,3 +8,8 @@ class SagePageConfig(AppConfig):
     label = "sage"
     verbose_name = "SAGE studies"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from hume.jobs.registry import JobType, register
+
+        register(JobType(name="sage run", model="sage.SageRun", task="sage.run_study"))

@@ -1,8 +1,11 @@
 """Asking for a SAGE run and running it in a worker: the page never computes inside a request.
 
-`execute` claims the row with a conditional UPDATE (queued -> running), so a message delivered twice runs
-the study once. The scorers are the `sage` command's own (`scorers.py`), so the page's table is the CLI's table for
-the same study, names and seed.
+`execute` claims the row through the job layer (hume/jobs/lease.py: one conditional UPDATE), so a message
+delivered twice runs the study once; its lease is renewed while the study runs, so a worker killed mid-run
+leaves a lease that lapses and the layer's beat sends the run to another worker, which runs it again from its
+seed (the same table). Every write goes through the lease: a worker that lost it stores nothing. The scorers
+are the `sage` command's own (`scorers.py`), so the page's table is the CLI's table for the same study, names
+and seed.
 """
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.utils import timezone
 
 from agreement.model_runs.device import worker_device
 from agreement.sage.datasets import SageDataError, load_study
@@ -18,6 +20,7 @@ from agreement.sage.models import SageRun
 from agreement.sage.scorers import check_models_may_run, metric_scorers, model_scorers
 from agreement.sage.study import run_study
 from hume import jobs
+from hume.jobs.lease import claim
 
 
 def studies_dir() -> Path:
@@ -63,19 +66,21 @@ def ask(study: str, metrics: list[str], models: list[str], seed: int, user: obje
     return run
 
 
-def execute(run_id: int) -> str:
-    if not SageRun.objects.filter(pk=run_id, status=SageRun.Status.QUEUED).update(status=SageRun.Status.RUNNING):
+def execute(run_id: int, claimed_by: str = "") -> str:
+    lease = claim(SageRun.objects.filter(pk=run_id), claimed_by=claimed_by, max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "taken"
     run = SageRun.objects.get(pk=run_id)
-    try:
-        run.device = worker_device() if run.model_names else "cpu"  # MODEL_DEVICE naming a missing GPU: failed
-        scorers = [*model_scorers(run.model_names), *metric_scorers(run.metrics)]
-        table = run_study(load_study(Path(run.folder)), scorers, seed=run.seed)
-    except (CommandError, SageDataError, ValueError, OSError) as error:
-        run.status, run.error = SageRun.Status.FAILED, str(error)
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "finished_at"])
-        return "failed"
-    run.status, run.table, run.finished_at = SageRun.Status.DONE, table, timezone.now()
-    run.save(update_fields=["status", "table", "finished_at", "device"])
-    return "done"
+    with lease.kept():
+        try:
+            device = worker_device() if run.model_names else "cpu"  # MODEL_DEVICE naming a missing GPU: failed
+            lease.write(device=device)
+            scorers = [*model_scorers(run.model_names), *metric_scorers(run.metrics)]
+            table = run_study(load_study(Path(run.folder)), scorers, seed=run.seed)
+        except (CommandError, SageDataError, ValueError, OSError) as error:
+            lease.fail(str(error))
+            return "failed"
+        except Exception as error:  # a bug: stored on the row for the page, then raised for the worker's log
+            lease.fail(f"{type(error).__name__}: {error}")
+            raise
+        return "done" if lease.finish(table=table) else "discarded: the claim was taken over"

@@ -612,6 +612,12 @@ def failed_run_error(run: LLMRun, failed: int) -> str:
     return f"every request failed ({failed} item(s), none answered)" + (f"; the last error: {last}" if last else "")
 
 
+def resumable_runs() -> list[tuple[int, float]]:
+    """For a starting worker (hume/jobs/recovery.py): every queued or running run, at once. A worker that died
+    took its run's message with it; a message for a run a live executor holds finds it busy and stops."""
+    return [(run_id, 0.0) for run_id in LLMRun.objects.filter(status__in=LLMRun.ACTIVE).values_list("pk", flat=True)]
+
+
 def stalled_runs() -> QuerySet[LLMRun]:
     """Runs that should be executing but have no live executor (their worker died, the message was lost,
     or a queued run simply waits for a free worker: a second message for it is harmless)."""

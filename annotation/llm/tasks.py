@@ -1,13 +1,13 @@
-"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see runs.py).
+"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see runs.py). A starting
+worker gives every active run a message through the job layer's one `worker_ready` hook (the type is
+registered in annotation/apps.py; `runs.resumable_runs`).
 
 A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/judge_panels.py)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
 
 from annotation.llm.models import LLMRun
 from annotation.llm.runs import execute_run, heartbeat_seconds
@@ -35,20 +35,3 @@ def run_llm(run_id: int, busy_rounds: int = 0) -> str:
 def enqueue_run(run: LLMRun) -> None:
     """Enqueue after the transaction that created or resumed the run commits; a broker error is loud."""
     run_llm.delay_on_commit(run.pk)
-
-
-@shared_task(name="annotation.llm_resume_runs")
-def resume_llm_runs() -> list[int]:
-    """Give every queued or running run a message: a worker that died took its run's message with it."""
-    ids = list(LLMRun.objects.filter(status__in=LLMRun.ACTIVE).values_list("pk", flat=True))
-    for run_id in ids:
-        run_llm.delay(run_id)
-    return ids
-
-
-@worker_ready.connect
-def resume_runs_when_a_worker_starts(sender: Any = None, **kwargs: Any) -> None:
-    try:
-        resume_llm_runs.delay()
-    except Exception:  # a broker hiccup must not stop the worker from starting
-        log.exception("could not enqueue the resumption of LLM runs")

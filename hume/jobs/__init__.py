@@ -1,4 +1,8 @@
-"""Sending a Celery job by its task name, so a service module need not import its app's tasks.py.
+"""The job layer (docs/architecture.md, "The job layer"): sending a Celery job by its task name (here), the
+abstract job row (`models.py`), claiming and leasing it (`lease.py`), the job types (`registry.py`) and finding
+the jobs whose worker died (`recovery.py`, `tasks.py`). It knows no app: apps register their job types.
+
+Sending by task name means a service module need not import its app's tasks.py.
 
 A tasks.py imports the service it runs (`agreement.tasks` → `agreement.reports`); if the service imported
 tasks.py back to queue the job, the two would form an import cycle. The service names the task instead.

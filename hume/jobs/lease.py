@@ -1,0 +1,194 @@
+"""Claiming a job and keeping it: the conditional UPDATE that decides who runs, and the lease that proves it.
+
+`claim(rows)` turns one claimable row (queued, or running with a lapsed lease) into a running one with a fresh
+claim token, in a single UPDATE whose row count decides between racing workers. `claim_next(rows)` does the
+same for the first claimable row of many (chunks): on PostgreSQL the candidate is read with
+SELECT … FOR UPDATE SKIP LOCKED, so workers asking at once get different rows instead of queueing on one; on
+SQLite (one writer at a time) the conditional UPDATE alone is enough.
+
+The returned `Lease` is the holder's only way to write its job: every write filters on the claim token, so a
+worker whose lease lapsed and was taken over writes nothing (`Lease.write` returns False and the lease counts
+as lost). Writes to other tables (a chunk's predictions, an LLM run's annotations) go inside `Lease.fenced()`,
+which first renews the lease under the row's lock: the new holder's claim waits for that transaction, or the
+block raises `LeaseLost` and nothing is written. `Lease.kept()` renews the lease from a background thread
+every third of its length while the work runs, so a long job stays held and a killed worker's job is free
+again within one lease (settings.JOB_LEASE_SECONDS).
+
+A job claimed `max_attempts` times without finishing (each holder killed, out of memory or hung) is not
+claimed again: it fails with that reason.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from hume.jobs.models import JobStatus
+
+log = logging.getLogger(__name__)
+
+
+class LeaseLost(RuntimeError):
+    """The job was taken over by another worker (our lease lapsed): this worker must stop writing it."""
+
+
+def lease_seconds() -> float:
+    """How long a claim is trusted without renewal (settings.JOB_LEASE_SECONDS)."""
+    return float(settings.JOB_LEASE_SECONDS)
+
+
+def renew_seconds() -> float:
+    """Three renewals per lease: one or two delayed by a busy database do not make a live job look dead."""
+    return lease_seconds() / 3
+
+
+def lease_until(now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) + timedelta(seconds=lease_seconds())
+
+
+def holder_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def claimable(now: datetime) -> Q:
+    """Queued, or running under a lease nobody renewed in time (its worker died)."""
+    return Q(status=JobStatus.QUEUED) | Q(status=JobStatus.RUNNING, lease_expires_at__lt=now)
+
+
+def lapsed(now: datetime | None = None) -> Q:
+    return Q(status=JobStatus.RUNNING, lease_expires_at__lt=now or timezone.now())
+
+
+def exhausted_message(limit: int) -> str:
+    return (f"Gave up after {limit} attempts: each worker that took this job stopped before finishing it "
+            "(killed, out of memory, or hung).")
+
+
+@dataclass
+class Lease:
+    """A won claim: the row's model and key, and the token every write of the holder goes through."""
+
+    model: type[models.Model]
+    pk: Any
+    token: uuid.UUID
+    lost: threading.Event = field(default_factory=threading.Event)
+
+    def rows(self) -> models.QuerySet:
+        return self.model._default_manager.filter(pk=self.pk, claim_token=self.token)
+
+    def write(self, **fields: Any) -> bool:
+        """Update the job row if the claim is still ours; False (and the lease counts as lost) if not."""
+        if self.rows().update(**fields):
+            return True
+        self.lost.set()
+        return False
+
+    def renew(self) -> bool:
+        return self.write(lease_expires_at=lease_until())
+
+    def check(self) -> None:
+        """Between steps: stop at once if another worker took the job over."""
+        if self.lost.is_set():
+            raise LeaseLost(f"{self.model.__name__} {self.pk}: the claim was taken over")
+
+    def finish(self, **fields: Any) -> bool:
+        return self.write(**{"status": JobStatus.DONE, "error": "", **self._released(), **fields})
+
+    def fail(self, error: str, **fields: Any) -> bool:
+        return self.write(status=JobStatus.FAILED, error=error, **self._released(), **fields)
+
+    def release(self, **fields: Any) -> bool:
+        """Hand the job back to the queue unfinished (a time slice ended; a warm shutdown)."""
+        return self.write(status=JobStatus.QUEUED, claim_token=None, lease_expires_at=None, **fields)
+
+    @staticmethod
+    def _released() -> dict[str, Any]:
+        return {"claim_token": None, "lease_expires_at": None, "finished_at": timezone.now()}
+
+    @contextmanager
+    def fenced(self) -> Iterator[None]:
+        """A transaction whose writes count only if the claim is ours: it starts by renewing the lease, which
+        locks the job row until commit, so no other worker can claim the job in between."""
+        with transaction.atomic():
+            if not self.renew():
+                raise LeaseLost(f"{self.model.__name__} {self.pk}: the claim was taken over")
+            yield
+
+    @contextmanager
+    def kept(self) -> Iterator[Lease]:
+        """Renew the lease from a background thread while the block runs; the thread stops when the block
+        ends or the claim is found taken over (then `lost` is set and `check()` raises)."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self._renew_until, args=(stop,), daemon=True,
+                                  name=f"lease-{self.model.__name__}-{self.pk}")
+        thread.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            thread.join()
+
+    def _renew_until(self, stop: threading.Event) -> None:
+        # The first renewal comes one interval in, so a short job never opens a second connection.
+        try:
+            while not stop.wait(renew_seconds()):
+                if not self.renew():
+                    return  # taken over or finished: nothing of ours to keep alive
+        except Exception:  # a failed renewal must not kill the work; the lease may lapse and another take over
+            log.exception("%s %s: could not renew its lease", self.model.__name__, self.pk)
+        finally:
+            connection.close()  # this thread's own connection
+
+
+def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, max_attempts: int | None = None,
+          **fields: Any) -> Lease | None:
+    """Claim the job in ``rows`` (one row; of several, the first claimable) if it is claimable (or matches
+    ``may``): the conditional UPDATE's row count decides between racing workers.
+
+    ``fields`` are written with the claim (a stage, a progress). With ``max_attempts``, a job already
+    claimed that often fails with the reason instead of being claimed again. None if not won."""
+    now = timezone.now()
+    condition = claimable(now) | may if may is not None else claimable(now)
+    if max_attempts is not None:
+        rows.filter(condition, attempts__gte=max_attempts).update(
+            status=JobStatus.FAILED, error=exhausted_message(max_attempts), claim_token=None,
+            lease_expires_at=None, finished_at=now)
+        condition &= Q(attempts__lt=max_attempts)
+    pk = rows.filter(condition).values_list("pk", flat=True).first()
+    if pk is None:
+        return None
+    token = uuid.uuid4()
+    won = rows.filter(condition, pk=pk).update(  # the condition again: the row may have been claimed meanwhile
+        status=JobStatus.RUNNING, claim_token=token, claimed_by=claimed_by, holder=holder_name(), started_at=now,
+        finished_at=None, lease_expires_at=lease_until(now), attempts=F("attempts") + 1, **fields)
+    return Lease(rows.model, pk, token) if won else None
+
+
+def claim_next(rows: models.QuerySet, *, claimed_by: str = "", max_attempts: int | None = None,
+               order_by: tuple[str, ...] = ("pk",), **fields: Any) -> Lease | None:
+    """Claim the first claimable job of ``rows`` (in ``order_by``), skipping rows other workers are claiming
+    right now; None when none is left. A row that used up its attempts is failed and skipped."""
+    skip_locked = connection.features.has_select_for_update_skip_locked
+    while True:
+        with transaction.atomic():
+            candidates = rows.filter(claimable(timezone.now())).order_by(*order_by)
+            if skip_locked:
+                candidates = candidates.select_for_update(skip_locked=True)
+            pk = candidates.values_list("pk", flat=True).first()
+            if pk is None:
+                return None
+            lease = claim(rows.filter(pk=pk), claimed_by=claimed_by, max_attempts=max_attempts, **fields)
+        if lease is not None:
+            return lease

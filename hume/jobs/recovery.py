@@ -1,0 +1,86 @@
+"""Finding jobs whose worker died and sending them again: the one beat entry and the one worker-start hook.
+
+A worker killed outright (SIGKILL, power loss, the OOM killer) requeues nothing, and its Celery message comes
+back only after the broker's hour-long visibility timeout. Its job's lease lapses within
+settings.JOB_LEASE_SECONDS instead; then `requeue_lapsed` (every DEAD_RUN_CHECK_SECONDS, from the beat
+embedded in every worker) sends each such job a new message, and `resume` (once, when a worker starts) sends
+every unfinished job one, timed for when its lease lapses. Copies are harmless: the claim decides who works.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from hume import jobs
+from hume.jobs.lease import lease_seconds
+from hume.jobs.registry import JobType, call, types
+
+log = logging.getLogger(__name__)
+
+
+def rows(job_type: JobType) -> QuerySet:
+    return job_type.model_class()._default_manager.filter(**job_type.scope)
+
+
+def send(job_type: JobType, key: object, *, countdown: float = 0) -> None:
+    if job_type.requeue is not None and not countdown:
+        job_type.requeue(key)
+    else:
+        jobs.enqueue(job_type.task, key, countdown=countdown)
+
+
+def requeue_lapsed() -> dict[str, list[object]]:
+    """Send a message for every running job whose lease lapsed; returns the keys sent, per job type."""
+    sent: dict[str, list[object]] = {}
+    for job_type in types():
+        keys = set(job_type.stranded_keys())
+        if job_type.leased:
+            keys |= set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
+                        .values_list(job_type.key, flat=True))
+        keys = sorted(keys)
+        for key in keys:
+            try:
+                send(job_type, key)
+            except Exception:  # one broker error must not keep the other types waiting
+                log.exception("%s %s: could not be sent again", job_type.name, key)
+        if keys:
+            log.warning("%s: re-queued %s whose worker stopped renewing its lease", job_type.name, keys)
+            sent[job_type.name] = keys
+    return sent
+
+
+def waiting(job_type: JobType) -> list[tuple[object, float]]:
+    """(key, seconds until it may be claimed) of every job of the type a starting worker should look at:
+    running ones once their lease lapses (a live holder keeps renewing it, and the look finds nothing to
+    do), and ones queued for longer than a lease (a broker restarted without its data lost their message;
+    one sent just now is left to do its work)."""
+    if job_type.resume is not None:
+        return list(call(job_type.resume))
+    now = timezone.now()
+    waited = now - timedelta(seconds=lease_seconds())
+    look = Q(status=job_type.running_status)
+    if job_type.queued_status is not None:
+        since = job_type.queued_since
+        look |= Q(status=job_type.queued_status) & (Q(**{f"{since}__isnull": True}) | Q(**{f"{since}__lt": waited}))
+    found = rows(job_type).filter(look).values_list(job_type.key, "status", "lease_expires_at")
+    soonest: dict[object, float] = {}
+    for key, status, expires in found:
+        held = status == job_type.running_status and expires is not None
+        wait = max(0.0, (expires - now).total_seconds()) if held else 0.0
+        soonest[key] = min(wait, soonest.get(key, wait))
+    return sorted(soonest.items(), key=lambda pair: (pair[1], str(pair[0])))
+
+
+def resume() -> dict[str, list[object]]:
+    """Give every unfinished job of every type a message, timed for when its lease lapses."""
+    sent: dict[str, list[object]] = {}
+    for job_type in types():
+        found = waiting(job_type)
+        for key, wait in found:
+            jobs.enqueue(job_type.task, key, countdown=wait + 1 if wait else 0)
+        if found:
+            sent[job_type.name] = [key for key, _ in found]
+    return sent
