@@ -7,8 +7,9 @@ same `import_task` as the page, the API and the command: one transaction, so a b
 the same problems (file, line, field), which the job keeps. The options are checked in the request, so a bad
 option is still a 400 at once. The stored copy is deleted when the job ends, either way.
 
-The job is claimed with a conditional UPDATE (queued, or running under this same message: the redelivery of a
-message whose worker process died takes it over; the import is atomic, so nothing half-done is left). Progress
+The job is a job-layer job (hume/jobs/): claimed with a conditional UPDATE (queued, a lapsed lease, or running
+under this same message: a redelivery), its lease renewed while the import runs, re-queued by the one beat
+entry when its worker died; the import is atomic, so nothing half-done is left. Progress
 is the bytes read, written from a second database connection every PROGRESS_SECONDS, because the import's
 own transaction is invisible to the page until it commits.
 """
@@ -22,9 +23,11 @@ from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from hume import jobs
+from hume.jobs.lease import LeaseLost, claim
 
 from .importing import ImportFailed, ImportProblem, import_task, parse_options
 from .models import ImportJob
@@ -113,31 +116,43 @@ def report_progress(job_id: int, bytes_read: int) -> None:
 
 
 def run_import_job(job_id: int, claimed_by: str) -> str:
-    """Import the job's stored file if this message wins the claim; returns what happened."""
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
-        status=ImportJob.Status.RUNNING, claimed_by=claimed_by, started_at=timezone.now()) or \
-        ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.RUNNING, claimed_by=claimed_by).count()
-    if not claimed:
+    """Import the job's stored file if this message wins the claim (the job layer's: a worker that died
+    mid-import leaves a lapsed lease, and the next worker takes the job over); returns what happened.
+
+    The import and the job's "done" are one transaction whose last write goes through the lease: a worker that
+    lost its claim meanwhile rolls its import back, so a file is never imported twice."""
+    mine = Q(status=ImportJob.Status.RUNNING, claimed_by=claimed_by) if claimed_by else None
+    lease = claim(ImportJob.objects.filter(pk=job_id), claimed_by=claimed_by, may=mine,
+                  max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "not claimed"
     job = ImportJob.objects.get(pk=job_id)
     path = Path(settings.IMPORT_SPOOL_DIR) / job.stored_as
     try:
-        with open(path, "rb") as stored:
-            summary = import_task(ProgressReader(stored, job.pk), job.file_name,
-                                  parse_options(job.options, job.file_name))
+        with lease.kept(), transaction.atomic():
+            with open(path, "rb") as stored:
+                summary = import_task(ProgressReader(stored, job.pk), job.file_name,
+                                      parse_options(job.options, job.file_name))
+            if not lease.finish(summary=summary.as_dict(), problems=[], bytes_read=job.size):
+                raise LeaseLost(f"import job {job_id}: the claim was taken over")
     except ImportFailed as failed:
-        finish(job, ImportJob.Status.FAILED, problems=[problem.as_dict() for problem in failed.problems])
-        return f"failed: {len(failed.problems)} problem(s)"
+        lease.fail(f"{len(failed.problems)} problem(s)", problems=[problem.as_dict() for problem in failed.problems])
+        result = f"failed: {len(failed.problems)} problem(s)"
     except FileNotFoundError:
         problem = ImportProblem(job.file_name, None, None, "the stored upload is gone (was the import folder "
                                 "IMPORT_SPOOL_DIR cleared, or is it not shared with the workers?); upload again")
-        finish(job, ImportJob.Status.FAILED, problems=[problem.as_dict()])
+        lease.fail(problem.message, problems=[problem.as_dict()])
         return "failed: stored file missing"
-    finish(job, ImportJob.Status.DONE, summary=summary.as_dict())
-    return f"done: task {summary.task_id}, {summary.added} added"
+    except LeaseLost:
+        return "discarded: the claim was taken over (its import rolled back)"
+    else:
+        result = f"done: task {summary.task_id}, {summary.added} added"
+    path.unlink(missing_ok=True)
+    return result
 
 
 def finish(job: ImportJob, status: str, *, problems: list[dict] | None = None, summary: dict | None = None) -> None:
+    """End a job no worker holds (its message could not be sent) and delete the stored copy."""
     done = {"bytes_read": job.size} if status == ImportJob.Status.DONE else {}
     ImportJob.objects.filter(pk=job.pk).update(status=status, problems=problems or [], summary=summary,
                                                finished_at=timezone.now(), **done)

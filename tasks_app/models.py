@@ -8,6 +8,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
+from hume.jobs.models import Job
+
 from . import limits
 from .kinds import KIND_CHOICES, KINDS, TaskKind, get_kind
 
@@ -143,17 +145,12 @@ class ItemCheck(models.Model):
         return f"{self.role} check {self.item_id}"
 
 
-class ImportJob(models.Model):
+class ImportJob(Job):
     """A dataset upload too big to import inside the web request (over IMPORT_IN_BACKGROUND_BYTES): the file is
     stored under IMPORT_SPOOL_DIR and a worker imports it (tasks_app/import_jobs.py), as atomically as the
     page would. `problems` holds what a refused import said (file, line, field, message); `summary` what a
-    finished one did (ImportSummary.as_dict())."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
+    finished one did (ImportSummary.as_dict()). Its claim, lease and status are the job layer's
+    (hume/jobs/): a worker killed mid-import leaves it to the next worker within about a lease."""
 
     created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     file_name = models.CharField(max_length=255, help_text="The uploaded file's name (no folders).")
@@ -161,13 +158,9 @@ class ImportJob(models.Model):
     size = models.PositiveBigIntegerField()
     bytes_read = models.PositiveBigIntegerField(default=0)
     options = models.JSONField(default=dict, help_text="The import's options, as the form or API sent them.")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
-    claimed_by = models.CharField(max_length=64, blank=True, help_text="The Celery message that runs it.")
     problems = models.JSONField(default=list, blank=True)
     summary = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"import of {self.file_name} ({self.status})"
