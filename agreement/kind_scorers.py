@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from agreement import metrics as m
-from agreement import pairwise_kappa
+from measures import metrics as m
+from measures import pairwise_kappa
 
 Item = Hashable
 Answers = Mapping[Item, Mapping[str, Any]]

@@ -12,8 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from agreement import metrics as m
-from agreement import pairwise_kappa
 from agreement.kind_scorers import (
     Context,
     Disagreement,
@@ -27,6 +25,8 @@ from agreement.kind_scorers import (
     fleiss_note,
     pairable_note,
 )
+from measures import metrics as m
+from measures import pairwise_kappa
 
 # ---------------------------------------------------------------- per-(item, key) numeric kinds
 
@@ -225,7 +225,7 @@ class QueryScorer(UnitScorer):
 
     def no_relevant(self) -> list[Item]:
         """Queries whose gold has no relevant candidate: scored 0 and averaged in, as pytrec_eval and MTEB
-        count them (agreement/ranking.py), and counted in the human block (`n_queries_without_relevant`)."""
+        count them (measures/ranking.py), and counted in the human block (`n_queries_without_relevant`)."""
         gold = self.ctx.gold
         return [i for i in self.ctx.items if self.ctx.has_gold(i) and not any(v and v > 0 for v in gold[i].values())]
 

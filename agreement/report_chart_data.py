@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from agreement import metrics as m
 from agreement.kind_scorers import CategoricalScorer, ClusteringScorer, KindScorer, Scores
 from agreement.rating_scorers import (
     GradedRelevanceScorer,
@@ -25,6 +24,7 @@ from agreement.rating_scorers import (
     StsScorer,
     UnitScorer,
 )
+from measures import metrics as m
 
 MAX_POINTS = 2000
 SEED = 0

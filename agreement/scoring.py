@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from agreement import metrics as m
 from agreement.kind_scorers import (
     Answers,
     ClassificationScorer,
@@ -39,9 +38,10 @@ from agreement.kind_scorers import (
     SpearmanVariance,
     _mean,
 )
-from agreement.pairwise_kappa import MIN_SHARED_DEFAULT
 from agreement.rating_scorers import GradedRelevanceScorer, LikertScorer, RerankingScorer, StsScorer
 from agreement.report_chart_data import chart_data
+from measures import metrics as m
+from measures.pairwise_kappa import MIN_SHARED_DEFAULT
 from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]

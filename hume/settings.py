@@ -330,7 +330,7 @@ CONTENT_SECURITY_POLICY = {
 # Agreement reports (agreement/report_leases.py): a running report's lease, renewed by its worker every quarter
 # of it; a report whose lease lapsed (its worker was killed) is taken over by the next worker to look.
 REPORT_LEASE_SECONDS = float(os.environ.get("REPORT_LEASE_SECONDS", "20"))
-# Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
+# Cohen's κ per annotator pair (measures/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
 # Every worker runs Celery beat embedded (`celery worker -B`, scripts/run): each DEAD_RUN_CHECK_SECONDS it re-queues

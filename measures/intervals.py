@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from agreement.metric_base import Interval, Undefined, _is_constant, metric
+from measures.metric_base import Interval, Undefined, _is_constant, metric
 
 
 @metric

@@ -29,29 +29,29 @@ from scipy import stats
 from sklearn import metrics as skm
 from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
 
-# The split modules, re-exported so `from agreement import metrics as m; m.wilson_interval` keeps working.
-from agreement.intervals import annotator_range as annotator_range
-from agreement.intervals import bootstrap_interval as bootstrap_interval
-from agreement.intervals import fisher_z_interval as fisher_z_interval
-from agreement.intervals import spearman_interval as spearman_interval
-from agreement.intervals import wilson_interval as wilson_interval
-from agreement.metric_base import SINGLE_ANNOTATOR as SINGLE_ANNOTATOR
-from agreement.metric_base import FloatArray as FloatArray
-from agreement.metric_base import IntArray as IntArray
-from agreement.metric_base import Interval as Interval
-from agreement.metric_base import Metric as Metric
-from agreement.metric_base import Undefined as Undefined
-from agreement.metric_base import _is_constant, _require_two_raters, metric
-from agreement.metric_base import partition_codes as partition_codes
-from agreement.ranking import average_precision as average_precision
-from agreement.ranking import mean_over_queries as mean_over_queries
-from agreement.ranking import ndcg_at_k as ndcg_at_k
-from agreement.ranking import ranked_average_precision as ranked_average_precision
-from agreement.ranking import ranked_mean as ranked_mean
-from agreement.ranking import ranked_ndcg_at_k as ranked_ndcg_at_k
-from agreement.ranking import ranked_reciprocal_rank as ranked_reciprocal_rank
-from agreement.ranking import recall_at_k as recall_at_k
-from agreement.ranking import reciprocal_rank as reciprocal_rank
+# The split modules, re-exported so `from measures import metrics as m; m.wilson_interval` keeps working.
+from measures.intervals import annotator_range as annotator_range
+from measures.intervals import bootstrap_interval as bootstrap_interval
+from measures.intervals import fisher_z_interval as fisher_z_interval
+from measures.intervals import spearman_interval as spearman_interval
+from measures.intervals import wilson_interval as wilson_interval
+from measures.metric_base import SINGLE_ANNOTATOR as SINGLE_ANNOTATOR
+from measures.metric_base import FloatArray as FloatArray
+from measures.metric_base import IntArray as IntArray
+from measures.metric_base import Interval as Interval
+from measures.metric_base import Metric as Metric
+from measures.metric_base import Undefined as Undefined
+from measures.metric_base import _is_constant, _require_two_raters, metric
+from measures.metric_base import partition_codes as partition_codes
+from measures.ranking import average_precision as average_precision
+from measures.ranking import mean_over_queries as mean_over_queries
+from measures.ranking import ndcg_at_k as ndcg_at_k
+from measures.ranking import ranked_average_precision as ranked_average_precision
+from measures.ranking import ranked_mean as ranked_mean
+from measures.ranking import ranked_ndcg_at_k as ranked_ndcg_at_k
+from measures.ranking import ranked_reciprocal_rank as ranked_reciprocal_rank
+from measures.ranking import recall_at_k as recall_at_k
+from measures.ranking import reciprocal_rank as reciprocal_rank
 
 Level = Literal["nominal", "ordinal", "interval"]
 Family = Literal["chance", "correlation"]

@@ -3,7 +3,7 @@ docs/models-in-app.md). Pure: numpy in, dicts of floats out, no Django (docs/sty
 
 Each function returns (scores, predictions): `scores` has a `main_score` and the named figures;
 `predictions[i]` is the model's output for item i (what it would have answered), kept for the item table.
-Undefined figures (constant input, a single class) are None, never NaN, as in agreement/metrics.py.
+Undefined figures (constant input, a single class) are None, never NaN, as in measures/metrics.py.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sklearn.cluster import AgglomerativeClustering, MiniBatchKMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
-from agreement import trec_scoring
+from measures import trec_scoring
 
 SEED = 42  # MTEB's Evaluator default seed
 KMEANS_BATCH_SIZE = 500  # mteb ClusteringEvaluator's clustering_batch_size
@@ -51,7 +51,7 @@ MAP_DEPTH = 1000  # mteb AbsTaskRetrieval k_values' largest: reranking's main sc
 def _rank_and_score(queries: Sequence[tuple[Sequence[str], Sequence[float], Sequence[float]]]
                     ) -> tuple[trec_scoring.Scores, list[list[str]]]:
     """Each query's documents ranked by similarity (ties by id descending, as pytrec_eval) and scored by the
-    app's one ranking scorer (agreement/trec_scoring.py), against relevance ≥ 1 as pytrec_eval's default."""
+    app's one ranking scorer (measures/trec_scoring.py), against relevance ≥ 1 as pytrec_eval's default."""
     run, qrels, predictions = {}, {}, []
     for n, (ids, sims, relevance) in enumerate(queries):
         ranked = trec_scoring.order_like_trec_eval({d: float(s) for d, s in zip(ids, sims, strict=True)})

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.metric_base import SINGLE_ANNOTATOR, Undefined, _is_constant, metric
+from measures.metric_base import SINGLE_ANNOTATOR, Undefined, _is_constant, metric
 
 MIN_SHARED_DEFAULT = 10
 ONE_CATEGORY = "undefined: both answered one and the same category (chance agreement is 1)"

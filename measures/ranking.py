@@ -3,7 +3,7 @@
 Ties in rankings are handled tie-aware (McSherry & Najork 2008: the expectation over all orders
 of the tied documents), so a result never depends on the order candidates were stored in.
 A query with no relevant gold candidate scores 0 on the per-query scores (AP, reciprocal rank, nDCG@k,
-Recall@k), as pytrec_eval and MTEB count it (agreement/trec_scoring.py, which scores models and runs):
+Recall@k), as pytrec_eval and MTEB count it (measures/trec_scoring.py, which scores models and runs):
 humans and models average such a query in the same way.
 The trec_eval-style functions (`ranked_*`) take a ranked list and qrels, as TREC run files give them; they
 keep SAGE's rule (A.6: a query with no relevant document is excluded).
@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 from sklearn import metrics as skm
 
-from agreement.metric_base import FloatArray, IntArray, Metric, Undefined, metric
+from measures.metric_base import FloatArray, IntArray, Metric, Undefined, metric
 
 # ---------------------------------------------------------------- ranking, one query (scores per candidate)
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from statsmodels.stats.contingency_tables import mcnemar
 
-from agreement.model_runs import significance
 from hume.roles import ensure_role_groups
+from measures import significance
 from tests import model_data as data
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from agreement import metrics as m
 from agreement.scoring import score_task
+from measures import metrics as m
 
 ANSWERS = {
     1: {"alice": "joy", "bob": "joy", "gpt": "joy"},

@@ -1,5 +1,5 @@
 """A task kind's items, seen by a model: which texts it embeds, how the similarities become MTEB-style
-scores (agreement/model_runs/scoring.py), and what the humans' consensus is per item.
+scores (measures/model_scoring.py), and what the humans' consensus is per item.
 
 `evaluate(kind, model, items, truth)` takes items as (id, payload) and truth as {item id: value in the
 gold format of tasks_app/kinds.py} (clustering: a list of partitions), and returns (scores, predictions
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.model_runs import scoring
 from agreement.model_runs.similarity import embed, similarity
-from agreement.mteb_texts import query_text
+from measures import model_scoring as scoring
+from measures.mteb_texts import query_text
 
 Items = Sequence[tuple[int, dict[str, Any]]]
 KINDS = ("sts", "reranking", "graded_relevance", "clustering", "classification", "pairwise", "likert")
@@ -49,7 +49,7 @@ def item_texts(kind: str, payload: dict[str, Any]) -> list[str]:
 
 
 def query_of(payload: dict[str, Any]) -> str:
-    """The query text a model embeds: with its instruction after it, as MTEB (agreement/mteb_texts.py)."""
+    """The query text a model embeds: with its instruction after it, as MTEB (measures/mteb_texts.py)."""
     return query_text(payload["query"], payload.get("instruction"))
 
 

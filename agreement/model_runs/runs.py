@@ -22,16 +22,16 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agreement.model_runs import evaluate as ev
-from agreement.model_runs import significance
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
-from agreement.model_runs.scoring import CannotScore, too_few_items
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
+from measures import significance
+from measures.model_scoring import CannotScore, too_few_items
 from tasks_app.models import Item, ItemGold, Task
 
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
@@ -77,7 +77,7 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
     """The run of this model on the task's current inputs under `protocol` ("mteb", or "pooled" for
-    classification, agreement/model_runs/scoring.py): an existing one (a failed one is reset), or new."""
+    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new."""
     ev.check_supported(task.kind, model)
     ev.check_protocol(task.kind, protocol)
     items, gold, humans = load_inputs(task)

@@ -21,7 +21,6 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
-from agreement import metrics as m
 from agreement import scoring
 from agreement.model_runs.models import ModelRun
 from agreement.model_runs.rows import latest_runs
@@ -38,6 +37,7 @@ from agreement.results.entries import (
 )
 from agreement.results.leaderboard import SubsetScore
 from annotation.models import Annotation
+from measures import metrics as m
 from tasks_app.models import Task
 
 STORED = "stored report"
