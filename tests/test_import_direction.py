@@ -1,6 +1,8 @@
 """Imports follow the data (docs/architecture.md): annotation imports tasks_app, agreement imports both,
 never the reverse; the settings package hume/ is the ground floor and imports no app (settings and urls
-name them as strings). Below everything, the Django-free maths package measures/ imports no project package.
+name them as strings). Below everything, the Django-free maths package measures/ imports no project package,
+and the task kinds (kinds/, one folder per kind) import only measures/, Django and libraries: the apps look a
+kind up in kinds/registry.py, so data flows one way.
 
 Inside the apps: no import cycle between modules, no management command imported as a library, and agreement's
 sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order")."""
@@ -15,10 +17,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-APPS = ("measures", "hume", "tasks_app", "annotation", "agreement")
+APPS = ("measures", "kinds", "hume", "tasks_app", "annotation", "agreement")
 LATER_APPS = {"tasks_app": {"annotation", "agreement"}, "annotation": {"agreement"},
               "hume": {"tasks_app", "annotation", "agreement"},
-              "measures": {"hume", "tasks_app", "annotation", "agreement", "django"}}
+              "measures": {"kinds", "hume", "tasks_app", "annotation", "agreement", "django"},
+              "kinds": {"hume", "tasks_app", "annotation", "agreement"}}
 
 # agreement/'s layers: a module is in the first layer with a pattern that matches it; AGREEMENT_ORDER lists the
 # layers lowest first, peers together. A module imports only from its own layer or a lower one, and peers never
