@@ -186,7 +186,10 @@ class TaskKind:
     stratified: ClassVar[bool]  # sampling keeps the proportions of the gold value (a label)
     averageable: ClassVar[bool]  # answers are numbers on the scale, so several judges' answers average
     mteb_type: ClassVar[str]  # MTEB's task type, the column of HUME's Table 1
-    payload_template: ClassVar[str]  # shows an item's payload on the admin pages
+    payload_template: ClassVar[str]  # shows an item's payload on the admin pages: "kinds/<name>/payload.html"
+    # the parts the apps use (each app's kind_parts.py lists what it needs; a part the kind lacks is an error)
+    answer_form: ClassVar[type]  # its form.py: the annotator's answer form (annotation)
+    keys_help_template: ClassVar[str]  # its keys in the loop's keyboard help: "kinds/<name>/keys_help.html"
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False
     needs_axes: ClassVar[bool] = False

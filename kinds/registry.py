@@ -6,7 +6,11 @@ one line below, and the migration of `Task.kind`'s choices (docs/architecture.md
 """
 from __future__ import annotations
 
+import inspect
+from collections.abc import Iterator, MutableMapping
 from importlib import import_module
+from pathlib import Path
+from typing import TypeVar
 
 from kinds.base import TaskKind, ValidationProblem
 
@@ -21,6 +25,7 @@ PACKAGES = (
 )
 
 KINDS: dict[str, TaskKind] = {}
+Part = TypeVar("Part")
 
 
 def register(package: str) -> TaskKind:
@@ -47,3 +52,42 @@ def get_kind(name: str) -> TaskKind:
         return KINDS[name]
     except KeyError:
         raise ValidationProblem("kind", f"unknown task kind {name!r}; choose one of {sorted(KINDS)}") from None
+
+
+class Parts(MutableMapping[str, Part]):
+    """{kind name: one part of each registered kind} (its answer form, prompt, scorer, ...), read live from the
+    registry, so an app holds a table of a part without listing the kinds. A kind without the part (None) is
+    left out. Setting or deleting an entry sets the kind's part (tests take a part away this way)."""
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __getitem__(self, name: str) -> Part:
+        part = getattr(KINDS[name], self.attribute, None) if name in KINDS else None
+        if part is None:
+            raise KeyError(name)
+        return part
+
+    def __setitem__(self, name: str, part: Part) -> None:
+        setattr(KINDS[name], self.attribute, part)
+
+    def __delitem__(self, name: str) -> None:
+        self[name]  # KeyError when there is none
+        setattr(KINDS[name], self.attribute, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, kind in KINDS.items() if getattr(kind, self.attribute, None) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"Parts({self.attribute!r}: {dict(self)!r})"
+
+
+def kind_folder(name: str) -> Path | None:
+    """The folder of the registered kind `name` (its templates are in its templates/), or None."""
+    kind = KINDS.get(name)
+    if kind is None:
+        return None
+    return Path(inspect.getfile(type(kind))).parent

@@ -55,6 +55,7 @@ def test_a_half_done_kind_is_reported_part_by_part(monkeypatch: pytest.MonkeyPat
         "span_selection: annotation has no answer form",
         "span_selection: annotation has no answer template",
         "span_selection: annotation has no LLM prompt",
+        "span_selection: annotation has no keyboard help",
         "span_selection: agreement has no scorer",
         "span_selection: agreement has no main agreement metric",
         "span_selection: agreement has no MTEB score keys",
@@ -66,7 +67,7 @@ def test_a_kind_name_with_no_definition_lacks_everything() -> None:
     problems = missing_parts(["ner"])
     assert problems[:3] == ["ner: tasks_app has no definition", "ner: tasks_app has no record parser",
                             "ner: tasks_app has no answer validator"]
-    assert len(problems) == 11 + 3 + 4  # tasks_app, annotation, agreement
+    assert len(problems) == 11 + 4 + 4  # tasks_app, annotation, agreement
 
 
 def test_removing_the_prompt_of_a_real_kind_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

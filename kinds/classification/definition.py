@@ -9,6 +9,8 @@ from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
+from .form import ClassificationForm
+
 
 class Classification(TaskKind):
     record_fields = ("text", "label")
@@ -17,7 +19,9 @@ class Classification(TaskKind):
     stratified = True
     averageable = False
     mteb_type = "Classification"
-    payload_template = "tasks_app/payloads/_classification.html"
+    payload_template = "kinds/classification/payload.html"
+    answer_form = ClassificationForm
+    keys_help_template = "kinds/classification/keys_help.html"
     needs_labels = True
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

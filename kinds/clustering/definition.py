@@ -18,6 +18,8 @@ from kinds.base import (
     string_list,
 )
 
+from .form import ClusteringForm
+
 
 class Clustering(TaskKind):
     record_fields = ("sentences[]", "labels[]")
@@ -27,7 +29,9 @@ class Clustering(TaskKind):
     stratified = False
     averageable = False
     mteb_type = "Clustering"
-    payload_template = "tasks_app/payloads/_clustering.html"
+    payload_template = "kinds/clustering/payload.html"
+    answer_form = ClusteringForm
+    keys_help_template = "kinds/clustering/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         sentences = string_list(record, "sentences", min_len=2)

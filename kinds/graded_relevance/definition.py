@@ -19,6 +19,8 @@ from kinds.base import (
     text_field,
 )
 
+from .form import GradedRelevanceForm
+
 
 class GradedRelevance(TaskKind):
     record_fields = ("query", "documents[{id,text,score}]")
@@ -27,7 +29,9 @@ class GradedRelevance(TaskKind):
     stratified = False
     averageable = True
     mteb_type = "Retrieval"
-    payload_template = "tasks_app/payloads/_graded_relevance.html"
+    payload_template = "kinds/graded_relevance/payload.html"
+    answer_form = GradedRelevanceForm
+    keys_help_template = "kinds/graded_relevance/keys_help.html"
     default_scale = (0.0, 10.0, 1.0)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

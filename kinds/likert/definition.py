@@ -18,6 +18,8 @@ from kinds.base import (
     text_field,
 )
 
+from .form import LikertForm
+
 
 class Likert(TaskKind):
     record_fields = ("context", "text", "scores{axis: value}")
@@ -26,7 +28,9 @@ class Likert(TaskKind):
     stratified = False
     averageable = True
     mteb_type = "Summarization"
-    payload_template = "tasks_app/payloads/_likert.html"
+    payload_template = "kinds/likert/payload.html"
+    answer_form = LikertForm
+    keys_help_template = "kinds/likert/keys_help.html"
     default_scale = (1.0, 7.0, 1.0)
     needs_axes = True
 

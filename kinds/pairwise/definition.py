@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
+from .form import PairwiseForm
+
 
 class Pairwise(TaskKind):
     record_fields = ("context", "a", "b", "preferred")
@@ -18,7 +20,9 @@ class Pairwise(TaskKind):
     stratified = True
     averageable = False
     mteb_type = "PairClassification"
-    payload_template = "tasks_app/payloads/_pairwise.html"
+    payload_template = "kinds/pairwise/payload.html"
+    answer_form = PairwiseForm
+    keys_help_template = "kinds/pairwise/keys_help.html"
     choices: ClassVar[tuple[str, ...]] = ("a", "b", "tie")
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

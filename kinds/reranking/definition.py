@@ -19,6 +19,8 @@ from kinds.base import (
     text_field,
 )
 
+from .form import RerankingForm
+
 
 class Reranking(TaskKind):
     record_fields = ("query", "instruction?", "candidates[{id,text,relevant}]")
@@ -28,7 +30,9 @@ class Reranking(TaskKind):
     stratified = False
     averageable = False  # a mean of 0/1 judgments is not a judgment
     mteb_type = "Reranking"
-    payload_template = "tasks_app/payloads/_reranking.html"
+    payload_template = "kinds/reranking/payload.html"
+    answer_form = RerankingForm
+    keys_help_template = "kinds/reranking/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         query = text_field(record, "query")

@@ -9,6 +9,8 @@ from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, number_field, on_scale, optional_external_id, text_field
 
+from .form import STSForm
+
 
 class STS(TaskKind):
     record_fields = ("sentence1", "sentence2", "score")
@@ -17,7 +19,9 @@ class STS(TaskKind):
     stratified = False
     averageable = True
     mteb_type = "STS"
-    payload_template = "tasks_app/payloads/_sts.html"
+    payload_template = "kinds/sts/payload.html"
+    answer_form = STSForm
+    keys_help_template = "kinds/sts/keys_help.html"
     default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
