@@ -189,6 +189,7 @@ class TaskKind:
     payload_template: ClassVar[str]  # shows an item's payload on the admin pages: "kinds/<name>/payload.html"
     # the parts the apps use (each app's kind_parts.py lists what it needs; a part the kind lacks is an error)
     answer_form: ClassVar[type]  # its form.py: the annotator's answer form (annotation)
+    prompt: ClassVar[Any]  # its prompt.py: what an LLM annotator is asked (annotation/llm)
     keys_help_template: ClassVar[str]  # its keys in the loop's keyboard help: "kinds/<name>/keys_help.html"
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False

@@ -21,7 +21,7 @@ from typing import Any
 
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError
 from annotation.llm.confidence import swapped_pair, unswap_answer
-from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, is_pointwise_pair
+from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, has_own_format
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 
@@ -48,7 +48,7 @@ def run_examples(task: Task, k: int) -> list[list[Example]]:
 def example_messages(task: Task, payload: dict[str, Any], examples: list[Example]) -> list[dict[str, str]]:
     """The item's messages with worked examples (user: an item; assistant: the human's answer) before it."""
     system, *item = build_messages(task, payload)
-    if is_pointwise_pair(task, payload):  # the study's own prompt and reply format: no JSON examples to show
+    if has_own_format(task, payload):  # the kind's own prompt and reply format: no JSON examples to show
         return [system, *item]
     shots: list[dict[str, str]] = []
     for example_payload, value in [e for e in examples if e[0] != payload][:EXAMPLES_PER_ANNOTATOR]:

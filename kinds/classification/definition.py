@@ -10,6 +10,7 @@ from typing import Any
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
 from .form import ClassificationForm
+from .prompt import ClassificationPrompt
 
 
 class Classification(TaskKind):
@@ -21,6 +22,7 @@ class Classification(TaskKind):
     mteb_type = "Classification"
     payload_template = "kinds/classification/payload.html"
     answer_form = ClassificationForm
+    prompt = ClassificationPrompt()
     keys_help_template = "kinds/classification/keys_help.html"
     needs_labels = True
 

@@ -19,6 +19,7 @@ from kinds.base import (
 )
 
 from .form import ClusteringForm
+from .prompt import ClusteringPrompt
 
 
 class Clustering(TaskKind):
@@ -31,6 +32,7 @@ class Clustering(TaskKind):
     mteb_type = "Clustering"
     payload_template = "kinds/clustering/payload.html"
     answer_form = ClusteringForm
+    prompt = ClusteringPrompt()
     keys_help_template = "kinds/clustering/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

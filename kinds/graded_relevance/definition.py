@@ -20,6 +20,7 @@ from kinds.base import (
 )
 
 from .form import GradedRelevanceForm
+from .prompt import GradedRelevancePrompt
 
 
 class GradedRelevance(TaskKind):
@@ -31,6 +32,7 @@ class GradedRelevance(TaskKind):
     mteb_type = "Retrieval"
     payload_template = "kinds/graded_relevance/payload.html"
     answer_form = GradedRelevanceForm
+    prompt = GradedRelevancePrompt()
     keys_help_template = "kinds/graded_relevance/keys_help.html"
     default_scale = (0.0, 10.0, 1.0)
 

@@ -19,6 +19,7 @@ from kinds.base import (
 )
 
 from .form import LikertForm
+from .prompt import LikertPrompt
 
 
 class Likert(TaskKind):
@@ -30,6 +31,7 @@ class Likert(TaskKind):
     mteb_type = "Summarization"
     payload_template = "kinds/likert/payload.html"
     answer_form = LikertForm
+    prompt = LikertPrompt()
     keys_help_template = "kinds/likert/keys_help.html"
     default_scale = (1.0, 7.0, 1.0)
     needs_axes = True

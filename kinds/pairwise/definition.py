@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
 from .form import PairwiseForm
+from .prompt import PairwisePrompt
 
 
 class Pairwise(TaskKind):
@@ -22,6 +23,7 @@ class Pairwise(TaskKind):
     mteb_type = "PairClassification"
     payload_template = "kinds/pairwise/payload.html"
     answer_form = PairwiseForm
+    prompt = PairwisePrompt()
     keys_help_template = "kinds/pairwise/keys_help.html"
     choices: ClassVar[tuple[str, ...]] = ("a", "b", "tie")
 

@@ -20,6 +20,7 @@ from kinds.base import (
 )
 
 from .form import RerankingForm
+from .prompt import RerankingPrompt
 
 
 class Reranking(TaskKind):
@@ -32,6 +33,7 @@ class Reranking(TaskKind):
     mteb_type = "Reranking"
     payload_template = "kinds/reranking/payload.html"
     answer_form = RerankingForm
+    prompt = RerankingPrompt()
     keys_help_template = "kinds/reranking/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

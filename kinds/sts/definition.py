@@ -10,6 +10,7 @@ from typing import Any
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, number_field, on_scale, optional_external_id, text_field
 
 from .form import STSForm
+from .prompt import STSPrompt
 
 
 class STS(TaskKind):
@@ -21,6 +22,7 @@ class STS(TaskKind):
     mteb_type = "STS"
     payload_template = "kinds/sts/payload.html"
     answer_form = STSForm
+    prompt = STSPrompt()
     keys_help_template = "kinds/sts/keys_help.html"
     default_scale = (0.0, 5.0, 0.5)
 
