@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from agreement.kind_scorers import CategoricalScorer, ClusteringScorer, KindScorer, Scores
-from agreement.rating_scorers import (
-    GradedRelevanceScorer,
-    LikertScorer,
-    RerankingScorer,
-    StsScorer,
-    UnitScorer,
-)
+from kinds.clustering.scorer import ClusteringScorer
+from kinds.graded_relevance.scorer import GradedRelevanceScorer
+from kinds.likert.scorer import LikertScorer
+from kinds.rating_scorers import UnitScorer
+from kinds.reranking.scorer import RerankingScorer
+from kinds.scorers import CategoricalScorer, KindScorer, Scores
+from kinds.sts.scorer import StsScorer
 from measures import metrics as m
 
 MAX_POINTS = 2000
