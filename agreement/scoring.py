@@ -1,13 +1,13 @@
 """The HUME human-score protocol per task kind: answers + gold → one JSON-ready report dict.
 
 Pure like `metrics` (no Django): the Celery job loads annotations in one query, shapes them as
-`answers[item][annotator] = value` (None = skipped) and `gold[item] = value` (value formats: the
-docstring of tasks_app/kinds.py), and stores what `score_task` returns.
+`answers[item][annotator] = value` (None = skipped) and `gold[item] = value` (value formats: each
+kind's kinds/<name>/definition.py), and stores what `score_task` returns.
 
-Each kind's metrics are one scorer class (`kind_scorers`: the base class, categorical kinds and
-clustering; `rating_scorers`: the kinds with one number per unit), registered in `KINDS` (agreement's
-per-kind registry, checked complete by tasks_app/kind_parts.py); everything they share (counts,
-exclusions, bands, validity flag, sorting) lives here in `score_task`.
+Each kind's metrics are one scorer class in its folder (kinds/<name>/scorer.py, on the bases of
+kinds/scorers.py and kinds/rating_scorers.py), looked up in the registry (`KINDS`, checked complete by
+tasks_app/kind_parts.py); everything they share (counts, exclusions, bands, validity flag, sorting) lives
+here in `score_task`.
 
 Scores are on a 0..1 scale (the HUME paper prints them ×100). Only annotators of kind "human"
 count toward agreement and the human score unless `include_llm=True`; every annotator, LLM or
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement.kind_scorers import (
+from kinds.charts import chart_data
+from kinds.registry import Parts
+from kinds.scorers import (
     Answers,
-    ClassificationScorer,
-    ClusteringScorer,
     Context,
     Disagreement,
     Explained,
@@ -33,13 +33,10 @@ from agreement.kind_scorers import (
     Human,
     Item,
     KindScorer,
-    PairwiseScorer,
     Scores,
     SpearmanVariance,
     _mean,
 )
-from agreement.rating_scorers import GradedRelevanceScorer, LikertScorer, RerankingScorer, StsScorer
-from agreement.report_chart_data import chart_data
 from measures import metrics as m
 from measures.pairwise_kappa import MIN_SHARED_DEFAULT
 from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
@@ -53,15 +50,7 @@ SCORE_SCALE = "0..1 (the HUME paper prints scores x100)"
 # ---------------------------------------------------------------- the report
 
 
-KINDS: dict[str, type[KindScorer]] = {
-    "classification": ClassificationScorer,
-    "clustering": ClusteringScorer,
-    "reranking": RerankingScorer,
-    "graded_relevance": GradedRelevanceScorer,
-    "sts": StsScorer,
-    "pairwise": PairwiseScorer,
-    "likert": LikertScorer,
-}
+KINDS: Parts[type[KindScorer]] = Parts("scorer")  # {kind name: its scorer class}, from the registry
 
 
 def score_task(

@@ -190,6 +190,8 @@ class TaskKind:
     # the parts the apps use (each app's kind_parts.py lists what it needs; a part the kind lacks is an error)
     answer_form: ClassVar[type]  # its form.py: the annotator's answer form (annotation)
     prompt: ClassVar[Any]  # its prompt.py: what an LLM annotator is asked (annotation/llm)
+    scorer: ClassVar[type]  # its scorer.py: the human score and agreement, HUME's protocol (agreement's reports)
+    model_evaluation: ClassVar[Any]  # its evaluation.py: how models run here are scored on it (model runs)
     keys_help_template: ClassVar[str]  # its keys in the loop's keyboard help: "kinds/<name>/keys_help.html"
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False

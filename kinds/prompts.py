@@ -88,6 +88,15 @@ class KindPrompt:
     def own_answer(self, task: PromptTask, payload: dict[str, Any], content: str) -> tuple[Any, str]:
         raise NotImplementedError
 
+    def swapped(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The item with its options in another order, asked once more against position bias when a simulated
+        annotator estimates confidence (None: the kind has no order to swap)."""
+        return None
+
+    def unswap(self, answer: Any) -> Any:
+        """An answer to the swapped item, read in the original order."""
+        return answer
+
 
 FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
 

@@ -1,8 +1,9 @@
 """The task kinds: one line per kind, naming its folder. A kind's name is its folder's name.
 
 Everything about a kind lives in its folder (kinds/<name>/); the apps look a kind up here (`KINDS[name]`, or
-`get_kind(name)` with an error naming the field) and never list the kinds themselves. Adding a kind: a folder,
-one line below, and the migration of `Task.kind`'s choices (docs/architecture.md, "Adding a task kind").
+`get_kind(name)` with an error naming the field, or `Parts`, a live table of one part) and never list the kinds
+themselves. Adding a kind: a folder and one line below; `Task.kind`'s choices are `kind_choices`, read from
+here, so no migration (docs/architecture.md, "Adding a task kind").
 """
 from __future__ import annotations
 

@@ -1,18 +1,17 @@
-"""One scorer class per task kind: the base class, the shapes the kinds share, the categorical kinds
-(classification, pairwise) and clustering.
+"""What the kinds' scorers share: the base class `KindScorer`, the shapes they use, and the categorical kinds'
+base (classification and pairwise). Each kind's scorer is kinds/<name>/scorer.py.
 
 Why one class per kind: each kind has exactly one definition of its agreement metrics, its
 per-annotator scores, its aggregation into "the human" and its confidence interval (docs/reports.md);
 everything they share (counts, exclusions, bands, validity flag, sorting) lives in
-`scoring.score_task`. The kinds with one number per unit (STS, Likert, reranking, graded relevance)
-are in `rating_scorers`. A scorer class is also agreement's registry entry for its kind: it declares the
-agreement value a task is judged by, the MTEB key of each score and how LLM judges are compared
-(checked for every kind by tasks_app/kind_parts.py).
+agreement/scoring.py `score_task`. The kinds with one number per unit (STS, Likert, reranking, graded
+relevance) share kinds/rating_scorers.py. A scorer class also declares the agreement value a task is judged
+by, the MTEB key of each score and how LLM judges are compared (checked for every kind by
+tasks_app/kind_parts.py through agreement/kind_parts.py).
 """
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,6 +147,26 @@ class KindScorer(ABC):
         """Per-pair agreement behind a mean (Cohen's κ per annotator pair), after `agreement`."""
         return getattr(self, "pairs", {})
 
+    def annotator_interval(self, name: str, score: float | None) -> tuple[Any, str, int]:
+        """(CI explained, its method, n) of one annotator's main score, by the rule the kind's human score uses
+        for one annotator (HUME Table 8); the chart of annotator scores shows it."""
+        return (None, "no interval for this kind"), "", 0
+
+    def charts(self) -> dict[str, Any]:
+        """The kind's chart data beyond the annotator scores (kinds/charts.py), from the matrices it holds."""
+        return {}
+
+    @classmethod
+    def mteb_agreement(cls, doc: dict[str, Any], counts: dict[str, Any], headline: dict[str, Any]) -> dict[str, Any]:
+        """The agreement block of the kind's MTEB TaskResult subset (agreement/mteb_export.py), from a stored
+        report: by default the headline metric and its value, then N, K and the total (HUME Table 8)."""
+        return {**headline, **counts}
+
+    @classmethod
+    def mteb_total_annotations(cls, doc: dict[str, Any], n: int) -> int:
+        """The total of annotations as HUME Table 8 counts it for the kind (default: the answers)."""
+        return doc["n_answers"]
+
 
 # ---------------------------------------------------------------- categorical kinds
 
@@ -229,21 +248,41 @@ class CategoricalScorer(KindScorer):
         with_gold = np.where(g >= 0, 1.0 - gold_share, np.nan)
         return Disagreement([self.ctx.items[i] for i in answered], among, with_gold)
 
+    def annotator_interval(self, name: str, score: float | None) -> tuple[Any, str, int]:
+        column = self.ctx.names.index(name)
+        predicted = self.codes[:, column]
+        scored = (self.gold_codes >= 0) & (predicted >= 0)
+        correct = int((predicted[scored] == self.gold_codes[scored]).sum())
+        return m.wilson_interval.explain(correct, int(scored.sum())), "wilson", int(scored.sum())
 
-class ClassificationScorer(CategoricalScorer):
-    """One label per text; HUME reports accuracy (main), macro F1 and weighted F1."""
+    def charts(self) -> dict[str, Any]:
+        return self.label_charts()
 
-    gold_metrics = {"accuracy": "accuracy", "f1_macro": "f1_macro", "f1_weighted": "f1_weighted"}
-    mteb_score_keys = {"accuracy": "accuracy", "f1_macro": "f1", "f1_weighted": "f1_weighted"}
+    def label_charts(self) -> dict[str, Any]:
+        """Confusion matrix of the human majority vote (the report's tie rule) against gold, and how often each
+        annotator (and gold) gave each label."""
+        labels = [str(c) for c in self.categories]
+        vote = m.majority_vote(self.table)
+        scored = (self.gold_codes >= 0) & (vote >= 0)
+        size = len(labels)
+        matrix = np.bincount(self.gold_codes[scored] * size + vote[scored], minlength=size * size).reshape(size, size)
+        rows = [{"name": name, "counts": np.bincount(column[column >= 0], minlength=size).tolist()}
+                for name, column in zip(self.ctx.names, self.codes.T, strict=True)]
+        gold = self.gold_codes[self.gold_codes >= 0]
+        rows.append({"name": "gold", "counts": np.bincount(gold, minlength=size).tolist()})
+        return {"confusion": {"labels": labels, "matrix": matrix.tolist(), "rows": "gold", "columns": "majority vote"},
+                "distribution": {"labels": labels, "rows": rows}}
 
-
-class PairwiseScorer(CategoricalScorer):
-    """"a", "b" or "tie" per pair of candidates; accuracy (main) and macro precision/recall/F1."""
-
-    gold_metrics = {
-        "accuracy": "accuracy", "precision": "precision_macro", "recall": "recall_macro", "f1": "f1_macro",
-    }
-    mteb_score_keys = {"accuracy": "accuracy", "f1": "f1", "precision": "precision", "recall": "recall"}
+    @classmethod
+    def mteb_agreement(cls, doc: dict[str, Any], counts: dict[str, Any], headline: dict[str, Any]) -> dict[str, Any]:
+        """The label kinds add the band's name and the mean pairwise κ and percent agreement."""
+        block = dict(headline)
+        band = doc.get("agreement_bands", {}).get(doc.get("agreement_main") or "")
+        if band:
+            block["interpretation"] = band.capitalize()
+        agreement = doc["agreement"]
+        return {**block, **counts, "mean_pairwise_kappa": agreement.get("cohen_kappa_mean"),
+                "mean_percentage_agreement": agreement.get("percent_agreement")}
 
 
 def fleiss_note(table: np.ndarray, unit: str = "items") -> str | None:
@@ -269,78 +308,6 @@ def pairable_note(table: np.ndarray, unit: str = "items") -> str | None:
 
 
 # ---------------------------------------------------------------- clustering
-
-
-class ClusteringScorer(KindScorer):
-    """Free clustering of one set of texts per item: only the partition counts (HUME §3)."""
-
-    main_metric = "v_measure"
-    ci_method = "annotator_range"
-    agreement_metrics = ("ari_mean",)
-    flag_metrics = (("ari_mean", "chance"),)
-    main_agreement = "ari_mean"
-    mteb_score_keys = {"v_measure": "v_measure", "ari": "ari", "ami": "ami"}
-    judge_agreement = "partition"
-    gold_metrics = {"v_measure": m.v_measure, "ari": m.adjusted_rand, "ami": m.adjusted_mutual_info}
-
-    def __init__(self, ctx: Context) -> None:
-        super().__init__(ctx)
-        self.bad: list[dict[str, Any]] = []
-        self.valid: dict[Item, dict[str, list[Hashable]]] = {i: self._valid_answers(i) for i in ctx.items}
-
-    def _valid_answers(self, item: Item) -> dict[str, list[Hashable]]:
-        """Answers whose length matches the set (gold length, else the first answer's length)."""
-        given = {n: list(v) for n in self.ctx.names if (v := self.ctx.value(item, n)) is not None}
-        size = len(self.ctx.gold[item]) if self.ctx.has_gold(item) else len(next(iter(given.values()), []))
-        for name in [n for n, v in given.items() if len(v) != size]:
-            self.bad.append({"item": item, "reason": f"{name}: {len(given.pop(name))} cluster ids for {size} texts"})
-        return given
-
-    def _pool_answers(self, item: Item) -> list[list[Hashable]]:
-        return [v for n, v in self.valid[item].items() if n in self.ctx.pool]
-
-    def agreement(self) -> dict[str, Explained]:
-        pairs = [a for item in self.ctx.items for a in m.ari_pairs(self._pool_answers(item))]
-        if not pairs:
-            return {"ari_mean": (None, "n/a: no set was clustered by two annotators")}
-        return {"ari_mean": (float(np.mean(pairs)), None)}
-
-    def annotator_scores(self, name: str) -> Scores:
-        """Mean over the sets this annotator clustered of V-measure, ARI and AMI vs gold."""
-        sets = [i for i in self.ctx.items if name in self.valid[i] and self.ctx.has_gold(i)]
-        return {key: _mean([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
-                for key, fn in self.gold_metrics.items()}
-
-    def sets_scored(self, names: Sequence[str]) -> list[Item]:
-        """The sets with gold that any of `names` clustered: the items behind the human score."""
-        return [i for i in self.ctx.items if self.ctx.has_gold(i) and any(n in self.valid[i] for n in names)]
-
-    def n_texts(self, names: Sequence[str]) -> int:
-        """Texts in the sets with gold that any of `names` clustered: HUME's N for clustering."""
-        return sum(len(self.ctx.gold[i]) for i in self.sets_scored(names))
-
-    def human(self, per_annotator: dict[str, Scores]) -> Human:
-        scored = [n for n, s in per_annotator.items() if s[self.main_metric] is not None]
-        return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics),
-                                   self.n_texts(scored), "texts", len(self.sets_scored(scored)))
-
-    def disagreement(self) -> Disagreement:
-        """Share of text pairs on which two annotators disagree about "same cluster", averaged over
-        annotator pairs; with gold: the same share between each annotator and gold, averaged."""
-        items, among, with_gold = [], [], []
-        for item in self.ctx.items:
-            parts = self._pool_answers(item)
-            if not parts:
-                continue
-            pairs = [_pair_disagreement(a, b) for a, b in itertools.combinations(parts, 2)]
-            gold = self.ctx.gold[item] if self.ctx.has_gold(item) else None
-            items.append(item)
-            among.append(float(np.mean(pairs)) if pairs else 0.0)
-            with_gold.append(np.nan if gold is None else float(np.mean([_pair_disagreement(p, gold) for p in parts])))
-        return Disagreement(items, np.array(among), np.array(with_gold))
-
-    def excluded(self) -> list[dict[str, Any]]:
-        return self.bad
 
 
 def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:

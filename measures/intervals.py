@@ -1,6 +1,6 @@
 """Confidence intervals of a human score (HUME Appendix E.1, Table 8), pure: numbers in, (low, high) out.
 
-Which interval applies to which kind is the scorers' choice (`kind_scorers`, `rating_scorers`):
+Which interval applies to which kind is the scorers' choice (kinds/<name>/scorer.py):
 Wilson for a proportion, Fisher z for a correlation, the annotator range for clustering and
 reranking with two or more annotators, a seeded bootstrap where no closed form applies.
 """

@@ -8,7 +8,8 @@
   the score is made of can be compared;
 - rankings (reranking AP, graded nDCG@10) and clustering (V-measure per set): a paired permutation test
   (sign flips of the per-query or per-set differences, scipy.stats.permutation_test).
-The humans are their consensus (majority / mean), as the human score's protocol has it. Seeded: a report
+Which test a kind uses is its model evaluation's choice (kinds/<name>/evaluation.py `paired_test`). The
+humans are their consensus (majority / mean), as the human score's protocol has it. Seeded: a report
 gives the same p-value every time.
 """
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn import metrics as skm
 from statsmodels.stats.contingency_tables import mcnemar
 
 SEED = 42
@@ -95,51 +95,6 @@ def paired_bootstrap_likert(gold: dict[str, Sequence[float]], human: dict[str, S
             "difference": observed if np.isfinite(observed) else None, "n": len(m), "axes": axes}
 
 
-def _ranking_scores(ids: Sequence[str], ranked: Sequence[str]) -> np.ndarray:
+def ranking_scores(ids: Sequence[str], ranked: Sequence[str]) -> np.ndarray:
     position = {doc: n for n, doc in enumerate(ranked)}
     return np.array([-position[d] for d in ids], dtype=float)
-
-
-def compare(kind: str, payloads: dict[int, dict[str, Any]], gold: dict[int, Any], humans: dict[int, Any],
-            model: dict[int, Any]) -> dict[str, Any] | None:
-    """The paired test for this kind on the items with gold, a human consensus and a model prediction.
-
-    humans: the consensus per item (clustering: the list of annotators' partitions); model: the run's
-    item-level prediction against gold.
-    """
-    ids = [i for i in payloads if gold.get(i) is not None and humans.get(i) is not None and model.get(i) is not None]
-    if not ids:
-        return None
-    if kind in ("classification", "pairwise"):
-        return mcnemar_exact([humans[i] == gold[i] for i in ids], [model[i] == gold[i] for i in ids])
-    if kind == "sts":
-        return paired_bootstrap_spearman([gold[i] for i in ids], [humans[i] for i in ids], [model[i] for i in ids])
-    if kind in ("reranking", "graded_relevance"):
-        field = "candidates" if kind == "reranking" else "documents"
-        h, m = [], []
-        for i in ids:
-            docs = [d["id"] for d in payloads[i][field]]
-            truth = np.array([gold[i].get(d, 0) for d in docs], dtype=float)
-            if not (truth > 0).any():  # no relevant document: 0 for both, as the scores count it (trec_scoring)
-                h.append(0.0)
-                m.append(0.0)
-                continue
-            human = np.array([humans[i].get(d, 0) for d in docs], dtype=float)
-            ranked = _ranking_scores(docs, model[i])
-            if kind == "reranking":
-                h.append(skm.average_precision_score(truth > 0, human))
-                m.append(skm.average_precision_score(truth > 0, ranked))
-            else:
-                h.append(skm.ndcg_score([truth], [human], k=10))
-                m.append(skm.ndcg_score([truth], [ranked], k=10))
-        return paired_permutation(h, m, "queries")
-    if kind == "clustering":
-        h = [float(np.mean([skm.v_measure_score(gold[i], p) for p in humans[i]])) for i in ids]
-        m = [skm.v_measure_score(gold[i], model[i]) for i in ids]
-        return paired_permutation(h, m, "sets")
-    if kind == "likert":  # the items that have every gold axis in both gold and the humans' means
-        axes = sorted({a for i in ids for a in gold[i]})
-        ids = [i for i in ids if all(gold[i].get(a) is not None and humans[i].get(a) is not None for a in axes)]
-        return paired_bootstrap_likert({a: [gold[i][a] for i in ids] for a in axes},
-                                       {a: [humans[i][a] for i in ids] for a in axes}, [model[i] for i in ids])
-    return None

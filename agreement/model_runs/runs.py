@@ -30,7 +30,6 @@ from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
-from measures import significance
 from measures.model_scoring import CannotScore, too_few_items
 from tasks_app.models import Item, ItemGold, Task
 
@@ -204,7 +203,7 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
     if not run.model.is_encoder:
         add_device(ModelRun, run.pk, device_of(run.model))
     model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
-    scores["significance"] = significance.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
+    scores["significance"] = ev.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
     with transaction.atomic():
         finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
             status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())

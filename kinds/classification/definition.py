@@ -1,4 +1,5 @@
 """Classification: one text, one label of the task's label set (HUME: the label kinds).
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): a label string from the task's label set.
@@ -9,8 +10,10 @@ from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
+from .evaluation import ClassificationEvaluation
 from .form import ClassificationForm
 from .prompt import ClassificationPrompt
+from .scorer import ClassificationScorer
 
 
 class Classification(TaskKind):
@@ -23,6 +26,8 @@ class Classification(TaskKind):
     payload_template = "kinds/classification/payload.html"
     answer_form = ClassificationForm
     prompt = ClassificationPrompt()
+    scorer = ClassificationScorer
+    model_evaluation = ClassificationEvaluation()
     keys_help_template = "kinds/classification/keys_help.html"
     needs_labels = True
 

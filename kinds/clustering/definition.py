@@ -1,4 +1,5 @@
 """Clustering: a set of texts, a free cluster id per text; only the partition counts.
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): a list with one cluster id (str) per sentence; only the
@@ -18,8 +19,10 @@ from kinds.base import (
     string_list,
 )
 
+from .evaluation import ClusteringEvaluation
 from .form import ClusteringForm
 from .prompt import ClusteringPrompt
+from .scorer import ClusteringScorer
 
 
 class Clustering(TaskKind):
@@ -33,6 +36,8 @@ class Clustering(TaskKind):
     payload_template = "kinds/clustering/payload.html"
     answer_form = ClusteringForm
     prompt = ClusteringPrompt()
+    scorer = ClusteringScorer
+    model_evaluation = ClusteringEvaluation()
     keys_help_template = "kinds/clustering/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

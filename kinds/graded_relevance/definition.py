@@ -1,4 +1,5 @@
 """Graded relevance: a query and its documents, a score per document on the task's scale.
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): {doc_id: number on the task's scale} for every document.
@@ -19,8 +20,10 @@ from kinds.base import (
     text_field,
 )
 
+from .evaluation import GradedRelevanceEvaluation
 from .form import GradedRelevanceForm
 from .prompt import GradedRelevancePrompt
+from .scorer import GradedRelevanceScorer
 
 
 class GradedRelevance(TaskKind):
@@ -33,6 +36,8 @@ class GradedRelevance(TaskKind):
     payload_template = "kinds/graded_relevance/payload.html"
     answer_form = GradedRelevanceForm
     prompt = GradedRelevancePrompt()
+    scorer = GradedRelevanceScorer
+    model_evaluation = GradedRelevanceEvaluation()
     keys_help_template = "kinds/graded_relevance/keys_help.html"
     default_scale = (0.0, 10.0, 1.0)
 

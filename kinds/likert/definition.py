@@ -1,4 +1,5 @@
 """Likert: a context and one text, a score per named axis (default 1–7).
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): {axis: integer on the task's scale (default 1–7)} for every axis.
@@ -18,8 +19,10 @@ from kinds.base import (
     text_field,
 )
 
+from .evaluation import LikertEvaluation
 from .form import LikertForm
 from .prompt import LikertPrompt
+from .scorer import LikertScorer
 
 
 class Likert(TaskKind):
@@ -32,6 +35,8 @@ class Likert(TaskKind):
     payload_template = "kinds/likert/payload.html"
     answer_form = LikertForm
     prompt = LikertPrompt()
+    scorer = LikertScorer
+    model_evaluation = LikertEvaluation()
     keys_help_template = "kinds/likert/keys_help.html"
     default_scale = (1.0, 7.0, 1.0)
     needs_axes = True

@@ -1,4 +1,5 @@
 """Pairwise: a context and two texts, A, B or tie.
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): "a" | "b" | "tie".
@@ -9,8 +10,10 @@ from typing import Any, ClassVar
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
 
+from .evaluation import PairwiseEvaluation
 from .form import PairwiseForm
 from .prompt import PairwisePrompt
+from .scorer import PairwiseScorer
 
 
 class Pairwise(TaskKind):
@@ -24,6 +27,8 @@ class Pairwise(TaskKind):
     payload_template = "kinds/pairwise/payload.html"
     answer_form = PairwiseForm
     prompt = PairwisePrompt()
+    scorer = PairwiseScorer
+    model_evaluation = PairwiseEvaluation()
     keys_help_template = "kinds/pairwise/keys_help.html"
     choices: ClassVar[tuple[str, ...]] = ("a", "b", "tie")
 

@@ -17,3 +17,11 @@ class PairwisePrompt(KindPrompt):
 
     def answer_shape(self, task: PromptTask, payload: dict[str, Any]) -> str:
         return '"a" or "b" or "tie"'
+
+    def swapped(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The pair with its two candidates in the other order."""
+        return {**payload, "a": payload["b"], "b": payload["a"]}
+
+    def unswap(self, answer: Any) -> Any:
+        """The answer to a swapped pair, read in the original order ("a" ↔ "b"; "tie" stays)."""
+        return {"a": "b", "b": "a"}.get(answer, answer) if isinstance(answer, str) else answer

@@ -1,4 +1,5 @@
 """Reranking: a query (optional instruction) and its candidates, relevant or not per candidate.
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): {candidate_id: 0 | 1} for every candidate.
@@ -19,8 +20,10 @@ from kinds.base import (
     text_field,
 )
 
+from .evaluation import RerankingEvaluation
 from .form import RerankingForm
 from .prompt import RerankingPrompt
+from .scorer import RerankingScorer
 
 
 class Reranking(TaskKind):
@@ -34,6 +37,8 @@ class Reranking(TaskKind):
     payload_template = "kinds/reranking/payload.html"
     answer_form = RerankingForm
     prompt = RerankingPrompt()
+    scorer = RerankingScorer
+    model_evaluation = RerankingEvaluation()
     keys_help_template = "kinds/reranking/keys_help.html"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

@@ -1,4 +1,5 @@
 """STS: two sentences, their similarity on the task's scale (default 0–5).
+
 What an item, its gold and an answer look like (docs/import.md has the file format).
 
 Value format (answers; gold uses the same format): a number on the task's scale (default 0–5).
@@ -9,8 +10,10 @@ from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, number_field, on_scale, optional_external_id, text_field
 
+from .evaluation import StsEvaluation
 from .form import STSForm
 from .prompt import STSPrompt
+from .scorer import StsScorer
 
 
 class STS(TaskKind):
@@ -23,6 +26,8 @@ class STS(TaskKind):
     payload_template = "kinds/sts/payload.html"
     answer_form = STSForm
     prompt = STSPrompt()
+    scorer = StsScorer
+    model_evaluation = StsEvaluation()
     keys_help_template = "kinds/sts/keys_help.html"
     default_scale = (0.0, 5.0, 0.5)
 
