@@ -29,6 +29,7 @@ class STS(TaskKind):
     scorer = StsScorer
     model_evaluation = StsEvaluation()
     keys_help_template = "kinds/sts/keys_help.html"
+    scripts = ("annotation/slider.js",)
     default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
