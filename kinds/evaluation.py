@@ -67,6 +67,11 @@ class ModelEvaluation:
         """Which protocol scored a run, in words, from its gold scores and protocol (the model-run rows)."""
         return "pooled" if protocol == "pooled" else "MTEB's protocol"
 
+    def too_few_items(self, truth: list[Any]) -> str | None:
+        """Why a score over these reference values is too thin to compare or rank (None: enough). Ranking
+        scores average queries and clustering sets: no such floor by default."""
+        return None
+
 
 def query_of(payload: dict[str, Any]) -> str:
     """The query text a model embeds: with its instruction after it, as MTEB (measures/mteb_texts.py)."""

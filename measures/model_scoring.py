@@ -145,18 +145,21 @@ def clustering(sets: Sequence[tuple[np.ndarray | None, np.ndarray, Sequence[Sequ
 MIN_CORRELATION_PAIRS = 5  # a Spearman or Pearson over fewer pairs says next to nothing
 
 
-def too_few_items(kind: str, truth: Sequence[Any], folds: int = CV_FOLDS) -> str | None:
-    """Why a score over these reference values is too thin to compare or rank (None: enough).
-
-    Classification: each of the `folds` cross-validation folds must be able to hold out every label, so each
-    label needs at least `folds` items (an 8-item task with 1–2 items per label scored 0.000). STS and Likert:
-    a correlation over fewer than MIN_CORRELATION_PAIRS pairs."""
-    if kind == "classification" and truth:
+def thin_labels(truth: Sequence[Any], folds: int = CV_FOLDS) -> str | None:
+    """Why a classification score over these labels is too thin to compare or rank (None: enough): each of the
+    `folds` cross-validation folds must be able to hold out every label, so each label needs at least `folds`
+    items (an 8-item task with 1–2 items per label scored 0.000)."""
+    if truth:
         label, fewest = min(Counter(str(value) for value in truth).items(), key=lambda pair: (pair[1], pair[0]))
         if fewest < folds:
             return (f"{len(truth)} items, {fewest} with the label {label!r}: {folds}-fold cross-validation needs at "
                     f"least {folds} items of each label")
-    if kind in ("sts", "likert") and len(truth) < MIN_CORRELATION_PAIRS:
+    return None
+
+
+def thin_correlation(truth: Sequence[Any]) -> str | None:
+    """Why a correlation over these pairs is too thin to compare or rank (None: enough)."""
+    if len(truth) < MIN_CORRELATION_PAIRS:
         return f"a correlation over {len(truth)} pair(s): fewer than {MIN_CORRELATION_PAIRS}"
     return None
 

@@ -89,6 +89,11 @@ def gold_truth(kind: str, gold: Any) -> Any:
     return None if gold is None else evaluation_of(kind).gold_truth(gold)
 
 
+def too_few_items(kind: str, truth: list[Any]) -> str | None:
+    """Why a score over these reference values is too thin to compare or rank (None: enough; the kind says)."""
+    return evaluation_of(kind).too_few_items(truth)
+
+
 def compare(kind: str, payloads: dict[int, dict[str, Any]], gold: dict[int, Any], humans: dict[int, Any],
             model: dict[int, Any]) -> dict[str, Any] | None:
     """The kind's paired test (measures/significance.py) on the items with gold, a human consensus and a model

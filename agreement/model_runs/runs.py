@@ -30,7 +30,7 @@ from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
-from measures.model_scoring import CannotScore, too_few_items
+from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
 
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
@@ -194,7 +194,7 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
             except CannotScore as exc:
                 scores[target] = {"main_score": None, "reason": str(exc)}
                 continue
-            scores[target]["too_few_items"] = too_few_items(kind, list(truth.values()))
+            scores[target]["too_few_items"] = ev.too_few_items(kind, list(truth.values()))
             for item_id, value in by_item.items():
                 predictions.setdefault(item_id, {})[target] = value
     except RUN_ERRORS as exc:

@@ -179,7 +179,8 @@ def add_model_run_entries(comparison: Comparison) -> None:
     MTEB name when it has one, marked "(run here)", so the in-app run of sentence-transformers/all-MiniLM-L6-v2
     sits next to the imported MTEB result of the same model and is recognisably the same model, yet kept apart
     (it is scored on the study's items, not on MTEB's full split). The score is the run's main score against
-    gold; a run whose score rests on too few items (scoring.too_few_items) is left out, with a warning.
+    gold; a run whose score rests on too few items (the kind's model evaluation, `too_few_items`) is left out,
+    with a warning.
     """
     for task in Task.objects.exclude(mteb_task_name=""):
         for run in latest_runs(task.pk):

@@ -41,3 +41,6 @@ class ClassificationEvaluation(ModelEvaluation):
         if protocol == "pooled":
             return f"pooled (not MTEB's): {folds}, whole training folds, pooled out-of-fold predictions"
         return f"MTEB's protocol: {folds}, {gold['samples_per_label']} training items per label, mean of the folds"
+
+    def too_few_items(self, truth: list[Any]) -> str | None:
+        return model_scoring.thin_labels(truth)

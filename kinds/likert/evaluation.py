@@ -38,3 +38,6 @@ class LikertEvaluation(ModelEvaluation):
 
     def protocol_note(self, gold: dict[str, Any], protocol: str) -> str:
         return "SAGE's protocol (MTEB has no such task)"
+
+    def too_few_items(self, truth: list[Any]) -> str | None:
+        return model_scoring.thin_correlation(truth)

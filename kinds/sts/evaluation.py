@@ -32,3 +32,6 @@ class StsEvaluation(ModelEvaluation):
                     humans: dict[int, Any], model: dict[int, Any]) -> dict[str, Any] | None:
         return significance.paired_bootstrap_spearman([gold[i] for i in ids], [humans[i] for i in ids],
                                                       [model[i] for i in ids])
+
+    def too_few_items(self, truth: list[Any]) -> str | None:
+        return model_scoring.thin_correlation(truth)
