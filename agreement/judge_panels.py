@@ -1,7 +1,7 @@
 """Agreement between the LLM judges of a panel, and the panel refresh the worker runs.
 
 The panel, its judges and the "mean of judges" annotator belong to annotation (`annotation/llm/panels.py`);
-comparing the judges is metric work, so it is here and calls the pure functions of `agreement/metrics.py`.
+comparing the judges is metric work, so it is here and calls the pure functions of `measures/metrics.py`.
 The refresh is the Celery task `agreement.tasks.refresh_judge_panel`, enqueued after commit when annotation
 sends `judge_panel_refresh_requested` (see `agreement/signals.py`).
 """
@@ -14,11 +14,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from agreement import metrics
 from agreement.scoring import KINDS as SCORERS
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.models import Annotator
+from measures import metrics
 
 
 def refresh_panel(panel: LLMJudgePanel) -> dict[str, Any]:

@@ -1,10 +1,16 @@
-"""agreement's parts of each task kind, checked for every kind by tasks_app/kind_parts.py.
+"""The parts of a kind that agreement uses (each kind provides them in its folder, kinds/<name>/), checked for
+every kind by tasks_app/kind_parts.py.
 
-A kind's scorer class (agreement/scoring.py `KINDS`) computes its metrics and declares the rest."""
+A kind's scorer class (scorer.py, agreement/scoring.py `KINDS`) computes its metrics, its charts and its MTEB
+agreement block and declares the rest; its model evaluation (evaluation.py) says how models run here are
+scored on it, compared with the humans by its paired test."""
 from __future__ import annotations
 
 from agreement.scoring import KINDS as SCORERS
+from kinds.registry import Parts
 from tasks_app.kind_parts import Check
+
+EVALUATIONS = Parts("model_evaluation")  # as agreement/model_runs/evaluate.py reads them
 
 
 def _declares(attribute: str) -> Check:
@@ -16,4 +22,5 @@ PARTS: dict[str, Check] = {
     "main agreement metric": _declares("main_agreement"),
     "MTEB score keys": _declares("mteb_score_keys"),
     "judge agreement": _declares("judge_agreement"),
+    "model evaluation": lambda kind: kind in EVALUATIONS and hasattr(EVALUATIONS[kind], "main_metric"),
 }

@@ -66,7 +66,7 @@ class LoadedAnswers:
     gold: dict[str, Any]
     answers_digest: str
     inputs_digest: str
-    aggregation: str = "majority"  # how the report combines the humans (agreement/annotator_models.py)
+    aggregation: str = "majority"  # how the report combines the humans (measures/annotator_models.py)
 
     def __len__(self) -> int:
         return len(self.values)

@@ -52,30 +52,18 @@ def mteb_keys(kind: str, scores: dict[str, Any]) -> dict[str, Any]:
 
 
 def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
-    """The baseline's agreement block: headline metric, band, counts, and the kind's extra values."""
-    agreement, counts = doc["agreement"], _counts(doc)
-    if doc["kind"] == "reranking":
-        return {**counts, "mean_spearman": agreement.get("spearman_mean"),
-                "mean_kendall_tau": agreement.get("kendall_mean"),
-                "mean_binary_kappa": agreement.get("cohen_kappa_mean"),
-                "n_comparisons": (doc.get("agreement_counts") or {}).get("n_queries")}
+    """The baseline's agreement block: headline metric, band, counts, and the kind's extra values (the kind's
+    scorer shapes it: `mteb_agreement` in kinds/<name>/scorer.py and its bases)."""
     ours = doc.get("agreement_main") or ""
-    block: dict[str, Any] = {"metric": HEADLINE_NAMES.get(ours, ours), "value": agreement.get(ours)}
-    band = doc.get("agreement_bands", {}).get(ours)
-    if band and doc["kind"] in ("classification", "pairwise"):
-        block["interpretation"] = band.capitalize()
-    block |= counts
-    if doc["kind"] in ("classification", "pairwise"):
-        block |= {"mean_pairwise_kappa": agreement.get("cohen_kappa_mean"),
-                  "mean_percentage_agreement": agreement.get("percent_agreement")}
-    return block
+    headline = {"metric": HEADLINE_NAMES.get(ours, ours), "value": doc["agreement"].get(ours)}
+    return SCORERS[doc["kind"]].mteb_agreement(doc, _counts(doc), headline)
 
 
 def _counts(doc: dict[str, Any]) -> dict[str, Any]:
     """N, K and the total as HUME Table 8 counts them: N is texts, queries or items (the human block's
-    `n`), never sets of texts; the total of a clustering task is N × K, one annotation per text."""
+    `n`), never sets of texts; the kind's scorer counts the total (clustering: N × K, one per text)."""
     n = doc["human"].get("n") or doc["n_items"]
-    total = n * doc["n_annotators"] if doc["kind"] == "clustering" else doc["n_answers"]
+    total = SCORERS[doc["kind"]].mteb_total_annotations(doc, n)
     return {"n_annotators": doc["n_annotators"], "n_items": n, "total_annotations": total}
 
 

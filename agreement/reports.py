@@ -3,7 +3,7 @@
 A report run is: claim the task's Report row with a conditional UPDATE (only one runner wins), load the
 answers in one query (``agreement/loading.py``), stop early if the digests match the stored report, score
 with ``agreement/scoring.score_task`` (the whole task, then each batch and each language), and store the
-document while the claim is still ours. Metric arithmetic lives in ``agreement/metrics.py`` and
+document while the claim is still ours. Metric arithmetic lives in ``measures/metrics.py`` and
 ``agreement/scoring.py`` only; this module shapes data and keeps state.
 
 Queueing never falls back to computing inline: when the broker is unreachable, ``request_report`` marks the

@@ -1,13 +1,13 @@
 """The HUME human-score protocol per task kind: answers + gold → one JSON-ready report dict.
 
 Pure like `metrics` (no Django): the Celery job loads annotations in one query, shapes them as
-`answers[item][annotator] = value` (None = skipped) and `gold[item] = value` (value formats: the
-docstring of tasks_app/kinds.py), and stores what `score_task` returns.
+`answers[item][annotator] = value` (None = skipped) and `gold[item] = value` (value formats: each
+kind's kinds/<name>/definition.py), and stores what `score_task` returns.
 
-Each kind's metrics are one scorer class (`kind_scorers`: the base class, categorical kinds and
-clustering; `rating_scorers`: the kinds with one number per unit), registered in `KINDS` (agreement's
-per-kind registry, checked complete by tasks_app/kind_parts.py); everything they share (counts,
-exclusions, bands, validity flag, sorting) lives here in `score_task`.
+Each kind's metrics are one scorer class in its folder (kinds/<name>/scorer.py, on the bases of
+kinds/scorers.py and kinds/rating_scorers.py), looked up in the registry (`KINDS`, checked complete by
+tasks_app/kind_parts.py); everything they share (counts, exclusions, bands, validity flag, sorting) lives
+here in `score_task`.
 
 Scores are on a 0..1 scale (the HUME paper prints them ×100). Only annotators of kind "human"
 count toward agreement and the human score unless `include_llm=True`; every annotator, LLM or
@@ -22,12 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement import annotator_models
-from agreement import metrics as m
-from agreement.kind_scorers import (
+from kinds.charts import chart_data
+from kinds.registry import Parts
+from kinds.scorers import (
     Answers,
-    ClassificationScorer,
-    ClusteringScorer,
     Context,
     Disagreement,
     Explained,
@@ -35,14 +33,13 @@ from agreement.kind_scorers import (
     Human,
     Item,
     KindScorer,
-    PairwiseScorer,
     Scores,
     SpearmanVariance,
     _mean,
 )
-from agreement.pairwise_kappa import MIN_SHARED_DEFAULT
-from agreement.rating_scorers import GradedRelevanceScorer, LikertScorer, RerankingScorer, StsScorer
-from agreement.report_chart_data import chart_data
+from measures import annotator_models
+from measures import metrics as m
+from measures.pairwise_kappa import MIN_SHARED_DEFAULT
 from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]
@@ -54,15 +51,7 @@ SCORE_SCALE = "0..1 (the HUME paper prints scores x100)"
 # ---------------------------------------------------------------- the report
 
 
-KINDS: dict[str, type[KindScorer]] = {
-    "classification": ClassificationScorer,
-    "clustering": ClusteringScorer,
-    "reranking": RerankingScorer,
-    "graded_relevance": GradedRelevanceScorer,
-    "sts": StsScorer,
-    "pairwise": PairwiseScorer,
-    "likert": LikertScorer,
-}
+KINDS: Parts[type[KindScorer]] = Parts("scorer")  # {kind name: its scorer class}, from the registry
 
 
 def score_task(
@@ -93,7 +82,7 @@ def score_task(
     `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by
     default, "bonett_wright" or "fieller" as named options. `gains` picks graded relevance's nDCG
     gains: "linear" (trec_eval's, what MTEB computes) by default, "exponential" (2^grade − 1).
-    `aggregation` (agreement/annotator_models.py METHODS) combines the humans of the kinds with labels by that
+    `aggregation` (measures/annotator_models.py METHODS) combines the humans of the kinds with labels by that
     model: its consensus label per item (classification, pairwise) instead of the majority vote, its consensus
     relevance per candidate (reranking) instead of the mean over annotators. `annotator_models_max_answers` > 0
     adds the `annotator_models` block (every model's skills and consensus accuracy) when the pool gave at

@@ -19,8 +19,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.annotator_models import LABEL_KINDS
-from agreement.annotator_models import METHODS as MODEL_ORDER
 from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
@@ -31,6 +29,8 @@ from agreement.reports import ReportQueueError, request_first_report, request_re
 from annotation.models import Annotation
 from hume.listing import search_and_sort
 from hume.roles import is_researcher
+from measures.annotator_models import LABEL_KINDS
+from measures.annotator_models import METHODS as MODEL_ORDER
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20

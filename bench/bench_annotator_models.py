@@ -1,4 +1,4 @@
-"""Time each annotator model (agreement/annotator_models.py, crowd-kit) on simulated crowds of growing size.
+"""Time each annotator model (measures/annotator_models.py, crowd-kit) on simulated crowds of growing size.
 
 Why: reports fit every model when a task's human answers number at most ANNOTATOR_MODELS_MAX_ANSWERS
 (default 5,000; docs/reports.md, "Annotator models"); this prints what that costs, per model, so the default
@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement import annotator_models as am
+from measures import annotator_models as am
 
 N_ANNOTATORS = 5  # four 80% accurate, one random: each item answered by all five
 

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agreement.retrieval.similarity import l2_normalise, top_k
-from agreement.trec_scoring import Judgments, Prepared, evaluate
+from measures.trec_scoring import Judgments, Prepared, evaluate
 
 
 def best_of(fn: Callable[[], object], runs: int = 3) -> tuple[float, float]:

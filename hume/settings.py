@@ -89,8 +89,13 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
-        "APP_DIRS": True,
         "OPTIONS": {
+            # Django's default loaders, plus the kinds' own folders (kinds/<name>/templates/, kinds/template_loader.py)
+            "loaders": [("django.template.loaders.cached.Loader", [
+                "django.template.loaders.filesystem.Loader",
+                "django.template.loaders.app_directories.Loader",
+                "kinds.template_loader.Loader",
+            ])],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -329,10 +334,10 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Cohen's κ per annotator pair (agreement/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
+# Cohen's κ per annotator pair (measures/pairwise_kappa.py): a pair sharing fewer items is shown as excluded
 # and left out of the mean κ (docs/metrics.md).
 KAPPA_MIN_SHARED_ITEMS = int(os.environ.get("KAPPA_MIN_SHARED_ITEMS", "10"))
-# Annotator models in reports (agreement/annotator_models.py, docs/reports.md): every model is fitted on the
+# Annotator models in reports (measures/annotator_models.py, docs/reports.md): every model is fitted on the
 # whole task when its human answers number at most this (GLAD and MACE take seconds per thousand answers);
 # 0 leaves the report's annotator_models block out. `report TASK --aggregation X` fits X whatever the size.
 ANNOTATOR_MODELS_MAX_ANSWERS = int(os.environ.get("ANNOTATOR_MODELS_MAX_ANSWERS", "5000"))

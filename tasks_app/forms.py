@@ -9,14 +9,14 @@ from django.http import HttpRequest
 
 from .import_jobs import goes_to_background, start_import_job
 from .importing import ImportFailed, ImportProblem, ImportSummary, import_upload
-from .kinds import KIND_CHOICES
+from .kinds import kind_choices
 from .models import ImportJob
 
 
 class TaskImportForm(forms.Form):
     file = forms.FileField(help_text="JSONL (one item per line) or CSV for flat kinds; see the formats below.")
     name = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(choices=KIND_CHOICES)
+    kind = forms.ChoiceField(choices=kind_choices)
     language = forms.CharField(max_length=16, help_text="MTEB-style code, e.g. eng-Latn, ara-Arab.")
     labels = forms.CharField(required=False, help_text="Classification: a,b,c (default: the gold labels).")
     scale = forms.CharField(required=False, help_text="MIN,MAX (sts default 0,5; graded 0,10; likert 1,7).")

@@ -1,11 +1,12 @@
-"""Every app's parts of every task kind, and the check that no kind lacks one.
+"""Every part each app needs of every task kind, and the check that no kind lacks one.
 
-A task kind is defined once, in tasks_app/kinds.py. The apps after tasks_app own more of it: annotation its
-answer form, answer template and LLM prompt; agreement its scorer, main agreement metric, MTEB score keys and
-the way LLM judges are compared. Imports flow one way (tasks_app -> annotation -> agreement), so tasks_app
-cannot list those parts itself; instead each app that owns parts has a `kind_parts` module whose `PARTS`
-maps a part's name to a check `kind name -> bool` ("this kind has this part"), and this module finds them
-through Django's app registry, the way the admin finds `admin` modules.
+A task kind is one folder, kinds/<name>/, holding all its parts (definition, answer form and templates, LLM
+prompt, scorer, model evaluation), registered by one line in kinds/registry.py. Each app that uses parts of a
+kind says which in a `kind_parts` module whose `PARTS` maps a part's name to a check `kind name -> bool`
+("this kind has this part"): tasks_app below (the definition, its file format and payload template),
+annotation (answer form and template, LLM prompt, keyboard help), agreement (scorer and its declarations,
+model evaluation). This module finds them through Django's app registry, the way the admin finds `admin`
+modules.
 
 `missing_parts()` lists what is missing; the system check below runs it whenever Django checks the project
 (runserver, migrate, `manage.py check`), and tests/test_kind_registry.py runs it too, so a kind that one app

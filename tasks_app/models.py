@@ -11,7 +11,7 @@ from django.db.models import F, Q
 from hume.jobs.models import Job
 
 from . import limits
-from .kinds import KIND_CHOICES, KINDS, TaskKind, get_kind
+from .kinds import KINDS, TaskKind, get_kind, kind_choices
 
 language_code = RegexValidator(
     r"^[a-z]{3}-[A-Z][a-z]{3}$", "Use an MTEB-style language code such as eng-Latn or ara-Arab."
@@ -24,7 +24,7 @@ class Task(models.Model):
     """One annotation task: a dataset of one kind, in one language, with its instructions and source."""
 
     name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=32, choices=KIND_CHOICES)
+    kind = models.CharField(max_length=32, choices=kind_choices)
     language = models.CharField(max_length=16, validators=[language_code])
     labels = models.JSONField(default=list, blank=True, help_text="Label set (classification).")
     scale_min = models.FloatField(null=True, blank=True)

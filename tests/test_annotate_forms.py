@@ -24,7 +24,7 @@ def value_of(form):
 def test_there_is_one_form_per_kind_and_each_has_its_partial():
     assert set(ANSWER_FORMS) == set(KINDS)
     for kind, form in ANSWER_FORMS.items():
-        assert form.template == f"annotation/kinds/_{kind}.html"
+        assert form.template == f"kinds/{kind}/answer.html"
 
 
 def test_classification_form_returns_the_chosen_label():

@@ -1,4 +1,4 @@
-"""Annotator models (agreement/annotator_models.py) against crowd-kit 1.4.2 and a seeded simulated crowd.
+"""Annotator models (measures/annotator_models.py) against crowd-kit 1.4.2 and a seeded simulated crowd.
 
 crowd-kit's documented toy example is the "toy YSDA dataset" of its test suite (Toloka/crowd-kit,
 tests/conftest.py, fixtures `toy_answers_df` and `toy_ground_truth_df`): five workers, five yes/no tasks,
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from crowdkit import aggregation as ck
 
-from agreement import annotator_models as am
+from measures import annotator_models as am
 
 TOY = [  # (worker, task, label), as in crowd-kit's toy_answers_df
     ("w1", "t1", "no"), ("w1", "t2", "yes"), ("w1", "t3", "yes"), ("w1", "t4", "yes"), ("w1", "t5", "yes"),

@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.template.loader import render_to_string
 
-from agreement.rating_scorers import StsScorer
 from agreement.reports import main_agreement
 from agreement.scoring import KINDS as SCORERS
 from annotation.forms import ANSWER_FORMS
 from annotation.llm.prompts import PROMPTS
+from kinds.sts.scorer import StsScorer
 from tasks_app.kind_parts import app_parts, missing_parts
 from tasks_app.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
 
@@ -55,10 +55,12 @@ def test_a_half_done_kind_is_reported_part_by_part(monkeypatch: pytest.MonkeyPat
         "span_selection: annotation has no answer form",
         "span_selection: annotation has no answer template",
         "span_selection: annotation has no LLM prompt",
+        "span_selection: annotation has no keyboard help",
         "span_selection: agreement has no scorer",
         "span_selection: agreement has no main agreement metric",
         "span_selection: agreement has no MTEB score keys",
         "span_selection: agreement has no judge agreement",
+        "span_selection: agreement has no model evaluation",
     ]
 
 
@@ -66,7 +68,7 @@ def test_a_kind_name_with_no_definition_lacks_everything() -> None:
     problems = missing_parts(["ner"])
     assert problems[:3] == ["ner: tasks_app has no definition", "ner: tasks_app has no record parser",
                             "ner: tasks_app has no answer validator"]
-    assert len(problems) == 11 + 3 + 4  # tasks_app, annotation, agreement
+    assert len(problems) == 11 + 4 + 5  # tasks_app, annotation, agreement
 
 
 def test_removing_the_prompt_of_a_real_kind_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

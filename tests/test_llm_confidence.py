@@ -11,8 +11,9 @@ import pytest
 
 from annotation.annotators import create_annotator
 from annotation.importing import import_annotations
-from annotation.llm.confidence import answer_probability, unswap_answer, vote_share
+from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
+from annotation.llm.prompts import PROMPTS
 from annotation.llm.runs import create_run, execute_run
 from annotation.models import Annotation
 from tasks_app.importing import ImportFailed
@@ -51,7 +52,9 @@ def test_the_answer_probability_is_the_product_of_the_answer_tokens_probabilitie
 def test_votes_and_swapped_pairs() -> None:
     assert vote_share({"c1": 1}, [{"c1": 1}, {"c1": 0}, {"c1": 1}, {"c1": 1}]) == 0.75
     assert vote_share("a", []) is None
-    assert [unswap_answer(v) for v in ("a", "b", "tie")] == ["b", "a", "tie"]
+    assert [PROMPTS["pairwise"].unswap(v) for v in ("a", "b", "tie")] == ["b", "a", "tie"]
+    assert PROMPTS["pairwise"].swapped({"context": "c", "a": "x", "b": "y"}) == {"context": "c", "a": "y", "b": "x"}
+    assert PROMPTS["sts"].swapped({"sentence1": "x", "sentence2": "y"}) is None
 
 
 @pytest.mark.django_db

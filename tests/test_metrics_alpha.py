@@ -5,7 +5,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement import metrics as m
+from measures import metrics as m
 
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section C: 4 observers ×

@@ -3,7 +3,7 @@ Hirschberg 2007 V-measure; Vinh et al. 2010 AMI), with the hand computation wher
 
 import pytest
 
-from agreement import metrics as m
+from measures import metrics as m
 
 
 def test_ari_reproduces_the_documented_examples() -> None:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agreement import metrics as m
+from measures import metrics as m
 
 nan = np.nan
 

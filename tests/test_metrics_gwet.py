@@ -1,4 +1,4 @@
-"""Gwet's AC1 and AC2 (agreement/gwet.py) against the numbers Gwet's R package irrCAC 1.0 publishes.
+"""Gwet's AC1 and AC2 (measures/gwet.py) against the numbers Gwet's R package irrCAC 1.0 publishes.
 
 Sources (only the published numbers are used; irrCAC ships no licence file, so none of its code):
 - irrCAC README, "Computing agreement coefficients from raw ratings": `gwet.ac1.raw(cac.raw4raters)` gives
@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agreement import gwet
-from agreement import metrics as m
-from agreement.metric_base import Undefined
+from measures import gwet
+from measures import metrics as m
+from measures.metric_base import Undefined
 
 CAC_RAW4RATERS = [  # units 1..12, raters 1..4; None = not rated
     [1, 1, None, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],

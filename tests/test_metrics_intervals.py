@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from agreement import metrics as m
+from measures import metrics as m
 
 
 @pytest.mark.parametrize(

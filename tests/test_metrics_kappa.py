@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import aggregate_raters
 
-from agreement import metrics as m
+from measures import metrics as m
 
 # Fleiss (1971), Psychological Bulletin 76(5):378, Table 1: 30 patients, 6 psychiatrists each,
 # 5 diagnoses (1 depression, 2 personality disorder, 3 schizophrenia, 4 neurosis, 5 other).

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from agreement import metrics as m
+from measures import metrics as m
 
 # A small TREC-style qrels and run, written out by hand.
 QRELS = {
@@ -112,11 +112,11 @@ def test_graded_ndcg_uses_exponential_gains() -> None:
 
 
 def test_human_and_model_ranking_scores_agree_on_strict_rankings_and_no_positive_queries() -> None:
-    """The humans' tie-aware per-query scores (agreement/ranking.py) and the models' and runs' scorer
-    (agreement/trec_scoring.py, pytrec_eval's and MTEB's numbers) are two codes for one metric family: on
+    """The humans' tie-aware per-query scores (measures/ranking.py) and the models' and runs' scorer
+    (measures/trec_scoring.py, pytrec_eval's and MTEB's numbers) are two codes for one metric family: on
     rankings without ties they must give the same AP, MRR@10, nDCG@10 and Recall@10, a query with no relevant
     candidate (0 for both) included. 200 random queries, seeded."""
-    from agreement.trec_scoring import evaluate_dicts
+    from measures.trec_scoring import evaluate_dicts
 
     rng = np.random.default_rng(7)
     run, qrels, mine = {}, {}, {"ap": [], "rr": [], "ndcg": [], "recall": []}

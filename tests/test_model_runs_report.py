@@ -8,8 +8,9 @@ import pytest
 from django.core.management import call_command
 from statsmodels.stats.contingency_tables import mcnemar
 
-from agreement.model_runs import significance
+from agreement.model_runs import evaluate
 from hume.roles import ensure_role_groups
+from measures import significance
 from tests import model_data as data
 
 pytestmark = pytest.mark.django_db
@@ -168,7 +169,7 @@ def test_likert_significance_is_a_paired_bootstrap_of_the_sage_score_difference(
     assert significance._row_pearson(*rows) == pytest.approx(expected)
     # Through compare(): a Likert task's gold, the humans' means and the model's similarity per item.
     payloads = {i: {} for i in range(6)}
-    via_compare = significance.compare(
+    via_compare = evaluate.compare(
         "likert", payloads, {i: {a: gold[a][i] for a in gold} for i in range(6)},
         {i: {a: humans[a][i] for a in humans} for i in range(6)}, dict(enumerate(model)))
     assert via_compare == result

@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.template.loader import render_to_string
 
-from agreement.model_runs.scoring import MIN_CORRELATION_PAIRS, too_few_items
+from agreement.model_runs.evaluate import too_few_items
+from measures.model_scoring import MIN_CORRELATION_PAIRS
 from tests import model_data as data
 
 pytestmark = pytest.mark.django_db

@@ -221,8 +221,8 @@ def test_query_and_document_texts_are_the_ones_mteb_writes() -> None:
     from datasets import Dataset
     from mteb._create_dataloaders import _combine_queries_with_instruction_text, _corpus_to_dict
 
-    from agreement.model_runs.evaluate import query_of
-    from agreement.mteb_texts import document_text
+    from kinds.evaluation import query_of
+    from measures.mteb_texts import document_text
 
     with_instruction = [r for r in RERANKING if r.get("instruction")]
     queries = Dataset.from_dict({"id": [r["id"] for r in with_instruction],

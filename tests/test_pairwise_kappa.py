@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from agreement import pairwise_kappa as pk
 from agreement.exports import report_rows
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
+from measures import pairwise_kappa as pk
 from tests.report_builders import answers_from_columns, build_task, import_answers
 
 A_50 = ["yes"] * 25 + ["no"] * 25

@@ -69,7 +69,7 @@ def anchors(page: Path) -> set[str]:
 
 def test_the_scan_sees_the_code_docs_templates_and_scripts() -> None:
     seen = {str(p.relative_to(REPO)) for p in text_files()}
-    assert {"README.md", "docs/architecture.md", "docs/style.md", "agreement/metrics.py", "templates/base.html",
+    assert {"README.md", "docs/architecture.md", "docs/style.md", "measures/metrics.py", "templates/base.html",
             "scripts/test", "ruff.toml", "pytest.ini"} <= seen
     assert not any(s.startswith(("static/vendor/", ".venv/", ".git/")) for s in seen)
 

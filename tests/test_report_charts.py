@@ -7,11 +7,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from agreement import metrics as m
-from agreement.report_chart_data import MAX_POINTS
 from agreement.report_charts import available, chart_svg
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
+from kinds.charts import MAX_POINTS
+from measures import metrics as m
 from tests.report_kind_tasks import build_kind_task
 from tests.test_scoring_edge_cases import TASKS as EDGE_TASKS
 

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from agreement import metric_names
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
+from measures import metric_names
 from tests.conftest import REPO
 from tests.hume_paper import RESULTS
 from tests.report_kind_tasks import KINDS, answer, build_kind_task, gold_of, records

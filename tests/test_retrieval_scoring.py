@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from agreement.trec_scoring import Judgments, Prepared, evaluate_dicts, order_like_trec_eval
+from measures.trec_scoring import Judgments, Prepared, evaluate_dicts, order_like_trec_eval
 
 KS = list(range(1, 101))
 

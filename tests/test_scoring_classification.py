@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from agreement import metrics as m
 from agreement.scoring import score_task
+from measures import metrics as m
 
 ANSWERS = {
     1: {"alice": "joy", "bob": "joy", "gpt": "joy"},
@@ -56,7 +56,7 @@ def test_agreement_counts_humans_only(report: dict) -> None:
     # α = 1 − (n − 1)·2/(n² − Σn_c²) = 1 − 5·2/(36 − 18) = 4/9
     assert agreement["krippendorff_alpha"] == pytest.approx(4 / 9)
     assert agreement["percent_agreement"] == pytest.approx(2 / 3)
-    # Gwet's AC1 (agreement/gwet.py): p_a = 2/3 (items 1–3); prevalences over the 4 rated items (item 4: alice's
+    # Gwet's AC1 (measures/gwet.py): p_a = 2/3 (items 1–3); prevalences over the 4 rated items (item 4: alice's
     # anger alone) π_anger = 1/4, π_joy = π_sad = 3/8 → p_e = Σπ(1 − π)/(q − 1) = (21/32)/2 = 21/64
     # AC1 = (2/3 − 21/64)/(1 − 21/64) = 65/129
     assert agreement["gwet_ac1"] == pytest.approx(65 / 129)

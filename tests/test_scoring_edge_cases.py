@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from agreement import metrics as m
 from agreement.scoring import KINDS, score_task
+from measures import metrics as m
 
 # One small, valid task per kind (answers from alice and bob, and the gold).
 TASKS = {

@@ -9,8 +9,8 @@ item  alice  bob   gold   majority
 
 import pytest
 
-from agreement import metrics as m
 from agreement.scoring import score_task
+from measures import metrics as m
 
 ANSWERS = {
     1: {"alice": "a", "bob": "a"},

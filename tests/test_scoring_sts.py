@@ -16,8 +16,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement import metrics as m
 from agreement.scoring import score_task
+from measures import metrics as m
 
 ALICE = [1, 2, 3, 5, 4]
 BOB = [0, 2, 3, 5, 4]

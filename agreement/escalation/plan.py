@@ -19,9 +19,15 @@ from typing import Any
 import numpy as np
 
 from agreement.escalation.calibration import MIN_COVERED, apply_cascade, calibrate_cascade, check_levels
+from kinds.registry import Parts
 
-LABEL_KINDS = ("classification", "pairwise", "reranking")  # reranking: the whole 0/1 answer must match
-RATING_KINDS = ("sts", "graded_relevance", "likert")  # agreement within a tolerance
+SCORERS = Parts("scorer")
+
+# Which kinds escalate, and how, as each kind's scorer declares how judges are compared (kinds/<name>/scorer.py
+# `judge_agreement`): as labels (a nominal answer; reranking's whole 0/1 answer must match) or as numbers,
+# agreeing within a tolerance. Clustering's partitions have no majority label, so it does not escalate.
+LABEL_KINDS = tuple(kind for kind, scorer in SCORERS.items() if scorer.judge_agreement in ("labels", "nominal"))
+RATING_KINDS = tuple(kind for kind, scorer in SCORERS.items() if scorer.judge_agreement in ("interval", "ordinal"))
 Answer = tuple[Any, float | None]  # (value, confidence)
 
 

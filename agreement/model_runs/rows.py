@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agreement.model_runs.evaluate import evaluation_of
 from agreement.model_runs.models import ModelRun
 
 
@@ -16,16 +17,9 @@ def latest_runs(task_id: int) -> list[ModelRun]:
 
 
 def protocol_note(run: ModelRun) -> str:
-    """Which protocol scored the run, in words (the classification's folds, seed, undersampling, averaging)."""
+    """Which protocol scored the run, in words (the kind's model evaluation says: kinds/<name>/evaluation.py)."""
     gold = (run.scores or {}).get("gold") or {}
-    if run.task.kind in ("pairwise", "likert"):
-        return "SAGE's protocol (MTEB has no such task)"
-    if run.task.kind != "classification" or "cv_folds" not in gold:
-        return "pooled" if run.protocol == "pooled" else "MTEB's protocol"
-    folds = f"{gold['cv_folds']}-fold cross-validation, seed {gold['seed']}"
-    if run.protocol == "pooled":
-        return f"pooled (not MTEB's): {folds}, whole training folds, pooled out-of-fold predictions"
-    return f"MTEB's protocol: {folds}, {gold['samples_per_label']} training items per label, mean of the folds"
+    return evaluation_of(run.task.kind).protocol_note(gold, run.protocol)
 
 
 def stage(run: ModelRun) -> str:

@@ -22,17 +22,16 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agreement.model_runs import evaluate as ev
-from agreement.model_runs import significance
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
-from agreement.model_runs.scoring import CannotScore, too_few_items
 from agreement.model_runs.similarity import embed
 from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
+from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
 
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
@@ -78,7 +77,7 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
     """The run of this model on the task's current inputs under `protocol` ("mteb", or "pooled" for
-    classification, agreement/model_runs/scoring.py): an existing one (a failed one is reset), or new."""
+    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new."""
     ev.check_supported(task.kind, model)
     ev.check_protocol(task.kind, protocol)
     items, gold, humans = load_inputs(task)
@@ -195,7 +194,7 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
             except CannotScore as exc:
                 scores[target] = {"main_score": None, "reason": str(exc)}
                 continue
-            scores[target]["too_few_items"] = too_few_items(kind, list(truth.values()))
+            scores[target]["too_few_items"] = ev.too_few_items(kind, list(truth.values()))
             for item_id, value in by_item.items():
                 predictions.setdefault(item_id, {})[target] = value
     except RUN_ERRORS as exc:
@@ -204,7 +203,7 @@ def score_run(run_id: int, token: uuid.UUID) -> str:
     if not run.model.is_encoder:
         add_device(ModelRun, run.pk, device_of(run.model))
     model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
-    scores["significance"] = significance.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
+    scores["significance"] = ev.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
     with transaction.atomic():
         finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
             status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())

@@ -27,7 +27,6 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from agreement import metrics as m
 from agreement.results import leaderboard as lb
 from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
@@ -36,6 +35,7 @@ from agreement.results.leaderboard import SubsetKey, scores_from_rows
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
 from agreement.results.project import add_model_run_entries, add_project_entries
+from measures import metrics as m
 
 # ---------------------------------------------------------------------------------------------
 # Pure: the human reference's intervals

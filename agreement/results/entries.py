@@ -11,8 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from agreement import metrics as m
 from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore
+from measures import metrics as m
 from tasks_app.kinds import KINDS
 
 PROJECT_HUMANS = "Humans (this project)"

@@ -330,7 +330,7 @@ def per_task(
 ) -> list[dict[str, Any]]:
     """HUME Table 8 rows: human score and CI, best model, each model marked when outside the CI.
 
-    ``ci`` maps (task, language) to the human's 95% interval (computed in ``agreement/metrics``);
+    ``ci`` maps (task, language) to the human's 95% interval (computed in ``measures/metrics``);
     without one, ``outside_ci`` is None. A score equal to a bound is inside. ``pct_of_human`` is
     the model score as a percentage of the human score (None when the human scored ≤ 0).
     """

@@ -21,7 +21,6 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
-from agreement import metrics as m
 from agreement import scoring
 from agreement.model_runs.models import ModelRun
 from agreement.model_runs.rows import latest_runs
@@ -38,6 +37,7 @@ from agreement.results.entries import (
 )
 from agreement.results.leaderboard import SubsetScore
 from annotation.models import Annotation
+from measures import metrics as m
 from tasks_app.models import Task
 
 STORED = "stored report"
@@ -179,7 +179,8 @@ def add_model_run_entries(comparison: Comparison) -> None:
     MTEB name when it has one, marked "(run here)", so the in-app run of sentence-transformers/all-MiniLM-L6-v2
     sits next to the imported MTEB result of the same model and is recognisably the same model, yet kept apart
     (it is scored on the study's items, not on MTEB's full split). The score is the run's main score against
-    gold; a run whose score rests on too few items (scoring.too_few_items) is left out, with a warning.
+    gold; a run whose score rests on too few items (the kind's model evaluation, `too_few_items`) is left out,
+    with a warning.
     """
     for task in Task.objects.exclude(mteb_task_name=""):
         for run in latest_runs(task.pk):

@@ -20,9 +20,9 @@ from django.db.models import Sum
 from agreement.retrieval.importing import chunks, iter_qrels
 from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry, Subset
 from agreement.retrieval.runs import Resolver
-from agreement.trec_scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
+from measures.trec_scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
 from tasks_app.importing.reader import ProblemLog
 
 DEFAULT_JUDGE_THRESHOLD = 7.0  # the study's flat alternative to per-judge thresholds

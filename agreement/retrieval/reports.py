@@ -22,10 +22,10 @@ from agreement.retrieval.evaluation import evaluate_collection, pool_scores
 from agreement.retrieval.judges import summary as judge_summary
 from agreement.retrieval.leaderboard import deltas, two_stage_average
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
-from agreement.trec_scoring import K_VALUES
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import claim
+from measures.trec_scoring import K_VALUES
 
 AVERAGE = "average of judges"
 Status = Evaluation.Status

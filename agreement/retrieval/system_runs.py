@@ -14,10 +14,10 @@ import bm25s
 import numpy as np
 from django.db import transaction
 
-from agreement.mteb_texts import document_text, query_text
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
+from measures.mteb_texts import document_text, query_text
 
 Embed = Callable[[list[str]], np.ndarray]
 BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep every word
@@ -25,7 +25,7 @@ BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep eve
 
 def subset_texts(subset: Subset) -> tuple[list[int], list[str], list[int], list[str]]:
     """(query pks, query texts, document pks, document texts) in key order, written as MTEB writes them
-    (agreement/mteb_texts.py: the instruction after the query; title + text)."""
+    (measures/mteb_texts.py: the instruction after the query; title + text)."""
     queries = list(Query.objects.filter(subset=subset).order_by("pk").values_list("pk", "text", "instruction"))
     docs = list(Document.objects.filter(subset=subset).order_by("pk").values_list("pk", "title", "text"))
     return ([q[0] for q in queries], [query_text(q[1], q[2]) for q in queries],

@@ -1,10 +1,10 @@
 """Metric keys in words on the pages: ``{{ key|metric_label:"agreement" }}`` and ``{{ key|metric_help:"gold" }}``
-(the section is "agreement", "gold" or "ci"; see agreement/metric_names.py)."""
+(the section is "agreement", "gold" or "ci"; see measures/metric_names.py)."""
 from __future__ import annotations
 
 from django import template
 
-from agreement import metric_names
+from measures import metric_names
 
 register = template.Library()
 

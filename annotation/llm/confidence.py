@@ -63,13 +63,3 @@ def vote_share(chosen: Any, answers: Sequence[Any]) -> float | None:
         return None
     key = canonical_json(chosen)
     return sum(canonical_json(answer) == key for answer in answers) / len(answers)
-
-
-def swapped_pair(payload: dict[str, Any]) -> dict[str, Any]:
-    """A pairwise item with its two candidates in the other order."""
-    return {**payload, "a": payload["b"], "b": payload["a"]}
-
-
-def unswap_answer(answer: Any) -> Any:
-    """The answer to a swapped pair, read in the original order ("a" ↔ "b"; "tie" stays)."""
-    return {"a": "b", "b": "a"}.get(answer, answer) if isinstance(answer, str) else answer

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError
-from annotation.llm.confidence import swapped_pair, unswap_answer
-from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, is_pointwise_pair
+from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, has_own_format, prompt_for
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 
@@ -48,7 +47,7 @@ def run_examples(task: Task, k: int) -> list[list[Example]]:
 def example_messages(task: Task, payload: dict[str, Any], examples: list[Example]) -> list[dict[str, str]]:
     """The item's messages with worked examples (user: an item; assistant: the human's answer) before it."""
     system, *item = build_messages(task, payload)
-    if is_pointwise_pair(task, payload):  # the study's own prompt and reply format: no JSON examples to show
+    if has_own_format(task, payload):  # the kind's own prompt and reply format: no JSON examples to show
         return [system, *item]
     shots: list[dict[str, str]] = []
     for example_payload, value in [e for e in examples if e[0] != payload][:EXAMPLES_PER_ANNOTATOR]:
@@ -72,8 +71,10 @@ async def simulated_answers(client: ChatClient, body_for: Callable[[list[dict[st
                             task: Task, payload: dict[str, Any], example_sets: list[list[Example]]) -> Votes:
     """Ask once per simulated annotator (and for pairwise once more with A and B swapped); the valid answers."""
     votes = Votes()
+    prompt = prompt_for(task.kind)
+    other_order = prompt.swapped(payload)  # the kind's prompt says whether its options can be swapped
     for examples in example_sets:
-        versions = [(payload, False)] + ([(swapped_pair(payload), True)] if task.kind == "pairwise" else [])
+        versions = [(payload, False)] + ([(other_order, True)] if other_order is not None else [])
         for asked, swapped in versions:
             try:
                 reply = await client.complete_async(body_for(example_messages(task, asked, examples)))
@@ -90,5 +91,5 @@ async def simulated_answers(client: ChatClient, body_for: Callable[[list[dict[st
             except AnswerProblem as problem:
                 votes.raw_outputs[-1]["problem"] = str(problem)
                 continue
-            votes.answers.append(unswap_answer(value) if swapped else value)
+            votes.answers.append(prompt.unswap(value) if swapped else value)
     return votes

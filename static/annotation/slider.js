@@ -1,4 +1,5 @@
-/* STS slider: the number field holds the answer and starts empty, so an untouched slider is no answer.
+/* STS slider: the number field holds the answer and starts empty, so an untouched slider is no answer, and
+   "not set" shows beside it until the slider is moved (its thumb starts in the middle, which is not a value).
    Moving the slider fills the number; typing a number moves the slider; number keys jump to a value. */
 (function () {
   "use strict";
@@ -12,6 +13,8 @@
     if (from !== p.number) p.number.value = value;
     if (from !== p.slider && value !== "") p.slider.value = value;
     p.slider.classList.toggle("untouched", p.number.value === "");
+    var unset = box.querySelector("[data-unset]");
+    if (unset) unset.hidden = p.number.value !== "";
   }
 
   document.addEventListener("input", function (e) {

@@ -1,0 +1,46 @@
+"""STS: two sentences, their similarity on the task's scale (default 0–5).
+
+What an item, its gold and an answer look like (docs/import.md has the file format).
+
+Value format (answers; gold uses the same format): a number on the task's scale (default 0–5).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kinds.base import ParsedRecord, TaskConfig, TaskKind, number_field, on_scale, optional_external_id, text_field
+
+from .evaluation import StsEvaluation
+from .form import STSForm
+from .prompt import STSPrompt
+from .scorer import StsScorer
+
+
+class STS(TaskKind):
+    record_fields = ("sentence1", "sentence2", "score")
+    gold_field = "score"
+    csv_fields = ("sentence1", "sentence2", "score")
+    stratified = False
+    averageable = True
+    mteb_type = "STS"
+    payload_template = "kinds/sts/payload.html"
+    answer_form = STSForm
+    prompt = STSPrompt()
+    scorer = StsScorer
+    model_evaluation = StsEvaluation()
+    keys_help_template = "kinds/sts/keys_help.html"
+    scripts = ("annotation/slider.js",)
+    default_scale = (0.0, 5.0, 0.5)
+
+    def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
+        payload = {"sentence1": text_field(record, "sentence1"), "sentence2": text_field(record, "sentence2")}
+        gold = None
+        if record.get("score") not in (None, ""):
+            lo, hi, _ = self.scale(task)
+            gold = on_scale(number_field(record["score"], "score"), "score", lo, hi, None)
+        return ParsedRecord(optional_external_id(record), payload, gold)
+
+    def validate_answer(self, value: Any, task: TaskConfig, payload: dict[str, Any]) -> float:
+        lo, hi, step = self.scale(task)
+        return on_scale(number_field(value, "value"), "value", lo, hi, step)
+
