@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tasks_app', '0002_item_system_group'),
+        ('tasks_app', '0003_item_checks'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

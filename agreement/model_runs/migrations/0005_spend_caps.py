@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('model_runs', '0003_run_protocol'),
+        ('model_runs', '0004_researchers_may_run'),
     ]
 
     operations = [
