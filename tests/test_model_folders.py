@@ -69,7 +69,7 @@ def admin_client() -> Client:
 
 def admin_form(name: str, path: str) -> dict[str, object]:
     return {"name": name, "backend": "sentence-transformers", "path": path, "batch_size": 32, "max_retries": 4,
-            "timeout_seconds": 60}
+            "timeout_seconds": 60, "requests_sent": 0}  # the admin shows the spend counter prefilled with 0
 
 
 @pytest.mark.parametrize("path", ["/etc", "/root/.ssh", "/proc/self", "../../etc"])

@@ -75,8 +75,8 @@ def test_redis_stopped_and_started_under_load_the_same_worker_runs_every_queued_
            "DJANGO_SETTINGS_MODULE": "tests.broker_loss_worker_settings",
            "HUME_TEST_JOB_LOG": str(log), "HUME_TEST_JOB_SECONDS": "0.15"}
     with worker_log.open("w") as output:
-        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "hume", "worker", "-B", "--loglevel=INFO",
-                                   "--concurrency=2", "-n", "broker-loss@%h"],
+        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "hume", "worker", "-B", "--without-gossip",
+                                   "--without-mingle", "--loglevel=INFO", "--concurrency=2", "-n", "broker-loss@%h"],
                                   cwd=REPO, env=env, start_new_session=True, stdout=output, stderr=output)
     app = client_for(redis.url)
     sender = Sender(app)

@@ -14,6 +14,7 @@ nested too deeply included, is a ProtocolError: the run fails with that reason.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -39,7 +40,13 @@ class EmbeddingsClient(ChatClient):
 
     def complete(self, body: dict[str, Any]) -> Any:  # type: ignore[override]
         """One request with retries, each try bounded as a whole by the timeout (the module docstring)."""
-        return asyncio.run(self._complete_bounded(body))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the usual case: no event loop in this thread
+            return asyncio.run(self._complete_bounded(body))
+        # Called from inside a running event loop (an async caller, a notebook): a thread of its own runs it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self._complete_bounded(body)).result()
 
     async def _complete_bounded(self, body: dict[str, Any]) -> Any:
         try:

@@ -14,5 +14,5 @@ urlpatterns = [
     path("<str:name>/runs/bm25/", views.start_bm25, name="bm25_run"),
     path("<str:name>/runs/model/", views.start_model, name="model_run"),
     path("<str:name>/pool/", views.pool, name="pool"),
-    path("<str:name>/pools/<int:pool_id>/batch/", views.judging_batch, name="judging_batch"),
+    path("<str:name>/pools/<id:pool_id>/batch/", views.judging_batch, name="judging_batch"),
 ]
