@@ -310,9 +310,9 @@ def export_mteb(request: HttpRequest, task_id: int) -> HttpResponse:
         return redirect("agreement:detail", task_id=task.pk)
     try:
         body = results_zip([(task, report.result)])
-    except ExportError as exc:
-        return HttpResponse(f"Cannot export task {task.name!r} to MTEB: {exc}", status=400,
-                            content_type="text/plain; charset=utf-8")
+    except ExportError as exc:  # e.g. a pooled judging task, whose humans have no main score: the page says why
+        messages.error(request, f"Cannot export task {task.name!r} to MTEB: {exc}")
+        return redirect("agreement:detail", task_id=task.pk)
     response = HttpResponse(body, content_type="application/zip")
     filename = export_filename(task, "zip").replace("report-", "mteb-", 1)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -1,13 +1,13 @@
 """Done-when of issue 28: the demo researcher's whole site, crawled in Chromium on the demo with DEBUG off.
 
-The demo is the run command's (scripts/run): `load_demo`, `demo_models`, `import_results demo/mteb-hume-results`,
-with the reports a worker would store computed first and a real Celery worker running for anything a page
-queues. Logged in as dave, the crawl follows every same-origin link from the home page, breadth first, up to
-MAX_PAGES pages (at most MAX_PER_PATH query variants of one path, so sort and filter links do not crowd out
-pages), and asks of every link the app shows — pages and downloads alike — that it answers without an error
-status. On every page: no CSP refusal, no console error, no uncaught JavaScript error, and every chart (an
-SVG or image in a figure, or an SVG drawn as an image) visible: its screenshot has several colours, not one
-solid block. The crawl knows no page by name, so pages other features add are covered once linked.
+The demo is the run command's (scripts/run): `load_demo`, `demo_models`, `demo_sage`, `demo_retrieval`,
+`import_results demo/mteb-hume-results`, with the reports a worker would store computed first and a real Celery
+worker running for anything a page queues. Logged in as dave, the crawl follows every same-origin link from the home
+page, breadth first, up to MAX_PAGES pages (at most MAX_PER_PATH query variants of one path, so sort and filter
+links do not crowd out pages), and asks of every link the app shows — pages and downloads alike — that it answers
+without an error status. On every page: no CSP refusal, no console error, no uncaught JavaScript error, and every
+chart (an SVG or image in a figure, or an SVG drawn as an image) visible: its screenshot has several colours, not
+one solid block. The crawl knows no page by name, so pages other features add are covered once linked.
 Then the default leaderboard: every complete row ranked, HUME Table 1's 14 rows among them.
 """
 from __future__ import annotations
@@ -41,11 +41,14 @@ MIN_CHART_COLOURS = 8  # text, lines, bars and antialiasing; a block painted one
 
 
 @pytest.fixture
-def demo(transactional_db: None, start_worker) -> None:
+def demo(transactional_db: None, start_worker, settings, tmp_path) -> None:
     """The run command's demo, with every report a worker would store already stored."""
+    settings.SAGE_STUDIES_DIR = tmp_path / "sage"  # demo_sage copies its study there (the run command: var/)
     with override_settings(DEBUG=True):  # load_demo refuses to publish its password with DEBUG off
         call_command("load_demo", stdout=StringIO())
     call_command("demo_models", "--wait", stdout=StringIO())
+    call_command("demo_sage", stdout=StringIO())  # classical metrics scored here, MiniLM's run by the worker
+    call_command("demo_retrieval", stdout=StringIO())  # BM25 and MiniLM runs pooled, judged, evaluated: curves
     call_command("import_results", str(RESULTS), stdout=StringIO())
     for task in Task.objects.all():
         report_in_process(task)
