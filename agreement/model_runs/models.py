@@ -21,7 +21,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.llm.models import validate_endpoint_url, validate_env_name
+from annotation.llm.models import SpendCapped, validate_endpoint_url, validate_env_name
 from hume.jobs.models import Job
 from hume.roles import is_admin
 from tasks_app.models import Item, Task
@@ -29,7 +29,7 @@ from tasks_app.models import Item, Task
 CLASSICAL_METRICS = ("levenshtein", "rouge", "jaccard", "bm25", "tfidf")
 
 
-class EmbeddingModel(models.Model):
+class EmbeddingModel(SpendCapped):
     """A row in the registry: an encoder (local folder or /v1/embeddings endpoint) or a classical metric."""
 
     class Backend(models.TextChoices):
@@ -55,12 +55,6 @@ class EmbeddingModel(models.Model):
     batch_size = models.PositiveIntegerField(default=32, validators=[MinValueValidator(1)])
     max_retries = models.PositiveSmallIntegerField(default=4)
     timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)])
-    max_requests = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Spend cap: the most HTTP requests (retries included) sent to this endpoint "
-                                         "while the cap is set, by all runs together; empty: no cap. A run that "
-                                         "reaches it stops with the reason (docs/llm.md, \"Spend caps\").")
-    requests_sent = models.PositiveBigIntegerField(
-        default=0, help_text="HTTP requests counted against max_requests; set it back to 0 to start a new budget.")
     mteb_name = models.CharField(max_length=200, blank=True,
                                  help_text="The same model's name in MTEB results (org/name).")
     researchers_may_run = models.BooleanField(

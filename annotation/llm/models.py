@@ -56,7 +56,22 @@ class MissingAPIKey(RuntimeError):
     """The configured environment variable is not set where the run executes."""
 
 
-class LLMAnnotatorConfig(models.Model):
+class SpendCapped(models.Model):
+    """The spend cap of a remote endpoint (docs/llm.md, "Spend caps"), shared by LLM annotators and embedding
+    models: every request takes one from the budget with a conditional UPDATE, so the cap holds across workers."""
+
+    max_requests = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Spend cap: the most HTTP requests (retries included) sent to this endpoint "
+                                         "while the cap is set, by all runs together; empty: no cap. A run that "
+                                         "reaches it stops with the reason (docs/llm.md, \"Spend caps\").")
+    requests_sent = models.PositiveBigIntegerField(
+        default=0, help_text="HTTP requests counted against max_requests; set it back to 0 to start a new budget.")
+
+    class Meta:
+        abstract = True
+
+
+class LLMAnnotatorConfig(SpendCapped):
     """Which chat-completions endpoint answers for an LLM annotator, and how hard it may be pushed."""
 
     annotator = models.OneToOneField(
@@ -107,12 +122,6 @@ class LLMAnnotatorConfig(models.Model):
     price_per_1k_output = models.DecimalField(
         max_digits=12, decimal_places=6, null=True, blank=True, validators=[MinValueValidator(0)],
         help_text="Optional: price per 1,000 completion tokens.")
-    max_requests = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Spend cap: the most HTTP requests (retries included) sent to this endpoint "
-                                         "while the cap is set, by all runs together; empty: no cap. A run that "
-                                         "reaches it stops with the reason (docs/llm.md, \"Spend caps\").")
-    requests_sent = models.PositiveBigIntegerField(
-        default=0, help_text="HTTP requests counted against max_requests; set it back to 0 to start a new budget.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
