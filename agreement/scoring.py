@@ -129,6 +129,7 @@ def _annotator_models(scorer: KindScorer, max_answers: int) -> dict[str, Any] | 
         return None
     if len(triples) > max_answers:
         return {"library": annotator_models.CROWD_KIT, "n_answers": len(triples), "models": {},
+                "answer_spread": annotator_models.answer_spread(triples),  # no model: cheap at any size
                 "reason": f"not computed: {len(triples)} answers, more than ANNOTATOR_MODELS_MAX_ANSWERS "
                           f"({max_answers})"}
     unit = "candidates" if scorer.ctx.kind == "reranking" else "items"

@@ -205,13 +205,17 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
     task, report = report_task(request, task_id)
     doc = report.result if report and report.result else None
     block = (doc or {}).get("annotator_models")
+    spread = (block or {}).get("answer_spread") or {}
+    flagged = {row["name"] for row in spread.get("annotators", []) if row["straightlining"]}
     models = []
     for method, model in ((block or {}).get("models") or {}).items():
+        annotators = [{**a, "straightlining": a["name"] in flagged} for a in model["annotators"]]
         models.append({"method": method, **model,
-                       "annotators": sorted(model["annotators"], key=lambda a: (a["skill"] is None, a["skill"] or 0))})
+                       "annotators": sorted(annotators, key=lambda a: (a["skill"] is None, a["skill"] or 0))})
     models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
+    spread_rows = sorted(spread.get("annotators", []), key=lambda row: -row["modal_share"])
     context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
-               "labelled": task.kind in LABEL_KINDS}
+               "labelled": task.kind in LABEL_KINDS, "spread": spread, "spread_rows": spread_rows}
     return render(request, "agreement/annotator_models.html", context)
 
 

@@ -23,6 +23,7 @@ crowd-kit is imported inside `fit` because it imports pandas and more, which pag
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,13 @@ LABEL_KINDS = ("classification", "pairwise", "reranking")
 # (tests/test_annotator_models.py checks the equality against crowd-kit's default MACE()).
 MACE_RESTARTS = 1
 MACE_SEED = 0
+# Straight-lining (answer_spread): an annotator with at least this many answers, this share of them one label.
+# MACE's blind spot is an annotator who always gives the same label: when several do, they agree with each other
+# and MACE (without gold) takes them as competent (docs/reports.md, "Annotator models"). The share of one's modal
+# label sees them whatever the others do. 0.9 leaves room for a careful annotator on a balanced task; on a task
+# whose gold is 90% one label a careful annotator looks the same, so the pool's share is reported beside it.
+STRAIGHTLINE_MODAL_SHARE = 0.9
+STRAIGHTLINE_MIN_ANSWERS = 10
 
 Triple = tuple[Hashable, str, Hashable]  # (unit, annotator, label)
 
@@ -153,11 +161,37 @@ def accuracy_against(consensus: Mapping[Hashable, Hashable], gold: Mapping[Hasha
     return sum(consensus[u] == gold[u] for u in scored) / len(scored), len(scored)
 
 
+def answer_spread(triples: Sequence[Triple]) -> dict[str, Any]:
+    """Per annotator how spread their answers are, a spam signal that needs no model: `n_answers`, `modal_label`
+    (the label they gave most; ties: the smallest as text), `modal_share` (its share of their answers),
+    `entropy_bits` (Shannon entropy of their labels, 0 = always one label), `pool_share` (that label's share of
+    all annotators' answers, the context: on a one-sided task a careful annotator's modal share is high too) and
+    `straightlining`, True when modal_share >= STRAIGHTLINE_MODAL_SHARE over >= STRAIGHTLINE_MIN_ANSWERS."""
+    by_annotator: dict[str, Counter[str]] = {}
+    pool: Counter[str] = Counter()
+    for _, annotator, label in triples:
+        by_annotator.setdefault(annotator, Counter())[str(label)] += 1
+        pool[str(label)] += 1
+    rows = []
+    for name, counts in sorted(by_annotator.items()):
+        n = sum(counts.values())
+        top = max(counts.values())
+        modal = min(label for label, count in counts.items() if count == top)
+        shares = np.array(list(counts.values()), dtype=float) / n
+        rows.append({"name": name, "n_answers": n, "modal_label": modal, "modal_share": top / n,
+                     "entropy_bits": float(abs(-(shares * np.log2(shares)).sum())),
+                     "pool_share": pool[modal] / len(triples),
+                     "straightlining": n >= STRAIGHTLINE_MIN_ANSWERS and top / n >= STRAIGHTLINE_MODAL_SHARE})
+    return {"modal_share_threshold": STRAIGHTLINE_MODAL_SHARE, "min_answers": STRAIGHTLINE_MIN_ANSWERS,
+            "annotators": rows}
+
+
 def report_block(triples: Sequence[Triple], gold: Mapping[Hashable, Any], methods: Sequence[str] = METHODS,
                  *, unit: str = "items") -> dict[str, Any]:
     """The report's `annotator_models`: per model the consensus accuracy against gold and each annotator's
     skill (and spam, confusion matrix where the model has them)."""
-    block: dict[str, Any] = {"library": CROWD_KIT, "unit": unit, "n_answers": len(triples), "models": {}}
+    block: dict[str, Any] = {"library": CROWD_KIT, "unit": unit, "n_answers": len(triples), "models": {},
+                             "answer_spread": answer_spread(triples)}
     for method in methods:
         result = fit(method, triples)
         accuracy, n_scored = accuracy_against(result.consensus, gold)

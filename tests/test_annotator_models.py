@@ -138,3 +138,28 @@ def test_an_unknown_model_name_is_refused_with_the_accepted_names() -> None:
     with pytest.raises(am.UnknownAggregation, match="unknown aggregation 'zen'; expected one of: majority, "
                                                      "dawid-skene, one-coin, glad, mace"):
         am.fit("zen", TOY_TRIPLES)
+
+
+def test_answer_spread_flags_the_constant_spammer_of_the_simulated_crowd_and_no_one_else() -> None:
+    triples, _, planted = simulated_crowd()
+    spread = {row["name"]: row for row in am.answer_spread(triples)["annotators"]}
+    assert spread["always_a"]["modal_share"] == 1.0 and spread["always_a"]["entropy_bits"] == 0.0
+    assert spread["always_a"]["straightlining"] is True
+    assert [name for name, row in spread.items() if row["straightlining"]] == ["always_a"]
+    for name in planted:  # careful annotators on priors .5/.3/.2 (the biased one leans to "b"): well under .9
+        assert spread[name]["modal_share"] < 0.7, name
+    assert spread["random"]["entropy_bits"] > 1.5  # log2(3) ≈ 1.585 for uniform answers
+
+
+def test_answer_spread_worked_by_hand() -> None:
+    # 10 answers: 9 "x", 1 "y". modal share 9/10 = 0.9 (at the threshold: flagged); entropy
+    # -(0.9 log2 0.9 + 0.1 log2 0.1) = 0.1368 + 0.3322 = 0.4690 bits. Pool: with the other annotators' 10 "y"
+    # and 9 "z", "x" is 9 of 29 answers. Nine answers of one label are under the minimum of 10: not flagged.
+    triples = [(i, "nine_x", "x") for i in range(9)] + [(9, "nine_x", "y")]
+    triples += [(i, "all_y", "y") for i in range(10)] + [(i, "few", "z") for i in range(9)]
+    spread = {row["name"]: row for row in am.answer_spread(triples)["annotators"]}
+    assert spread["nine_x"]["modal_share"] == pytest.approx(0.9)
+    assert spread["nine_x"]["entropy_bits"] == pytest.approx(0.4690, abs=1e-4)
+    assert spread["nine_x"]["pool_share"] == pytest.approx(9 / 29)
+    assert spread["nine_x"]["straightlining"] and spread["all_y"]["straightlining"]
+    assert not spread["few"]["straightlining"] and spread["few"]["n_answers"] == 9

@@ -46,6 +46,26 @@ def test_a_researcher_sees_each_models_skills_with_the_spammers_first(dave, sett
     assert "style=" not in html and "<script>" not in html.split("</head>")[1]  # strict CSP: nothing inline
 
 
+def test_the_constant_answer_spammers_mace_trusts_are_flagged_for_straight_lining(dave, settings) -> None:
+    """MACE's blind spot (docs/reports.md, "Annotator models"): three annotators who always answer "a" agree with
+    each other, so MACE rates them competent; their answer spread (20 answers, all "a": share 1.0, entropy 0)
+    flags them next to MACE's competence. The careful two give gold: 10 "a" and 10 "b", share 0.5, 1 bit."""
+    settings.ANNOTATOR_MODELS_MAX_ANSWERS = 1000
+    task = spam_crowd("spam-straight")
+    cli_report(task)
+    status, html = page_of(dave, task)
+    assert status == 200
+    mace = html[html.index('id="model-mace"'):html.index('id="answer-spread"')]
+    rows = dict(re.findall(r'data-annotator="([^"]+)">.*?<td class="straightlining">(.*?)</td>', mace, flags=re.S))
+    assert rows == {"spam0": "<strong>flagged</strong>", "spam1": "<strong>flagged</strong>",
+                    "spam2": "<strong>flagged</strong>", "ann1": "", "ann2": ""}
+    spread = html[html.index('id="answer-spread"'):]
+    cells = {name: [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+             for name, row in re.findall(r'data-spread="([^"]+)">(.*?)</tr>', spread, flags=re.S)}
+    assert cells["spam0"] == ["spam0", "20", "a", "1.000", "0.800", "0.000", "flagged"]  # pool: 80 "a" of 100
+    assert cells["ann1"] == ["ann1", "20", "a", "0.500", "0.800", "1.000", ""]
+
+
 def test_annotators_and_anonymous_users_never_see_it(alice, settings) -> None:
     task = spam_crowd("spam-private")
     assert page_of(alice.user, task)[0] == 403
