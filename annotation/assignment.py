@@ -18,9 +18,10 @@ front: the same statements then run one writer at a time (no row-lock clause the
 the 30 s busy timeout keeps "database is locked" away from users. The statements are in assignment_sql.py.
 
 Counting rule (docs/batches.md, "How items are handed out"; the functions: "Engine API" there): k counts
-non-skipped answers of *human* annotators in this batch plus live leases. A skip frees its slot. LLM annotators
-never consume k: they take no leases, are not limited by k, and may answer every item of a batch they are
-assigned to.
+non-skipped answers of *human* annotators in this batch plus live leases. A skip frees its slot, and so does
+an exclusion: an excluded annotator's answers stay stored but no longer count (`reopen_after_exclusion`). LLM
+annotators never consume k: they take no leases, are not limited by k, and may answer every item of a batch
+they are assigned to.
 """
 from __future__ import annotations
 
@@ -172,7 +173,7 @@ def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datet
 def _repair_cache(found: sql.Candidate, batch_id: int) -> None:
     """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
     answers = Annotation.objects.filter(item_id=found.item.pk, batch_id=batch_id, skipped=False,
-                                        annotator__kind=HUMAN).count()
+                                        annotator__kind=HUMAN, annotator__excluded_at__isnull=True).count()
     if answers != found.cached_answers:
         BatchItem.objects.filter(pk=found.batch_item_id).update(human_answers=answers)
 
@@ -336,19 +337,32 @@ def release_leases_of_inactive(sender: type, instance: Annotator, **kwargs: Any)
 
 
 def recount_answers(batch: Batch) -> int:
-    """Set the BatchItem.human_answers cache from the Annotation rows, for answers written outside the engine
-    (an annotation import's bulk_create). Not needed for correctness — overlap checks count the rows and the
-    engine repairs a stale cache when it meets one — but it keeps next_item and progress bars fast and exact.
-    Returns how many items changed."""
+    """Set the BatchItem.human_answers cache from the Annotation rows (of included human annotators), for
+    answers written outside the engine (an annotation import's bulk_create) and after an exclusion. Not needed
+    for correctness — overlap checks count the rows and the engine repairs a stale cache when it meets one —
+    but it keeps next_item and progress bars fast and exact. Returns how many items changed."""
     with transaction.atomic():
         rows = list(BatchItem.objects.filter(batch_id=batch.pk).select_for_update(no_key=True).order_by("pk"))
-        counts = dict(Annotation.objects.filter(batch_id=batch.pk, skipped=False, annotator__kind=HUMAN).order_by()
+        counts = dict(Annotation.objects.filter(batch_id=batch.pk, skipped=False, annotator__kind=HUMAN,
+                                                annotator__excluded_at__isnull=True).order_by()
                       .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))  # read after the locks
         changed = [row for row in rows if row.human_answers != counts.get(row.item_id, 0)]
         for row in changed:
             row.human_answers = counts.get(row.item_id, 0)
         BatchItem.objects.bulk_update(changed, ["human_answers"], batch_size=1000)
     return len(changed)
+
+
+def reopen_after_exclusion(annotator: Annotator) -> int:
+    """After `annotator` was excluded (excluded_at set, in the caller's transaction): deactivate them (their
+    leases go back to the pool, and they can answer no more) and recount the cached answers of every batch they
+    answered in, so the items their answers filled are handed out again until k included answers are in.
+    Every count that decides a lease or an answer already leaves excluded annotators out (assignment_sql.py),
+    and an exclusion only lowers counts, so no item goes above k. Returns how many items reopened."""
+    set_active(annotator, False)
+    batch_ids = (Annotation.objects.filter(annotator_id=annotator.pk, batch__isnull=False).order_by("batch_id")
+                 .values_list("batch_id", flat=True).distinct())
+    return sum(recount_answers(batch) for batch in Batch.objects.filter(pk__in=list(batch_ids)).order_by("pk"))
 
 
 def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | None = None) -> dict[str, int]:

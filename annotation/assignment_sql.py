@@ -27,7 +27,8 @@ ANNOTATION, ANNOTATOR, BATCH = Annotation._meta.db_table, Annotator._meta.db_tab
 ASSIGNEE, BATCH_ITEM, LEASE = BatchAssignee._meta.db_table, BatchItem._meta.db_table, Lease._meta.db_table
 ITEM_TABLE = Item._meta.db_table
 HUMAN = Annotator.Kind.HUMAN
-# The values the counting conditions compare with: non-skipped answers of human annotators.
+# The values the counting conditions compare with: non-skipped answers of human annotators (who are not
+# excluded: an excluded annotator's answers no longer fill their slots, docs/crowd.md "Exclusion").
 COUNTED = {"skipped": False, "human": HUMAN}
 POSTGRESQL = connection.vendor == "postgresql"
 
@@ -58,10 +59,10 @@ ITEM_WIDTH = rawsql.width(Item)
 _MINE = f"EXISTS (SELECT 1 FROM {ANNOTATION} m WHERE m.item_id = bi.item_id AND m.annotator_id = %(annotator_id)s)"
 # Everyone's live leases on the batch item `bi` (the candidate's count; the annotator holds none there).
 _LIVE_LEASES = f"(SELECT COUNT(*) FROM {LEASE} o WHERE o.batch_item_id = bi.id AND o.expires_at > %(now)s)"
-# Non-skipped human answers to the item `item_id` in the batch `batch_id`.
+# Non-skipped answers of included (not excluded) human annotators to the item `item_id` in the batch `batch_id`.
 _COUNTED_ANSWERS = (f"SELECT COUNT(*) FROM {ANNOTATION} a JOIN {ANNOTATOR} t ON t.id = a.annotator_id "
                     "WHERE a.item_id = %(item_id)s AND a.batch_id = %(batch_id)s AND a.skipped = %(skipped)s "
-                    "AND t.kind = %(human)s")
+                    "AND t.kind = %(human)s AND t.excluded_at IS NULL")
 # Others' live leases on the batch item `batch_item_id`.
 _OTHERS_LIVE_LEASES = (f"SELECT COUNT(*) FROM {LEASE} l WHERE l.batch_item_id = %(batch_item_id)s "
                        "AND l.expires_at > %(now)s AND l.annotator_id <> %(annotator_id)s")

@@ -60,7 +60,8 @@ def detail(request: HttpRequest, link_id: int) -> HttpResponse:
     """The participants page: checks, time, agreement and the suggested decision per participant."""
     link = get_link_for(request.user, link_id)
     studies.expire_overdue()
-    context = {"link": link, "rows": participants.participant_rows(link), "can_manage": is_admin(request.user),
+    context = {"link": link, "rows": participants.participant_rows(link), "flags": participants.flags(link),
+               "can_manage": is_admin(request.user),
                "url": request.build_absolute_uri(f"/study/{link.token}/") if is_admin(request.user) else "",
                "query": "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
                if link.platform == StudyLink.Platform.PROLIFIC else "?participant=…"}

@@ -75,7 +75,7 @@ class Participant(models.Model):
     platform_session_id = models.CharField(max_length=64, blank=True)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENT)
     returned_reason = models.CharField(max_length=32, blank=True,
-                                       help_text="declined, left, timed_out, comprehension")
+                                       help_text="declined, left, timed_out, comprehension, excluded")
     started_at = models.DateTimeField()
     deadline = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -112,6 +112,8 @@ class CheckResult(models.Model):
     value = models.JSONField(null=True, blank=True)
     passed = models.BooleanField()
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
+    note = models.CharField(max_length=2100, blank=True,
+                            help_text="The participant's skip reason or flag comment on a check item they skipped.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

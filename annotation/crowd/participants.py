@@ -14,9 +14,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from annotation.crowd import checks
+from annotation.assignment import reopen_after_exclusion
+from annotation.crowd import checks, studies
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.models import Annotation, Annotator
 from annotation.signals import annotations_imported
@@ -28,7 +30,9 @@ ROLES = [role for role, _ in CheckResult.Role.choices]
 @dataclass
 class ParticipantRow:
     participant: Participant
-    n_work: int = 0
+    n_work: int = 0  # answered work items (what the quota counts)
+    n_skipped: int = 0  # skipped work items (flagged ones among them: a flag without an answer is a skip)
+    n_flagged: int = 0  # work answers and skips flagged, and check items skipped or flagged
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
     agreement: float | None = None
@@ -64,16 +68,20 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
     people = list(Participant.objects.filter(link=link).select_related("annotator__user").order_by("started_at"))
     rows = {p.annotator_id: ParticipantRow(p) for p in people}
     by_participant = {p.pk: rows[p.annotator_id] for p in people}
-    for participant_id, role, passed in CheckResult.objects.filter(participant__link=link).values_list(
-            "participant_id", "role", "passed"):
+    for participant_id, role, passed, note in CheckResult.objects.filter(participant__link=link).values_list(
+            "participant_id", "role", "passed", "note"):
         counts = by_participant[participant_id].passed if passed else by_participant[participant_id].failed
         counts[role] += 1
+        by_participant[participant_id].n_flagged += bool(note)
     answers = (Annotation.objects.filter(batch_id=link.batch_id, annotator__kind=Annotator.Kind.HUMAN)
-               .values_list("item_id", "annotator_id", "value", "skipped", "annotator__excluded_at"))
+               .values_list("item_id", "annotator_id", "value", "skipped", "annotator__excluded_at", "flagged"))
     by_item: dict[int, list[tuple[int, Any]]] = defaultdict(list)
-    for item_id, annotator_id, value, skipped, excluded_at in answers:
+    for item_id, annotator_id, value, skipped, excluded_at, flagged in answers:
         if annotator_id in rows:
-            rows[annotator_id].n_work += 1
+            row = rows[annotator_id]
+            row.n_work += not skipped
+            row.n_skipped += skipped
+            row.n_flagged += flagged
         if not skipped and (excluded_at is None or annotator_id in rows):
             by_item[item_id].append((annotator_id, value))
     _agreement(link, rows, by_item)
@@ -101,22 +109,52 @@ def _agreement(link: StudyLink, rows: dict[int, ParticipantRow], by_item: dict[i
         rows[annotator_id].agreement, rows[annotator_id].n_compared = checks.consensus_agreement(values, others, match)
 
 
+def flags(link: StudyLink) -> list[dict[str, str]]:
+    """What the participants flagged, or skipped with a reason, for the researcher: work items (the answer's flag
+    comment, or the skip reason) and check items (CheckResult.note). Pseudonyms only, by participant and item."""
+    work = (Annotation.objects.filter(batch_id=link.batch_id, annotator__participant__link=link)
+            .filter(Q(flagged=True) | Q(skipped=True)).order_by("annotator__user__username", "pk")
+            .values_list("annotator__user__username", "item__uid", "flagged", "flag_comment", "skipped",
+                         "skip_reason"))
+    rows = [{"annotator": name, "item": uid,
+             "what": ("flagged, skipped" if skipped else "flagged, answered") if flagged else "skipped",
+             "text": comment if flagged else reason}
+            for name, uid, flagged, comment, skipped, reason in work]
+    checked = (CheckResult.objects.filter(participant__link=link).exclude(note="")
+               .order_by("participant__annotator__user__username", "pk")
+               .values_list("participant__annotator__user__username", "item__uid", "role", "note"))
+    rows += [{"annotator": name, "item": uid, "what": f"{role} check", "text": note}
+             for name, uid, role, note in checked]
+    return rows
+
+
 # --- exclusion ---------------------------------------------------------------------------------------------------
 
 def exclude_annotator(annotator: Annotator, reason: str, *, now: datetime | None = None) -> list[int]:
     """Leave the annotator's answers out of every report from now on, with `reason` (listed by the reports), and
-    queue the reports of the tasks they answered. Their answers stay stored. Returns those task ids."""
+    queue the reports of the tasks they answered. Their answers stay stored but no longer fill overlap slots: the
+    items they answered go back to the pool until k included answers are in (assignment.reopen_after_exclusion),
+    and the annotator is deactivated (a participant still running is returned, reason "excluded"). Returns
+    those task ids."""
     reason = (reason or "").strip()
     if not reason:
         raise ValueError("an exclusion needs a reason")
+    now = now or timezone.now()
     with transaction.atomic():
-        Annotator.objects.filter(pk=annotator.pk).update(excluded_at=now or timezone.now(),
-                                                         excluded_reason=reason[:500])
+        Annotator.objects.filter(pk=annotator.pk).update(excluded_at=now, excluded_reason=reason[:500])
+        _return_if_running(annotator, now)
+        reopen_after_exclusion(annotator)
         task_ids = sorted(set(Annotation.objects.filter(annotator=annotator).values_list("item__task_id", flat=True)))
         for task_id in task_ids:  # the agreement app recomputes these tasks' reports after commit
             annotations_imported.send(sender=Annotation, task_id=task_id)
     annotator.refresh_from_db()
     return task_ids
+
+
+def _return_if_running(annotator: Annotator, now: datetime) -> None:
+    participant = Participant.objects.filter(annotator=annotator, stage__in=studies.RUNNING).first()
+    if participant is not None:
+        studies.end(participant, Participant.Stage.RETURNED, reason="excluded", now=now)
 
 
 # --- exports -------------------------------------------------------------------------------------------------------

@@ -230,7 +230,9 @@ class Step:
 
 
 def n_work(participant: Participant) -> int:
-    return Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id).count()
+    """The work items the participant answered: the quota counts these (a skipped item does not)."""
+    return Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
+                                     skipped=False).count()
 
 
 def practice_items(link: StudyLink) -> list[Item]:
@@ -318,11 +320,13 @@ class Feedback:
 
 
 def submit_work(participant: Participant, item: Item, value: Any, *, time_spent_ms: int | None,
-                started_at: datetime | None, now: datetime | None = None) -> SubmitResult:
-    """The engine stores the answer (validation, overlap k, idempotent replay); then the speed and
-    straight-lining checks look at it. Raises ValidationProblem or AssignmentRefused as the engine does."""
+                started_at: datetime | None, flag_comment: str = "", now: datetime | None = None) -> SubmitResult:
+    """The engine stores the answer (validation, overlap k, idempotent replay; flagged when `flag_comment`); then
+    the speed and straight-lining checks look at it. Raises ValidationProblem or AssignmentRefused as the engine
+    does."""
     result = submit_answer(participant.annotator, participant.link.batch, item, value, time_spent_ms=time_spent_ms,
-                           started_at=started_at, source="crowd", now=now)
+                           started_at=started_at, flagged=bool(flag_comment), flag_comment=flag_comment,
+                           source="crowd", now=now)
     link = participant.link
     if result.created and link.min_seconds and result.annotation.time_spent_ms is not None \
             and result.annotation.time_spent_ms < link.min_seconds * 1000:
@@ -345,10 +349,10 @@ def _check_straightlining(participant: Participant, item: Item, run: int) -> Non
 
 
 def _record(participant: Participant, item: Item, role: str, value: Any, *, passed: bool,
-            time_spent_ms: int | None = None) -> CheckResult:
+            time_spent_ms: int | None = None, note: str = "") -> CheckResult:
     result, _ = CheckResult.objects.get_or_create(
         participant=participant, item=item, role=role,
-        defaults={"value": value, "passed": passed, "time_spent_ms": time_spent_ms})
+        defaults={"value": value, "passed": passed, "time_spent_ms": time_spent_ms, "note": note[:2100]})
     return result
 
 
@@ -359,15 +363,18 @@ def _expected(item: Item, role: str) -> tuple[Any, str]:
     return check.expected, check.feedback
 
 
-def submit_check(participant: Participant, item: Item, value: Any, *, time_spent_ms: int | None) -> bool:
-    """A hidden check's answer (attention or gold): validated as an answer, compared, recorded once; the next
-    step goes on to work. Returns whether it passed (the participant is never told)."""
+def submit_check(participant: Participant, item: Item, value: Any, *, time_spent_ms: int | None,
+                 flag_comment: str = "") -> bool:
+    """A hidden check's answer (attention or gold): validated as an answer, compared, recorded once (with the
+    participant's flag comment, if any, in `note`); the next step goes on to work. Returns whether it passed
+    (the participant is never told)."""
     role = participant.check_role
     clean = item.task.validate_answer(value, item.payload)
     expected, _ = _expected(item, role)
     passed = checks.answer_matches(item.task.kind, clean, expected, tolerance=checks.scale_tolerance(item.task.scale))
     with transaction.atomic():
-        result = _record(participant, item, role, clean, passed=passed, time_spent_ms=time_spent_ms)
+        result = _record(participant, item, role, clean, passed=passed, time_spent_ms=time_spent_ms,
+                         note=f"flagged: {flag_comment}" if flag_comment else "")
         Participant.objects.filter(pk=participant.pk, check_item=item).update(check_item=None, check_role="")
     participant.check_item, participant.check_role = None, ""
     return result.passed

@@ -21,10 +21,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.assignment import AssignmentRefused
-from annotation.crowd import studies
+from annotation.crowd import item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from annotation.forms import answer_form_for
+from annotation.forms import FlagForm, SkipForm, answer_form_for
 from annotation.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
 from hume.lockout import CACHE_ERRORS, client_address
 from tasks_app import instructions
@@ -138,6 +138,8 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
         return _other_tab(request, link)
     if request.method == "POST" and running:
         return _act(request, link, participant, tab)
+    if running and request.GET.get("revise"):
+        return _revision_page(request, link, participant, tab, request.GET["revise"])
     return _show(request, link, participant, tab)
 
 
@@ -156,7 +158,7 @@ def take_over(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, *,
-          form: Any = None, status: int = 200, notice: str = "") -> HttpResponse:
+          form: Any = None, status: int = 200, notice: str = "", **side: Any) -> HttpResponse:
     try:
         step = studies.current_step(participant)
     except AssignmentRefused as refused:  # the engine's own word (the batch closed a moment ago, …)
@@ -172,11 +174,11 @@ def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: 
         return _render(request, link, "completed.html", context)
     if step.page == Participant.Stage.RETURNED:
         return _render(request, link, "returned.html", context)
-    return _item_page(request, link, participant, step, tab, form=form, status=status, notice=notice)
+    return _item_page(request, link, participant, step, tab, form=form, status=status, notice=notice, **side)
 
 
 def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, step: studies.Step, tab: str, *,
-               form: Any, status: int, notice: str) -> HttpResponse:
+               form: Any, status: int, notice: str, **side: Any) -> HttpResponse:
     item = step.item
     task = link.batch.task
     if form is None:
@@ -189,12 +191,13 @@ def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, 
         "n_practice": len(studies.practice_items(link)) if practice else 0,
         "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
         "instructions": instructions.to_html(task.instructions),
+        **({} if practice else _side_context(participant, **side)),
     }
     return _render(request, link, "item.html", context, status=status)
 
 
 def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
-    action = request.POST.get("action", "")
+    action = request.POST.get("side") or request.POST.get("action", "")  # the skip and flag boxes' buttons
     if action in ("consent", "instructions") and participant.stage == action:
         studies.advance(participant)
     elif action == "decline" and participant.stage == Participant.Stage.CONSENT:
@@ -203,6 +206,10 @@ def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: s
         studies.end(participant, Participant.Stage.RETURNED, reason="left")
     elif action == "answer":
         return _answer(request, link, participant, tab)
+    elif action in ("skip", "flag"):
+        return _skip_or_flag(request, link, participant, tab, action)
+    elif action == "revise":
+        return _revise(request, link, participant, tab)
     return redirect(_run_url(link, tab))
 
 
@@ -220,19 +227,93 @@ def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab
         return _show(request, link, participant, tab, form=form, status=422)
     started_at, spent_ms = _shown_time(request.POST.get("shown"), link.batch, item)
     value = form.cleaned_data["value"]
+    flag_form = FlagForm(request.POST)  # a flag ticked in the flag box goes with the answer, as in the loop
+    flag_comment = flag_form.comment if flag_form.is_valid() else ""
     try:
         if step.role == "work":
-            studies.submit_work(participant, item, value, time_spent_ms=spent_ms, started_at=started_at)
+            studies.submit_work(participant, item, value, time_spent_ms=spent_ms, started_at=started_at,
+                                flag_comment=flag_comment)
         elif step.role == CheckResult.Role.PRACTICE:
             feedback = studies.submit_practice(participant, item, value)
             shown = feedback.expected if isinstance(feedback.expected, str) else canonical(feedback.expected)
             return _render(request, link, "feedback.html", {"participant": participant, "tab": tab, "expected": shown,
                                                             "feedback": feedback, "task": link.batch.task})
         else:
-            studies.submit_check(participant, item, value, time_spent_ms=spent_ms)
+            studies.submit_check(participant, item, value, time_spent_ms=spent_ms, flag_comment=flag_comment)
     except ValidationProblem as problem:
         form.add_error(None, str(problem))
         return _show(request, link, participant, tab, form=form, status=422)
+    except AssignmentRefused as refused:
+        return _show(request, link, participant, tab, notice=refused.message)
+    return redirect(_run_url(link, tab))
+
+
+# --- skip, flag, going back to revise (annotation/crowd/item_actions.py) -----------------------------------------
+
+def _side_context(participant: Participant, *, skip_form: Any = None, flag_form: Any = None) -> dict[str, Any]:
+    """The skip and flag boxes and the way back, on a work or check item (never on practice)."""
+    previous = item_actions.previous_answer(participant)
+    return {"side": True, "skip_form": skip_form or SkipForm(), "flag_form": flag_form or FlagForm(),
+            "previous": previous}
+
+
+def _skip_or_flag(request: HttpRequest, link: StudyLink, participant: Participant, tab: str,
+                  action: str) -> HttpResponse:
+    """Skip or flag the item on screen; a box sent without its reason shows the item again with the error."""
+    try:
+        step = studies.current_step(participant)
+    except AssignmentRefused as refused:
+        return _problem(request, link, "This study cannot go on", refused.message, 409)
+    if step.item is None or step.role == CheckResult.Role.PRACTICE or request.POST.get("item") != str(step.item.pk):
+        return _show(request, link, participant, tab, notice="That item was already done; here is where you are.")
+    box = SkipForm(request.POST) if action == "skip" else FlagForm(request.POST, required=True)
+    if not box.is_valid():
+        return _show(request, link, participant, tab, status=422, **{f"{action}_form": box})
+    try:
+        if action == "skip":
+            _, spent_ms = _shown_time(request.POST.get("shown"), link.batch, step.item)
+            item_actions.skip_step(participant, step, reason=box.reason, time_spent_ms=spent_ms)
+        else:
+            item_actions.flag_step(participant, step, comment=box.comment)
+    except AssignmentRefused as refused:
+        return _show(request, link, participant, tab, notice=refused.message)
+    return redirect(_run_url(link, tab))
+
+
+def _revision_page(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, item_id: str, *,
+                   form: Any = None, status: int = 200) -> HttpResponse:
+    """One of the participant's earlier work answers, open for revision (their current item stays theirs)."""
+    answer = item_actions.revisable(participant, item_id)
+    if answer is None:
+        return redirect(_run_url(link, tab))
+    task = link.batch.task
+    context = {
+        "participant": participant, "tab": tab, "task": task, "item": answer.item, "revising": True,
+        "form": form or answer_form_for(task, answer.item.payload, answer=answer.value),
+        "shown": _shown_token(link.batch, answer.item), "done": studies.n_work(participant), "quota": link.quota,
+        "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
+        "instructions": instructions.to_html(task.instructions),
+        "previous": item_actions.previous_answer(participant, before=answer.item_id),
+    }
+    return _render(request, link, "item.html", context, status=status)
+
+
+def _revise(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
+    """Store a revised answer (the engine keeps the earlier one) and go back to the current item."""
+    item_id = request.POST.get("item")
+    answer = item_actions.revisable(participant, item_id)
+    if answer is None:
+        return _show(request, link, participant, tab, notice="That answer cannot be changed now.")
+    form = answer_form_for(link.batch.task, answer.item.payload, request.POST)
+    if not form.is_valid():
+        return _revision_page(request, link, participant, tab, item_id, form=form, status=422)
+    try:
+        item_actions.revise(participant, answer, form.cleaned_data["value"])
+    except ValidationProblem as problem:
+        form.add_error(None, str(problem))
+        return _revision_page(request, link, participant, tab, item_id, form=form, status=422)
+    except studies.StudyProblem:
+        return redirect(_run_url(link, tab))  # timed out: the run's page says so
     except AssignmentRefused as refused:
         return _show(request, link, participant, tab, notice=refused.message)
     return redirect(_run_url(link, tab))
