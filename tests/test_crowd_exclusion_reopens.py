@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -90,8 +91,9 @@ def test_excluding_a_participant_reopens_their_items_until_k_included_answers_ar
 
 def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_included_answers(live_server):
     """Twelve participants, each a thread with its own cookies (and the server a thread and a PostgreSQL
-    connection per request), work through the live server while the exclusion of one who answered three
-    items lands; then participants arrive one by one until one gets nothing: every item has exactly k."""
+    connection per request), work through the live server; the exclusion of one who answered three items
+    lands after the wave stored eight answers; then participants arrive one by one until one gets nothing:
+    every item has exactly k included answers."""
     require_postgres()
     link = make_study(make_crowd_task(n=12, attention=0, practice=0), consent="", quota=3, overlap=2,
                       lease_seconds=120)
@@ -99,6 +101,8 @@ def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_includ
     spammer = Person(link, 1)
     assert len(answer_all(spammer, "negative")) == 3
     posted: dict[int, int] = {}
+    at_exclusion: list[int] = []
+    lock = threading.Lock()
     errors: list[BaseException] = []
     barrier = threading.Barrier(13)
 
@@ -109,10 +113,14 @@ def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_includ
         except BaseException as exc:  # every error fails the test below
             errors.append(exc)
 
-    def exclusion() -> None:
+    def exclusion() -> None:  # lands once the wave has stored eight answers, while it goes on
         try:
             barrier.wait()
+            while Annotation.objects.filter(batch=batch).count() < 3 + 8:
+                time.sleep(0.01)
             exclude_annotator(spammer.participant.annotator, "answered negative to everything")
+            with lock:
+                at_exclusion.append(Annotation.objects.filter(batch=batch).count())
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -125,6 +133,7 @@ def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_includ
     for thread in threads:
         thread.join(timeout=300)
     assert errors == []
+    assert 3 + 8 <= at_exclusion[0] < 3 + 24  # the exclusion landed while the wave was still answering
     assert max(included_per_item(batch.pk).values()) <= 2  # never above k counting included answers
     n = 100
     while work_through(live_server.url, link, n) > 0:  # the rest, one after another, until nothing is left
