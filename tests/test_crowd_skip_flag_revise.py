@@ -162,3 +162,25 @@ def test_a_revision_in_a_closed_study_is_refused_and_keeps_the_answer():
     response = person.post(action="revise", item=item, label="negative")
     assert response.status_code == 410 and "This study is closed" in response.content.decode()
     assert Annotation.objects.get(item_id=item).value == "positive"
+
+
+def test_a_flag_sent_with_a_check_answer_is_kept_and_the_check_is_judged_on_the_answer():
+    link = work_study(n=6, quota=3, attention=1)
+    person = started(link, 1)
+    person.answer("positive")
+    check = person.item_on_screen()
+    person.post(action="answer", item=check, label="negative", flag_tags="ambiguous")  # as instructed
+    result = CheckResult.objects.get(participant=person.participant, item_id=check)
+    assert (result.passed, result.value, result.note) == (True, "negative", "flagged: ambiguous")
+
+
+def test_a_revision_with_an_invalid_answer_names_the_field_and_changes_nothing():
+    link = work_study(n=6, quota=4)
+    person = started(link, 1)
+    item = person.item_on_screen()
+    person.answer("positive")
+    response = person.post(action="revise", item=item, label="neutral")
+    body = response.content.decode()
+    assert response.status_code == 422 and 'id="revising"' in body and "neutral" in body
+    assert "is not one of the available choices" in body
+    assert Annotation.objects.get(item_id=item).value == "positive" and not AnnotationRevision.objects.exists()
