@@ -90,7 +90,8 @@ def exclude(request: HttpRequest, link_id: int, participant_id: int) -> HttpResp
         messages.error(request, "Give a reason to exclude a participant.")
     else:
         participants.exclude_annotator(participant.annotator, reason)
-        messages.success(request, f"{participant.annotator.name} excluded; the reports recompute without them.")
+        messages.success(request, f"{participant.annotator.name} excluded; the reports recompute without them, "
+                                  "and the items they answered go to other participants.")
     return redirect("studies:detail", link_id=link.pk)
 
 

@@ -1,6 +1,8 @@
 """`python manage.py exclude_annotator NAME --reason TEXT`: leave an annotator's answers out of every report.
 
-The answers stay stored; the reports of the tasks they answered are queued again and list the exclusion.
+The answers stay stored; the reports of the tasks they answered are queued again and list the exclusion. The
+annotator is deactivated, and the batch items their answers filled go back to the pool until k included answers
+are in (docs/crowd.md, "Exclusion").
 NAME is an annotator's user name (a study participant's pseudonym, as the participants page shows it).
 """
 from __future__ import annotations
