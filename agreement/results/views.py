@@ -40,8 +40,8 @@ from agreement.results.importing import (
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.project import pending_reports, queue_missing_reports
+from hume.lib.csv_safety import to_csv
 from hume.roles import is_admin, is_researcher
-from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task
 
 TEMPLATES = "agreement/results"

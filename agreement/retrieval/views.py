@@ -36,7 +36,7 @@ from agreement.retrieval.uploads import import_upload
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.import_reader import ImportFailed
 
 TEMPLATES = "agreement/retrieval"
 
