@@ -8,6 +8,7 @@ no app, as the job layer beside it (`hume/jobs/`) does.
 - Imports and exports: `import_reader` (files read line by line in bounded memory, problems naming file, line
   and field; `ImportFailed`), `upload_api` (what every import endpoint answers), `csv_safety` (CSV cells that
   cannot run as spreadsheet formulas), `sql` (`insert_rows`: bulk rows in one COPY or executemany).
+- Pages: `htmx` (the one "page or partial" helper). The one role guard is `hume/roles.py`, beside this package.
 
 Nothing here imports an app (`tests/test_import_direction.py`): what varies by app is handed in (a model
 class, a budget object), never looked up.
