@@ -12,12 +12,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from hume.lib.htmx import page_or_partial, vary_on_htmx
+from hume.lib.import_reader import ImportProblem
 from hume.listing import search_and_sort
 from hume.roles import ADMIN, is_researcher, require_role
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import SampleForm, attempt_import
-from .importing import ImportProblem, ImportSummary
+from .importing import ImportSummary
 from .models import ImportJob, Item, Task
 
 PREVIEW_PAGE = 20
