@@ -2,7 +2,7 @@
 
 The CSV is "tidy": one number per row, so a spreadsheet can pivot it and a script can read it without
 knowing the task kind. Dataset text and names are untrusted, so every cell goes through the project's
-`tasks_app.csv_safety.safe_cell` (formula injection, OWASP "CSV Injection"). The JSONL is exactly what
+`hume.lib.csv_safety.safe_cell` (formula injection, OWASP "CSV Injection"). The JSONL is exactly what
 ``import_annotations`` reads, so a study can be moved to another instance.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from annotation.models import Annotation
-from tasks_app.csv_safety import safe_cell
+from hume.lib.csv_safety import safe_cell
 from tasks_app.models import Task
 
 CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotator", "annotator_kind",

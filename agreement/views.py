@@ -11,12 +11,10 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from agreement.exports import answer_lines, ordered, report_csv, report_json
@@ -27,8 +25,9 @@ from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
+from hume.lib.htmx import vary, wants_partial
 from hume.listing import search_and_sort
-from hume.roles import is_researcher
+from hume.roles import RESEARCHER, require_role
 from measures.annotator_models import LABEL_KINDS
 from measures.annotator_models import METHODS as MODEL_ORDER
 from tasks_app.models import Item, ItemGold, Task
@@ -43,28 +42,19 @@ PAYLOAD_ORDER = ("context", "query", "instruction", "text", "sentence1", "senten
                  "candidates", "documents")
 
 
-def require_researcher(request: HttpRequest) -> None:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Reports are for researchers and admins.")
-
 
 def report_task(request: HttpRequest, task_id: int) -> tuple[Task, Report | None]:
     """The task and its report row for a researcher; 403 for anyone else, 404 for an unknown task."""
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "Reports are for researchers and admins.")
     task = get_object_or_404(Task, pk=task_id)
     return task, Report.objects.filter(task=task).first()
-
-
-def htmx_aware(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 @login_required
 @require_GET
 def report_list(request: HttpRequest) -> HttpResponse:
     """Every task with its report status and headline numbers, read from JSON keys (not whole reports)."""
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "Reports are for researchers and admins.")
     headline = {row["task_id"]: row for row in Report.objects.values(
         "task_id", "status", "error", "computed_at", "result__human__main_metric", "result__human__main_score",
         "result__human__ci_low", "result__human__ci_high", "result__agreement", "result__agreement_bands",
@@ -120,9 +110,9 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     if doc:
         context |= annotator_tables(doc)
         context["charts"] = available(doc)
-    if request.htmx and request.GET.get("fragment") == "items":
-        return htmx_aware(request, render(request, "agreement/_disagreement_partial.html", context))
-    return htmx_aware(request, render(request, "agreement/report_detail.html", context))
+    if wants_partial(request) and request.GET.get("fragment") == "items":
+        return vary(render(request, "agreement/_disagreement_partial.html", context))
+    return vary(render(request, "agreement/report_detail.html", context))
 
 
 def annotator_tables(doc: dict[str, Any]) -> dict[str, Any]:
@@ -224,13 +214,13 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
 def report_status(request: HttpRequest, task_id: int) -> HttpResponse:
     """The status fragment the page polls while a report is queued or running."""
     task, report = report_task(request, task_id)
-    if not request.htmx:
+    if not wants_partial(request):
         return redirect("agreement:detail", task_id=task.pk)
     report = requeue_if_dead(report)  # a run whose worker died is queued again, not watched forever
     response = render(request, "agreement/_status_partial.html", {"task": task, "report": report})
     if report and report.status == Report.Status.DONE and request.GET.get("was") in ("queued", "running"):
         response["HX-Refresh"] = "true"  # the new numbers are in: reload the whole page once
-    return htmx_aware(request, response)
+    return vary(response)
 
 
 @login_required
@@ -244,13 +234,13 @@ def recompute(request: HttpRequest, task_id: int) -> HttpResponse:
     except ReportQueueError as exc:
         error = str(exc)
         report = Report.objects.filter(task=task).first()
-    if not request.htmx:
+    if not wants_partial(request):
         if error:
             messages.error(request, error)
         return redirect("agreement:detail", task_id=task.pk)
     # htmx swaps only 2xx responses, so the fragment carrying the error is sent with 200
     response = render(request, "agreement/_status_partial.html", {"task": task, "report": report, "error": error})
-    return htmx_aware(request, response)
+    return vary(response)
 
 
 def download(content: str, filename: str, content_type: str) -> HttpResponse:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation import rawsql
 from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
-from hume.roles import is_admin, is_researcher
+from hume.roles import ADMIN, is_researcher, require_role
 from tasks_app.models import Item, Task
 
 User = AbstractBaseUser | AnonymousUser
@@ -68,8 +68,7 @@ def get_batch_for(user: User, batch_id: int | str) -> Batch:
 def get_batch_to_manage(user: User, batch_id: int | str) -> Batch:
     """A batch the user may change (admins only): 403 for researchers who can read it, 404 for others."""
     batch = get_batch_for(user, batch_id)
-    if not is_admin(user):
-        raise PermissionDenied("Only admins manage batches.")
+    require_role(user, ADMIN, "Only admins manage batches.")
     return batch
 
 
@@ -173,8 +172,7 @@ def get_annotator_for(user: User, annotator_id: int | str) -> Annotator:
 
 def get_annotator_to_manage(user: User, annotator_id: int | str) -> Annotator:
     annotator = get_annotator_for(user, annotator_id)
-    if not is_admin(user):
-        raise PermissionDenied("Only admins manage annotators.")
+    require_role(user, ADMIN, "Only admins manage annotators.")
     return annotator
 
 
@@ -194,8 +192,7 @@ def get_assignment_for(user: User, assignment_id: int | str) -> BatchAssignee:
 
 def get_assignment_to_manage(user: User, assignment_id: int | str) -> BatchAssignee:
     assignment = get_assignment_for(user, assignment_id)
-    if not is_admin(user):
-        raise PermissionDenied("Only admins change who is assigned to a batch.")
+    require_role(user, ADMIN, "Only admins change who is assigned to a batch.")
     return assignment
 
 

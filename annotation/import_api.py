@@ -11,10 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.importing import import_annotations
+from hume.lib.upload_api import ImportErrorsSerializer, upload_response
 from hume.roles import IsAdmin
-from tasks_app.api import upload_response
 from tasks_app.models import Task
-from tasks_app.serializers import ImportErrorsSerializer
 
 
 class AnnotationImportRequestSerializer(serializers.Serializer):

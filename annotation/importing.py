@@ -19,7 +19,7 @@ from annotation.annotators import create_annotator
 from annotation.assignment import recount_answers
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
 from annotation.signals import annotations_imported
-from tasks_app.importing import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
+from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
 from tasks_app.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotation.assignment import annotator_progress
 from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 HUMAN = Annotator.Kind.HUMAN
 ISSUES_SHOWN = 200

@@ -18,7 +18,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from annotation.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
 from annotation.assignment import (
@@ -33,6 +32,7 @@ from annotation.assignment import (
 from annotation.batches import default_batch_name
 from annotation.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
 from annotation.models import Annotation, Annotator, Batch
+from hume.lib.htmx import vary_on_htmx, wants_partial
 from tasks_app import instructions
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Item, Task
@@ -106,7 +106,7 @@ def _item_context(request: HttpRequest, annotator: Annotator, batch: Batch, item
 def _page(request: HttpRequest, fragment: str, context: dict[str, Any], *, status: int = 200,
           push_url: str | None = None) -> HttpResponse:
     """htmx gets the fragment that replaces #loop; a plain request (or history restore) gets the whole page."""
-    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    partial = wants_partial(request)
     context = {**context, "fragment": fragment}
     response = render(request, fragment if partial else "annotation/annotate.html", context, status=status)
     response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
@@ -148,7 +148,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def batch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
     annotator, batch = get_batch_to_annotate(request.user, batch_id)
     return _next(request, annotator, batch)
@@ -156,7 +156,7 @@ def batch_page(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """An item the annotator answered (to revise) or holds now; one no longer held sends them to their next."""
     annotator, batch = get_batch_to_annotate(request.user, batch_id)
@@ -171,7 +171,7 @@ def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def back(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """The answer given just before this item, opened for revision (the current item stays leased)."""
     annotator, batch = get_batch_to_annotate(request.user, batch_id)
@@ -180,7 +180,7 @@ def back(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     previous = previous_annotation(annotator, batch, before=before)
     if previous is None:
         return redirect("annotation:item", batch.pk, item.pk)
-    if not request.htmx:
+    if not wants_partial(request):
         return redirect("annotation:item", batch.pk, previous.item_id)
     url = reverse("annotation:item", args=[batch.pk, previous.item_id])
     return _page(request, "annotation/_item.html", _item_context(request, annotator, batch, previous.item),
@@ -188,7 +188,7 @@ def back(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 
 
 def _after_write(request: HttpRequest, annotator: Annotator, batch: Batch) -> HttpResponse:
-    if request.htmx:
+    if wants_partial(request):
         return _next(request, annotator, batch)
     return redirect("annotation:batch", batch.pk)
 

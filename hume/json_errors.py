@@ -1,6 +1,6 @@
 """What went wrong when Python's JSON decoder refused a text, said with the line, column and key.
 
-Every place that parses uploaded JSON (dataset, annotation and corpus imports in tasks_app's reader, MTEB
+Every place that parses uploaded JSON (dataset, annotation and corpus imports in hume/lib/import_reader.py, MTEB
 results files, SAGE datasets) reports through this one function, so a hostile file gets the same clear
 message everywhere instead of a 500. Standard library only, so the Django-free results parser can use it.
 """

@@ -308,7 +308,7 @@ CROWD_ARRIVALS_PER_MINUTE = int(os.environ.get("CROWD_ARRIVALS_PER_MINUTE", "30"
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
 API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
 
-# Outgoing requests to LLM and embedding endpoints (annotation/llm/endpoint_policy.py) may not reach loopback,
+# Outgoing requests to LLM and embedding endpoints (hume/lib/endpoint_policy.py) may not reach loopback,
 # private, link-local or reserved addresses, except the networks listed here, e.g. "127.0.0.0/8,::1/128" for
 # a local inference server (the run command's demo sets that).
 ENDPOINT_ALLOWED_NETWORKS = [n.strip() for n in os.environ.get("ENDPOINT_ALLOWED_NETWORKS", "").split(",")

@@ -1,7 +1,6 @@
 """The task API: read tasks (scoped to the requesting user) and import datasets (admins)."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
@@ -12,23 +11,17 @@ from rest_framework.decorators import api_view, parser_classes, permission_class
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import Serializer
 from rest_framework.viewsets import ReadOnlyModelViewSet
 
+from hume.lib.import_reader import ImportFailed
+from hume.lib.upload_api import ImportErrorsSerializer, serializer_problems, upload_response
 from hume.roles import IsAdmin
 
 from .access import visible_tasks, with_counts
 from .import_jobs import goes_to_background, start_import_job
-from .importing import ImportFailed, import_upload
+from .importing import import_upload
 from .models import ImportJob, Task
-from .serializers import (
-    ImportErrorsSerializer,
-    ImportJobSerializer,
-    ImportSummarySerializer,
-    TaskImportRequestSerializer,
-    TaskSerializer,
-    serializer_problems,
-)
+from .serializers import ImportJobSerializer, ImportSummarySerializer, TaskImportRequestSerializer, TaskSerializer
 
 
 @extend_schema_view(
@@ -87,20 +80,3 @@ def background_import(request: Request, upload: Any) -> Response:
 def import_status(request: Request, job_id: int) -> Response:
     job = get_object_or_404(ImportJob, pk=job_id)
     return Response(ImportJobSerializer(job, context={"request": request}).data)
-
-
-
-def upload_response(request: Request, serializer_class: type[Serializer],
-                    run: Callable[[dict[str, Any], str], Any]) -> Response:
-    """What every import endpoint answers: 400 with each problem (naming the uploaded file, line and field)
-    for a bad request or a bad file, else 201 with the summary of `run(validated data, file name)`."""
-    serializer = serializer_class(data=request.data)
-    upload = request.FILES.get("file")
-    filename = PurePath(upload.name).name if upload else ""
-    if not serializer.is_valid():
-        return Response({"errors": serializer_problems(serializer.errors, filename)}, status=400)
-    try:
-        summary = run(dict(serializer.validated_data), filename)
-    except ImportFailed as failed:
-        return Response({"errors": [problem.as_dict() for problem in failed.problems]}, status=400)
-    return Response(summary.as_dict(), status=201)

@@ -7,8 +7,10 @@ from typing import Any
 from django import forms
 from django.http import HttpRequest
 
+from hume.lib.import_reader import ImportFailed, ImportProblem
+
 from .import_jobs import goes_to_background, start_import_job
-from .importing import ImportFailed, ImportProblem, ImportSummary, import_upload
+from .importing import ImportSummary, import_upload
 from .kinds import kind_choices
 from .models import ImportJob
 

@@ -28,8 +28,9 @@ from django.utils import timezone
 
 from hume import jobs
 from hume.jobs.lease import LeaseLost, claim
+from hume.lib.import_reader import ImportFailed, ImportProblem
 
-from .importing import ImportFailed, ImportProblem, import_task, parse_options
+from .importing import import_task, parse_options
 from .models import ImportJob
 
 log = logging.getLogger(__name__)

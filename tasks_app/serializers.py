@@ -7,6 +7,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from hume.lib.upload_api import ImportProblemSerializer
+
 from .importing.options import FORMATS
 from .kinds import KIND_CHOICES
 from .models import Task
@@ -53,17 +55,6 @@ class TaskImportRequestSerializer(serializers.Serializer):
                                            help_text="let the file change gold imported before")
 
 
-class ImportProblemSerializer(serializers.Serializer):
-    file = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True)
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-
-
-class ImportErrorsSerializer(serializers.Serializer):
-    errors = ImportProblemSerializer(many=True)
-
-
 class ImportSummarySerializer(serializers.Serializer):
     task_id = serializers.IntegerField()
     task = serializers.CharField()
@@ -77,12 +68,6 @@ class ImportSummarySerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField())
     updated_fields = serializers.ListField(child=serializers.CharField())
     warnings = serializers.ListField(child=serializers.CharField())
-
-
-def serializer_problems(errors: dict[str, Any], filename: str) -> list[dict[str, Any]]:
-    """DRF field errors in the import's error shape, so clients handle one format."""
-    return [{"file": filename, "line": None, "field": None if name == "non_field_errors" else name,
-             "message": " ".join(str(m) for m in messages)} for name, messages in errors.items()]
 
 
 class ImportJobSerializer(serializers.Serializer):

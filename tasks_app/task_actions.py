@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from hume.roles import ADMIN, require_role
+
 from . import instructions
-from .access import get_visible_task, may_import
+from .access import get_visible_task
 from .forms import InstructionsForm, SampleForm
 from .models import Task
 from .sampling import SamplingError, clear_sample, sample_task
@@ -22,8 +23,7 @@ from .sampling import SamplingError, clear_sample, sample_task
 def task_to_change(request: HttpRequest, task_id: int) -> Task:
     """The task for an admin; 403 for anyone else who can see it, 404 for anyone who cannot."""
     task = get_visible_task(request.user, task_id)
-    if not may_import(request.user):
-        raise PermissionDenied("Only admins change tasks.")
+    require_role(request.user, ADMIN, "Only admins change tasks.")
     return task
 
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import F, QuerySet
 from django.db.models.functions import Lower
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
-from django.views.decorators.vary import vary_on_headers
 
+from hume.lib.htmx import page_or_partial, vary_on_htmx
+from hume.lib.import_reader import ImportProblem
 from hume.listing import search_and_sort
-from hume.roles import is_researcher
+from hume.roles import ADMIN, is_researcher, require_role
 
 from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import SampleForm, attempt_import
-from .importing import ImportProblem, ImportSummary
+from .importing import ImportSummary
 from .models import ImportJob, Item, Task
 
 PREVIEW_PAGE = 20
@@ -36,7 +36,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     """The task and a page of its items; htmx page links get only the items fragment."""
     task = get_visible_task(request.user, task_id)
@@ -46,9 +46,7 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     context = {"task": task, "page": page, "show_gold": show_gold, "show_items": show_items,
                "may_import": may_import(request.user),
                "sample_form": SampleForm(initial={"size": task.sample_size, "seed": task.sample_seed})}
-    if request.htmx:
-        return render(request, "tasks_app/_items.html", context)
-    return render(request, "tasks_app/task_detail.html", context)
+    return page_or_partial(request, "tasks_app/task_detail.html", "tasks_app/_items.html", context)
 
 
 def preview_items(task: Task, with_gold: bool) -> QuerySet[Item]:
@@ -63,8 +61,7 @@ def preview_items(task: Task, with_gold: bool) -> QuerySet[Item]:
 @require_http_methods(["GET", "POST"])
 def task_import(request: HttpRequest) -> HttpResponse:
     """Upload a dataset: the same import as `manage.py import_task`; errors name file, line and field."""
-    if not may_import(request.user):
-        raise PermissionDenied("Only admins import datasets.")
+    require_role(request.user, ADMIN, "Only admins import datasets.")
     attempt = attempt_import(request)
     if attempt.job is not None:
         return redirect("tasks_app:import-job", job_id=attempt.job.pk)
@@ -78,13 +75,12 @@ def task_import(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET"])
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     """A big import's progress and, when it ends, its result (polled by htmx while it runs)."""
-    if not may_import(request.user):
-        raise PermissionDenied("Only admins import datasets.")
+    require_role(request.user, ADMIN, "Only admins import datasets.")
     job = get_object_or_404(ImportJob, pk=job_id)
     summary = ImportSummary(**job.summary) if job.summary else None
     problems = [ImportProblem(**problem) for problem in job.problems]
-    template = "tasks_app/_import_job.html" if request.htmx else "tasks_app/import_job.html"
-    return render(request, template, {"job": job, "summary": summary, "problems": problems})
+    return page_or_partial(request, "tasks_app/import_job.html", "tasks_app/_import_job.html",
+                           {"job": job, "summary": summary, "problems": problems})

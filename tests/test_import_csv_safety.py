@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from tasks_app.csv_safety import safe_cell, safe_row
+from hume.lib.csv_safety import safe_cell, safe_row
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -5,7 +5,11 @@ and the task kinds (kinds/, one folder per kind) import only measures/, Django a
 kind up in kinds/registry.py, so data flows one way.
 
 Inside the apps: no import cycle between modules, no management command imported as a library, and agreement's
-sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order")."""
+sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order").
+
+On the ground floor, the library layer (hume/lib/) and the job layer (hume/jobs/) import no app and no kind,
+not even inside a function: every app may use them because they use none (docs/architecture.md, "The library
+layer"). The library does not reach up into hume's own wiring either (URL trees, views, the job layer)."""
 from __future__ import annotations
 
 import ast
@@ -219,3 +223,50 @@ def test_peer_layers_do_not_import_each_other() -> None:
     sideways = sorted(f"{module} -> {name}" for module, names in graph.items() if layer_of(module) in peers
                       for name in names if name in graph and layer_of(name) in peers - {layer_of(module)})
     assert sideways == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The library layer and the job layer
+
+GROUND_LAYERS = {
+    "hume.lib": {"tasks_app", "annotation", "agreement", "kinds", "hume.jobs", "hume.urls", "hume.api_urls",
+                 "hume.api_root", "hume.views", "hume.navigation"},
+    "hume.jobs": {"tasks_app", "annotation", "agreement", "kinds"},
+}
+
+
+def reaches(name: str, forbidden: set[str]) -> bool:
+    return any(name == target or name.startswith(f"{target}.") for target in forbidden)
+
+
+def layer_imports(layer: str) -> dict[str, list[str]]:
+    """Each module of a ground layer → the dotted names it imports that the layer may not."""
+    forbidden = GROUND_LAYERS[layer]
+    return {module: sorted({name for name in imported_names(module, path) if reaches(name, forbidden)})
+            for module, path in app_modules().items() if module == layer or module.startswith(f"{layer}.")}
+
+
+@pytest.mark.parametrize("layer", sorted(GROUND_LAYERS))
+def test_the_library_and_job_layers_import_no_app(layer: str) -> None:
+    found = layer_imports(layer)
+    assert found, f"{layer} has no modules"  # the layer is where the test looks for it
+    assert {module: names for module, names in found.items() if names} == {}
+
+
+def test_the_library_holds_the_shared_infrastructure() -> None:
+    """What moved into hume/lib/ is there and nowhere else (a copy left behind would be used by someone)."""
+    library = {name.rpartition(".")[2] for name in app_modules() if name.startswith("hume.lib.")}
+    assert {"http_client", "http_transport", "aio_transport", "endpoint_policy", "inflight", "csv_safety",
+            "import_reader", "upload_api", "sql", "htmx"} <= library
+    elsewhere = sorted(name for name in app_modules() if not name.startswith("hume.lib")
+                       and name.rpartition(".")[2] in {"client", "transport", "aio_transport", "endpoint_policy",
+                                                       "inflight", "csv_safety", "reader"})
+    assert elsewhere == []
+
+
+def test_the_ground_layer_check_sees_a_deferred_app_import(tmp_path: Path) -> None:
+    module = tmp_path / "sample.py"
+    module.write_text("def later():\n    from annotation.models import Annotator\n    import kinds.registry\n")
+    names = set(imported_names("hume.lib.sample", module))
+    assert {name for name in names if reaches(name, GROUND_LAYERS["hume.lib"])} == {
+        "annotation.models", "annotation.models.Annotator", "kinds.registry"}

@@ -9,7 +9,8 @@ import pytest
 from django.core.management.base import CommandError
 from django.test import Client
 
-from tasks_app.importing import ImportFailed, ImportOptions, import_task
+from hume.lib.import_reader import ImportFailed
+from tasks_app.importing import ImportOptions, import_task
 from tasks_app.models import Item, Task
 from tests.import_samples import SAMPLES, cli_import, counts, csv_bytes, jsonl, upload, write
 

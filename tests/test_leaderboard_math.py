@@ -34,7 +34,7 @@ from agreement.results.leaderboard import (
 )
 from agreement.results.mteb_files import leaderboard_rows
 from agreement.results.mteb_loading import load_results_dir
-from tasks_app.csv_safety import csv_cell, to_csv
+from hume.lib.csv_safety import csv_cell, to_csv
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 
 TABLE8_CI = {key: (low / 100, high / 100) for key, (_, low, high, _, _) in TABLE8.items()}

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from annotation.llm.aio_transport import AsyncKeepAlive, ClosedMidReply
+from hume.lib.aio_transport import AsyncKeepAlive, ClosedMidReply
 from tests.test_llm_async_transport import run_in_own_loop
 from tests.test_llm_keepalive import RawServer
 
@@ -112,7 +112,7 @@ def test_a_header_that_could_split_the_request_is_refused_before_anything_is_sen
 
 
 def test_the_chunk_size_line_of_a_malformed_reply_is_a_parser_error() -> None:
-    from annotation.llm.aio_transport import ParserError
+    from hume.lib.aio_transport import ParserError
 
     server = ScriptedServer([b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"])
     with pytest.raises(ParserError):

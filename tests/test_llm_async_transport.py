@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from annotation.llm.client import ChatClient, EndpointError, RateLimiter
+from hume.lib.http_client import ChatClient, EndpointError, RateLimiter
 from tests.test_llm_keepalive import BODY, RawServer, client
 
 pytestmark = pytest.mark.usefixtures("local_llm_endpoints")

@@ -16,7 +16,7 @@ from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.prompts import PROMPTS
 from annotation.llm.runs import create_run, execute_run
 from annotation.models import Annotation
-from tasks_app.importing import ImportFailed
+from hume.lib.import_reader import ImportFailed
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task

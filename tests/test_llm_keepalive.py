@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from annotation.llm.client import ChatClient, EndpointError, RateLimiter
+from hume.lib.http_client import ChatClient, EndpointError, RateLimiter
 
 pytestmark = pytest.mark.usefixtures("local_llm_endpoints")
 

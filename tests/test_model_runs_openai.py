@@ -17,7 +17,7 @@ from agreement.model_runs.backends import load_backend
 from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
 from agreement.model_runs.runs import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
 from agreement.model_runs.similarity import embed
-from annotation.llm.client import EndpointError
+from hume.lib.http_client import EndpointError
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply, throttled, vector_for
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation import assignment as engine
 from annotation.models import Annotator
 from annotation.progress import batch_progress
-from tasks_app.csv_safety import csv_cell
+from hume.lib.csv_safety import csv_cell
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 from .conftest import make_annotator

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from agreement.retrieval.models import Collection, Document, Qrel, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import import_run
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.import_reader import ImportFailed
 from tests.retrieval_helpers import MINIFACT, RUN_FILE, load_minifact, load_run, spoiled_copy
 
 pytestmark = pytest.mark.django_db

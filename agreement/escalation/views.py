@@ -11,24 +11,18 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
-from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.escalation import jobs
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
 from annotation.models import Annotator
-from hume.roles import is_admin, is_researcher
+from hume.lib.htmx import page_or_partial, vary_on_htmx
+from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
 from tasks_app.access import visible_tasks
-
-
-def _researcher(request: HttpRequest) -> None:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers and admins read escalation plans.")
 
 
 def _number(value: str | None, name: str, kind: type = float) -> Any:
@@ -42,7 +36,7 @@ def _number(value: str | None, name: str, kind: type = float) -> Any:
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    _researcher(request)
+    require_role(request.user, RESEARCHER, "Only researchers and admins read escalation plans.")
     tasks = visible_tasks(request.user).filter(kind__in=LABEL_KINDS + RATING_KINDS).order_by("name")
     if request.method == "POST":
         try:
@@ -67,22 +61,20 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def detail(request: HttpRequest, plan_id: int) -> HttpResponse:
-    _researcher(request)
+    require_role(request.user, RESEARCHER, "Only researchers and admins read escalation plans.")
     plan = get_object_or_404(EscalationPlan.objects.select_related("task", "batch"), pk=plan_id)
     context = {"plan": plan, "result": plan.result, "may_create_batch": is_admin(request.user),
                "default_batch_name": f"{plan.task.name} · escalated #{plan.pk}"}
-    if request.htmx:
-        return render(request, "agreement/escalation/_plan_partial.html", context)
-    return render(request, "agreement/escalation/detail.html", context)
+    return page_or_partial(request, "agreement/escalation/detail.html", "agreement/escalation/_plan_partial.html",
+                           context)
 
 
 @login_required
 @require_POST
 def batch(request: HttpRequest, plan_id: int) -> HttpResponse:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins create batches.")
+    require_role(request.user, ADMIN, "Only admins create batches.")
     plan = get_object_or_404(EscalationPlan, pk=plan_id)
     try:
         overlap = _number(request.POST.get("overlap"), "overlap", int) or 1

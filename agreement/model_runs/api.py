@@ -6,15 +6,12 @@ down, never a run inline).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from kombu.exceptions import OperationalError as BrokerError
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, permission_classes
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -22,15 +19,8 @@ from agreement.model_runs.evaluate import UnsupportedKind
 from agreement.model_runs.models import EmbeddingModel, NotAllowedToRun, check_may_run
 from agreement.model_runs.rows import model_rows
 from agreement.model_runs.runs import enqueue, start_run
-from hume.roles import is_researcher
+from hume.roles import IsResearcher
 from tasks_app.models import Task
-
-
-class IsResearcher(BasePermission):
-    message = "Model results are for researchers and admins."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return is_researcher(request.user)
 
 
 class StartSerializer(serializers.Serializer):

@@ -1,11 +1,11 @@
 """The `openai` backend's HTTP side: POST <base_url>/embeddings in batches.
 
-It reuses the LLM annotators' client (annotation/llm/client.py): the same retry budget with exponential
+It reuses the LLM annotators' client (hume/lib/http_client.py): the same retry budget with exponential
 backoff on 429/5xx/timeouts, Retry-After honoured, redirects refused, and the key only ever in the
 Authorization header and scrubbed from any text that comes back. What differs is the reply: a list of
 vectors, checked here (count, order, size, finite values) before anything is cached.
 
-Each request goes through the event-loop transport LLM runs use (annotation/llm/aio_transport.py), whose
+Each request goes through the event-loop transport LLM runs use (hume/lib/aio_transport.py), whose
 timeout bounds the whole exchange (connect, head and body), not each read: a server trickling a byte every
 few seconds is cut off at the model's timeout and retried like any timeout, so one request lasts at most
 about (max_retries + 1) × timeout plus the backoff (issue 23, item 3). Any reply that does not parse, JSON
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from annotation.llm.client import ChatClient, ProtocolError, RateLimiter
+from hume.lib.http_client import ChatClient, ProtocolError, RateLimiter
 
 
 class BadVectors(ValueError):

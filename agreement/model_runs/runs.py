@@ -27,10 +27,10 @@ from agreement.model_runs.device import add_device
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
 from agreement.model_runs.similarity import embed
-from annotation.llm.client import EndpointError, ProtocolError
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
+from hume.lib.http_client import EndpointError, ProtocolError
 from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
 

@@ -9,13 +9,12 @@ report page) show the rows, polling while a run is queued or running. No page co
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import wraps
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,23 +27,15 @@ from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel, NotAl
 from agreement.model_runs.registry import build, register
 from agreement.model_runs.rows import rows_context
 from agreement.model_runs.runs import enqueue, start_run
-from hume.roles import is_admin, is_researcher
+from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 from tasks_app.models import Task
 
 METRIC_TITLES = {"levenshtein": "Levenshtein ratio", "rouge": "ROUGE-L F1", "jaccard": "Jaccard similarity",
                  "bm25": "BM25 (Lucene variant)", "tfidf": "TF-IDF cosine"}
 
 
-def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Logged in and a researcher or admin: annotators never see models or their scores (403)."""
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_researcher(request.user):
-            raise PermissionDenied("Models are for researchers and admins.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
+# Logged in and a researcher or admin: annotators never see models or their scores (403).
+researcher_required = role_required(RESEARCHER, "Models are for researchers and admins.")
 
 
 def what_it_is(model: EmbeddingModel) -> str:
@@ -182,8 +173,7 @@ def task_models(request: HttpRequest, task_id: int) -> HttpResponse:
 @require_POST
 def switch(request: HttpRequest, model_id: int) -> HttpResponse:
     """Admins turn a model's "researchers may run" switch on or off."""
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins set who may run a model.")
+    require_role(request.user, ADMIN, "Only admins set who may run a model.")
     model = get_object_or_404(EmbeddingModel, pk=model_id)
     model.researchers_may_run = request.POST.get("on") == "1"
     model.save(update_fields=["researchers_may_run"])
@@ -196,8 +186,7 @@ def switch(request: HttpRequest, model_id: int) -> HttpResponse:
 @require_POST
 def start(request: HttpRequest, task_id: int) -> HttpResponse:
     """The report page's "Run all registered models" (admins): every model that can score the task."""
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins start model runs.")
+    require_role(request.user, ADMIN, "Only admins start model runs.")
     task = get_object_or_404(Task, pk=task_id)
     models = []
     for model in EmbeddingModel.objects.all():
@@ -220,7 +209,6 @@ def start(request: HttpRequest, task_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def rows(request: HttpRequest, task_id: int) -> HttpResponse:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers and admins read model rows.")
+    require_role(request.user, RESEARCHER, "Only researchers and admins read model rows.")
     task = get_object_or_404(Task, pk=task_id)
     return render(request, "model_runs/_model_rows.html", {"task": task, **rows_context(task.pk, request.user)})

@@ -15,7 +15,7 @@ from agreement.ppi.loading import load_numbers
 from agreement.ppi.planner import labels_needed
 from agreement.ppi.sequence import DEFAULT_T_STAR
 from agreement.ppi.study import StudyNumbers, estimates_document, sample_for
-from tasks_app.csv_safety import safe_row
+from hume.lib.csv_safety import safe_row
 from tasks_app.models import Task
 
 FORMAT_VERSION = 1
@@ -72,7 +72,7 @@ def ppi_json(doc: dict[str, Any]) -> str:
 
 def ppi_csv(doc: dict[str, Any]) -> str:
     """One row per estimate, difference, confidence sequence (its last look) and plan; cells are
-    spreadsheet-safe (tasks_app/csv_safety.py)."""
+    spreadsheet-safe (hume/lib/csv_safety.py)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)

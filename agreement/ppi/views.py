@@ -8,18 +8,17 @@ import time
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from agreement.ppi.batches import create_ppi_batch
 from agreement.ppi.jobs import PPIQueueError, request_ppi
 from agreement.ppi.loading import PPIInputError
 from agreement.ppi.page import ppi_context
-from hume.roles import is_admin, is_researcher
+from hume.lib.htmx import vary
+from hume.roles import ADMIN, RESEARCHER, require_role
 from tasks_app.models import Task
 
 
@@ -30,8 +29,7 @@ class PPIRequestForm(forms.Form):
 
 
 def researcher_task(request: HttpRequest, task_id: int) -> Task:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Reports are for researchers and admins.")
+    require_role(request.user, RESEARCHER, "Reports are for researchers and admins.")
     return get_object_or_404(Task, pk=task_id)
 
 
@@ -59,8 +57,7 @@ def panel(request: HttpRequest, task_id: int) -> HttpResponse:
     """The panel alone (htmx polls it while an estimate is queued or running)."""
     task = researcher_task(request, task_id)
     response = render(request, "ppi/_panel.html", {"task": task, **ppi_context(task, request.user)})
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return vary(response)
 
 
 class PPIBatchForm(forms.Form):
@@ -74,8 +71,7 @@ def create_batch(request: HttpRequest, task_id: int) -> HttpResponse:
     """Admins: a human batch of exactly the planned number of items, drawn uniformly (seeded by the clock,
     the seed in the batch's name); the same checks as `ppi_batch`, and nothing written when one fails."""
     task = researcher_task(request, task_id)
-    if not is_admin(request.user):
-        raise PermissionDenied("Batches are made by admins.")
+    require_role(request.user, ADMIN, "Batches are made by admins.")
     form = PPIBatchForm(request.POST)
     if not form.is_valid():
         messages.error(request, "PPI batch: " + "; ".join(f"{field}: {' '.join(errors)}"

@@ -37,7 +37,7 @@ from scipy import stats
 
 from agreement.latex import escape
 from agreement.results.mteb_files import ScoreRow
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 ENTRY_KINDS = ("model", "human", "llm")
 TASK_KINDS = ("Classification", "Clustering", "Reranking", "STS")

@@ -35,7 +35,7 @@ from agreement.results.leaderboard import (
     short_task_name,
     task_kind,
 )
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 TABLE2_KINDS = ("Classification", "Reranking", "STS")  # HUME: clustering is not asked of LLMs
 DATASET_TABLES = {"4": "Clustering", "5": "Classification", "6": "Reranking", "7": "STS"}

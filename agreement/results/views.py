@@ -9,18 +9,15 @@ and arrange them.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
@@ -40,8 +37,9 @@ from agreement.results.importing import (
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.project import pending_reports, queue_missing_reports
-from hume.roles import is_admin, is_researcher
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
+from hume.lib.htmx import page_or_partial, vary, wants_partial
+from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 from tasks_app.models import Task
 
 TEMPLATES = "agreement/results"
@@ -51,31 +49,18 @@ TEMPLATES = "agreement/results"
 # Access and selection
 
 
-def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Logged in and a researcher or admin (annotators never see model scores or gold-derived numbers)."""
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_researcher(request.user):
-            raise PermissionDenied("Model comparisons are for researchers and admins.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
-def require_admin(request: HttpRequest) -> None:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins may change imported results or mappings.")
+# Logged in and a researcher or admin (annotators never see model scores or gold-derived numbers).
+researcher_required = role_required(RESEARCHER, "Model comparisons are for researchers and admins.")
 
 
 def get_revision_for_admin(request: HttpRequest, pk: int) -> ResultRevision:
     """The access helper for revisions: admins only, and never a single annotator's folder."""
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins may change imported results or mappings.")
     return get_object_or_404(ResultRevision.objects.select_related("model"), pk=pk, annotator_id="")
 
 
 def get_task_for_admin(request: HttpRequest, pk: int) -> Task:
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins may change imported results or mappings.")
     return get_object_or_404(Task, pk=pk)
 
 
@@ -142,12 +127,10 @@ def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
 
 def _render(request: HttpRequest, page: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
     """The full page, or its ``_partial`` for an htmx request (same view, same context)."""
-    name = f"{TEMPLATES}/_{page}_partial.html" if request.htmx else f"{TEMPLATES}/{page}.html"
     comparison = context.get("comparison")
     extra = {"is_admin": is_admin(request.user), **_pending_context(comparison.pending if comparison else [])}
-    response = render(request, name, {**extra, **context}, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_partial(request, f"{TEMPLATES}/{page}.html", f"{TEMPLATES}/_{page}_partial.html",
+                           {**extra, **context}, status=status)
 
 
 def _pending_context(pending: list[PendingReport]) -> dict[str, Any]:
@@ -160,14 +143,13 @@ def pending(request: HttpRequest) -> HttpResponse:
     """The part of a page that waits for reports being computed; it polls itself while any is queued or
     running (as the report page's status part does), then reloads the page once to show the scores."""
     ids = [int(value) for value in request.GET.getlist("task") if value.isdigit()]
-    if not request.htmx:
+    if not wants_partial(request):
         return redirect("results:leaderboard")
     context = _pending_context(pending_reports(ids))
     response = render(request, f"{TEMPLATES}/_pending_partial.html", context)
     if not context["pending_in_progress"]:
         response["HX-Refresh"] = "true"  # the numbers are in (or a run failed): reload the whole page once
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return vary(response)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,7 +388,7 @@ def _download(content: str, content_type: str, filename: str) -> HttpResponse:
 @csrf_exempt  # the size is checked before the body is read; CSRF is then checked by _import_post
 @login_required
 def import_page(request: HttpRequest) -> HttpResponse:
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins may change imported results or mappings.")
     if request.method != "POST":
         return render(request, f"{TEMPLATES}/import.html", _import_context())  # only admins get here
     request.upload_handlers.insert(0, UploadLimit(request))
@@ -466,7 +448,7 @@ def make_current(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def unpin(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins may change imported results or mappings.")
     model = get_object_or_404(ResultModel, pk=pk)
     revision = unpin_current(model)
     messages.success(request, f"{model.name}: the rule picks the current revision again "

@@ -21,8 +21,8 @@ from rest_framework.views import APIView
 from agreement.retrieval import reports
 from agreement.retrieval.models import Collection, Evaluation, collection_name
 from agreement.retrieval.uploads import import_upload
+from hume.lib.import_reader import ImportFailed
 from hume.roles import IsResearcher
-from tasks_app.importing.reader import ImportFailed
 
 
 class SubsetOut(serializers.Serializer):

@@ -22,8 +22,8 @@ from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry
 from agreement.retrieval.runs import Resolver
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
+from hume.lib.import_reader import ProblemLog
 from measures.trec_scoring import K_VALUES, Judgments, Prepared, Scores, evaluate
-from tasks_app.importing.reader import ProblemLog
 
 DEFAULT_JUDGE_THRESHOLD = 7.0  # the study's flat alternative to per-judge thresholds
 DEFAULT_QRELS_THRESHOLD = 1.0  # trec_eval's relevance_level

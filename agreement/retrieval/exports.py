@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agreement.latex import escape
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 
 def as_json(rows: Sequence[dict[str, Any]]) -> str:

@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agreement.retrieval.models import Collection, Document, Qrel, Query, Subset
-from tasks_app.importing.items import insert_rows
-from tasks_app.importing.reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl, read_lines
+from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl, read_lines
+from hume.lib.sql import insert_rows
 
 CHUNK = 5000
 T = TypeVar("T")

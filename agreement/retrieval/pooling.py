@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from agreement.retrieval.importing import chunks
 from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Run, RunEntry, Subset
-from tasks_app.importing.items import insert_rows
+from hume.lib.sql import insert_rows
 from tasks_app.kinds import canonical_json
 from tasks_app.models import Item, Task
 

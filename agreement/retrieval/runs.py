@@ -15,8 +15,8 @@ from django.db import connection, transaction
 
 from agreement.retrieval.importing import chunks
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
-from tasks_app.importing.items import insert_rows
-from tasks_app.importing.reader import ImportFailed, ImportProblem, ProblemLog, read_lines
+from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, read_lines
+from hume.lib.sql import insert_rows
 
 
 @dataclass

@@ -19,7 +19,7 @@ from agreement.results.importing import MAX_UPLOAD_BYTES
 from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import read_archive_members
 from agreement.retrieval.importing import CollectionSummary, import_collection
-from tasks_app.importing.reader import ImportFailed, ImportProblem
+from hume.lib.import_reader import ImportFailed, ImportProblem
 
 SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 LAYOUT = "a .zip or .tar.gz holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv"

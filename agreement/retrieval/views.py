@@ -17,7 +17,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agreement.model_runs.models import NotAllowedToRun, check_may_run
-from agreement.results.views import researcher_required
 from agreement.retrieval import plots, reports
 from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
 from agreement.retrieval.evaluation import judge_usage
@@ -36,7 +35,9 @@ from agreement.retrieval.uploads import import_upload
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.htmx import vary
+from hume.lib.import_reader import ImportFailed
+from hume.roles import researcher_required
 
 TEMPLATES = "agreement/retrieval"
 
@@ -103,9 +104,7 @@ def runs_context(target: Collection) -> dict[str, object]:
 def runs_panel(request: HttpRequest, name: str) -> HttpResponse:
     """The runs table alone: the page polls it (htmx) while a run is queued or running."""
     target = get_object_or_404(Collection, name=name)
-    response = render(request, f"{TEMPLATES}/_runs_partial.html", runs_context(target))
-    response["Vary"] = "HX-Request"
-    return response
+    return vary(render(request, f"{TEMPLATES}/_runs_partial.html", runs_context(target)))
 
 
 @researcher_required

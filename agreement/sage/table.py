@@ -13,7 +13,7 @@ from typing import Any
 
 from agreement.results.leaderboard import latex_escape
 from agreement.sage.categories import CATEGORIES
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 HEADERS = {"clustering": "Clustering", "human_preference": "Human Pref.", "robustness": "Robustness",
            "sensitivity": "Sensitivity", "retrieval": "Retrieval"}

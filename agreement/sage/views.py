@@ -10,11 +10,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.sage import jobs, plots
@@ -25,17 +23,13 @@ from agreement.sage.models import SageRun
 from agreement.sage.scorers import split_names
 from agreement.sage.table import GROUP_TITLES, HEADERS
 from agreement.sage.uploads import StudyUploadError, keep_upload
-from hume.roles import is_admin, is_researcher
-
-
-def _researcher(request: HttpRequest) -> None:
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only researchers and admins read SAGE studies.")
+from hume.lib.htmx import page_or_partial, vary_on_htmx
+from hume.roles import RESEARCHER, is_admin, require_role
 
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    _researcher(request)
+    require_role(request.user, RESEARCHER, "Only researchers and admins read SAGE studies.")
     if request.method == "POST" and request.POST.get("action") == "upload":
         return _upload(request)
     if request.method == "POST":
@@ -123,22 +117,20 @@ def subtables_of(table: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @login_required
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    _researcher(request)
+    require_role(request.user, RESEARCHER, "Only researchers and admins read SAGE studies.")
     run = get_object_or_404(SageRun, pk=run_id)
     context: dict[str, Any] = {"run": run, "headers": [HEADERS[c] for c in CATEGORIES]}
     if run.status == SageRun.Status.DONE:
         context |= {"groups": groups_of(run.table), "subtables": subtables_of(run.table),
                     "plots": [{"category": c, "title": plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
-    if request.htmx:
-        return render(request, "agreement/sage/_run_partial.html", context)
-    return render(request, "agreement/sage/detail.html", context)
+    return page_or_partial(request, "agreement/sage/detail.html", "agreement/sage/_run_partial.html", context)
 
 
 @login_required
 def plot(request: HttpRequest, run_id: int, category: str) -> HttpResponse:
-    _researcher(request)
+    require_role(request.user, RESEARCHER, "Only researchers and admins read SAGE studies.")
     run = get_object_or_404(SageRun, pk=run_id, status=SageRun.Status.DONE)
     if category not in (*CATEGORIES, "overall"):
         raise Http404(f"no SAGE category {category!r}")

@@ -22,7 +22,7 @@ from annotation.crowd import checks, studies
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.models import Annotation, Annotator
 from annotation.signals import annotations_imported
-from tasks_app.csv_safety import to_csv
+from hume.lib.csv_safety import to_csv
 
 ROLES = [role for role, _ in CheckResult.Role.choices]
 

@@ -28,7 +28,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.llm import endpoint_policy
+from hume.lib import endpoint_policy
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
 
@@ -36,7 +36,7 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 
 
 def validate_endpoint_url(value: str) -> None:
-    """The shared endpoint policy (annotation/llm/endpoint_policy.py): plain http(s), no credentials, query or
+    """The shared endpoint policy (hume/lib/endpoint_policy.py): plain http(s), no credentials, query or
     fragment (the URL is shown on pages and in logs), and a host that leads to a public address."""
     try:
         endpoint_policy.check_url(value)

@@ -36,9 +36,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.annotators import create_annotator
-from annotation.llm.client import ChatClient, EndpointError, ProtocolError, RateLimiter
 from annotation.llm.confidence import answer_probability, vote_share
-from annotation.llm.inflight import RequestPool
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
 from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
 from annotation.llm.request_sql import insert_claims, store_outcomes
@@ -46,6 +44,8 @@ from annotation.llm.simulated import Example, run_examples, simulated_answers
 from annotation.llm.spend import RequestBudget
 from annotation.models import Annotation, Annotator, Batch
 from annotation.signals import annotations_imported
+from hume.lib.http_client import ChatClient, EndpointError, ProtocolError, RateLimiter
+from hume.lib.inflight import RequestPool
 from tasks_app.models import Item, Task
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, Q
 
-from .client import EndpointError
+from hume.lib.http_client import EndpointError
 
 
 class SpendCapReached(EndpointError):

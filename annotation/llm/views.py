@@ -12,7 +12,6 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from annotation.llm.forms import LLMAnnotatorForm, PanelForm, RunForm
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
@@ -28,37 +27,28 @@ from annotation.llm.runs import (
 from annotation.llm.tasks import enqueue_run
 from annotation.models import Annotator
 from annotation.signals import judge_panel_refresh_requested
-from hume.roles import is_admin, is_researcher
-
-
-def require_researcher(request: HttpRequest) -> None:
-    if not is_researcher(request.user):
-        raise PermissionDenied("LLM annotators are for researchers and admins.")
-
-
-def require_admin(request: HttpRequest) -> None:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins configure and steer LLM annotators.")
+from hume.lib.htmx import vary_on_htmx, wants_partial
+from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
 
 
 def get_llm_config(request: HttpRequest, annotator_id: int) -> LLMAnnotatorConfig:
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "LLM annotators are for researchers and admins.")
     return get_object_or_404(LLMAnnotatorConfig.objects.select_related("annotator__user"), annotator_id=annotator_id)
 
 
 def get_run(request: HttpRequest, run_id: int) -> LLMRun:
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "LLM annotators are for researchers and admins.")
     return get_object_or_404(LLMRun.objects.select_related("annotator__user", "task", "batch"), pk=run_id)
 
 
 def get_panel(request: HttpRequest, panel_id: int) -> LLMJudgePanel:
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "LLM annotators are for researchers and admins.")
     return get_object_or_404(LLMJudgePanel.objects.select_related("task", "mean_annotator__user"), pk=panel_id)
 
 
 @login_required
 def llm_home(request: HttpRequest) -> HttpResponse:
-    require_researcher(request)
+    require_role(request.user, RESEARCHER, "LLM annotators are for researchers and admins.")
     context = {
         "configs": LLMAnnotatorConfig.objects.select_related("annotator__user").order_by("annotator__user__username"),
         # LLM annotators made by an import, the CLI or a judge panel have no endpoint here, but they exist
@@ -74,7 +64,7 @@ def llm_home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def annotator_create(request: HttpRequest) -> HttpResponse:
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     form = LLMAnnotatorForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         config = create_llm_annotator(
@@ -91,7 +81,7 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def annotator_edit(request: HttpRequest, annotator_id: int) -> HttpResponse:
     config = get_llm_config(request, annotator_id)
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     form = LLMAnnotatorForm(request.POST or None, instance=config)
     if request.method == "POST" and form.is_valid():
         config = form.save(commit=False)
@@ -114,7 +104,7 @@ def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
 @require_POST
 def run_start(request: HttpRequest, annotator_id: int) -> HttpResponse:
     config = get_llm_config(request, annotator_id)
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     form = RunForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
@@ -127,13 +117,13 @@ def run_start(request: HttpRequest, annotator_id: int) -> HttpResponse:
 
 
 @login_required
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run page; htmx polls the same URL for the progress fragment while the run is active."""
     run = get_run(request, run_id)
     context = {"run": run, "progress": run_progress(run), "is_admin": is_admin(request.user),
                "stalled": is_stalled(run)}
-    if request.htmx:
+    if wants_partial(request):
         return render(request, "annotation/llm/_run_partial.html", context)
     requests = LLMRequest.objects.filter(annotator_id=run.annotator_id, model=run.model,
                                          prompt_version=run.prompt_version).select_related("item")
@@ -149,7 +139,7 @@ RUN_ACTIONS = {"pause": pause_run, "resume": resume_run, "cancel": cancel_run}
 @require_POST
 def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
     run = get_run(request, run_id)
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     if action not in RUN_ACTIONS:
         raise PermissionDenied(f"unknown action {action!r}")
     with transaction.atomic():
@@ -164,7 +154,7 @@ def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def panel_create(request: HttpRequest) -> HttpResponse:
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     form = PanelForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         panel = form.save(commit=False)
@@ -188,7 +178,7 @@ def panel_detail(request: HttpRequest, panel_id: int) -> HttpResponse:
 def panel_refresh(request: HttpRequest, panel_id: int) -> HttpResponse:
     """Recompute the mean of judges and the agreement in the worker (metric work never runs in a view)."""
     panel = get_panel(request, panel_id)
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     judge_panel_refresh_requested.send(sender=LLMJudgePanel, panel_id=panel.pk)
     messages.success(request, "Recomputing the mean of judges and their agreement; reload in a moment.")
     return redirect("llm:panel", panel.pk)
@@ -199,7 +189,7 @@ def panel_refresh(request: HttpRequest, panel_id: int) -> HttpResponse:
 def panel_run(request: HttpRequest, panel_id: int) -> HttpResponse:
     """Start one run per judge over the same batch or task."""
     panel = get_panel(request, panel_id)
-    require_admin(request)
+    require_role(request.user, ADMIN, "Only admins configure and steer LLM annotators.")
     form = RunForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))

@@ -8,7 +8,6 @@ IsAuthenticated & IsAdmin.
 """
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
 from rest_framework import mixins, status, viewsets
@@ -32,7 +31,7 @@ from annotation.manage.serializers import (
     BulkBatchSerializer,
 )
 from annotation.models import AnnotatorLanguage
-from hume.roles import IsAdmin, is_researcher
+from hume.roles import RESEARCHER, IsAdmin, require_role
 
 
 def problem_response(field: str, message: str) -> Response:
@@ -135,8 +134,7 @@ class BatchViewSet(mixins.ListModelMixin, ScopedViewSet):
     @action(detail=True, methods=["get"])
     def progress(self, request: Request, pk: str) -> Response:
         batch = access.get_batch_for(request.user, pk)
-        if not is_researcher(request.user):
-            raise PermissionDenied("Only admins and researchers read batch progress.")
+        require_role(request.user, RESEARCHER, "Only admins and researchers read batch progress.")
         return Response(BatchProgressSerializer(progress.batch_progress(batch)).data)
 
     @action(detail=True, methods=["post"])

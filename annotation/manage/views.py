@@ -7,12 +7,10 @@ of the same template family; every response that differs by it says `Vary: HX-Re
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse
@@ -20,7 +18,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from annotation import access, assignment, batches, progress
 from annotation.annotators import create_annotator
@@ -35,8 +32,9 @@ from annotation.manage.forms import (
     language_codes,
 )
 from annotation.models import AnnotationRevision, Annotator, BatchAssignee
+from hume.lib.htmx import page_or_partial, vary_on_htmx, wants_partial
 from hume.listing import search_and_sort
-from hume.roles import is_admin, is_researcher
+from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 
 View = Callable[..., HttpResponse]
 ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "kind": ("kind", Lower("user__username")),
@@ -46,41 +44,22 @@ BATCH_SORTS = {"name": (Lower("name"),), "task": (Lower("task__name"), Lower("na
                "state": ("-is_open", Lower("name")), "due": ("due_date", Lower("name")), "created": ("created_at",)}
 
 
-def readers_only(view: View) -> View:
-    """Pages for admins and researchers; annotators have their own pages in the annotator loop."""
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_researcher(request.user):
-            raise PermissionDenied("Only admins and researchers can open the management pages.")
-        return view(request, *args, **kwargs)
-    return login_required(wrapped)
-
-
-def admins_only(view: View) -> View:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_admin(request.user):
-            raise PermissionDenied("Only admins can do this.")
-        return view(request, *args, **kwargs)
-    return login_required(wrapped)
-
-
-def htmx_or_page(request: HttpRequest, page: str, partial: str, context: dict[str, Any]) -> HttpResponse:
-    template = partial if request.htmx else page
-    return render(request, template, context)
+# Pages for admins and researchers; annotators have their own pages in the annotator loop.
+readers_only = role_required(RESEARCHER, "Only admins and researchers can open the management pages.")
+admins_only = role_required(ADMIN, "Only admins can do this.")
 
 
 # --- annotators ---------------------------------------------------------------------------------------------------
 
 @readers_only
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def annotator_list(request: HttpRequest) -> HttpResponse:
     annotators, listing = search_and_sort(request, access.visible_annotators(request.user),
                                           search=("user__username", "kind", "languages__language"),
                                           sorts=ANNOTATOR_SORTS, default="name")
     context = {"annotators": annotators, "listing": listing, "can_manage": is_admin(request.user)}
-    return htmx_or_page(request, "annotation/manage/annotators.html", "annotation/manage/_annotators_partial.html",
+    return page_or_partial(request, "annotation/manage/annotators.html", "annotation/manage/_annotators_partial.html",
                         context)
 
 
@@ -107,8 +86,8 @@ def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
     """Readers see any profile, an annotator their own; admins edit kind and languages here."""
     annotator = access.get_annotator_for(request.user, annotator_id)
     editing = request.method == "POST"
-    if editing and not is_admin(request.user):
-        raise PermissionDenied("Only admins change annotator profiles.")
+    if editing:
+        require_role(request.user, ADMIN, "Only admins change annotator profiles.")
     form = AnnotatorEditForm(request.POST or None, initial={"kind": annotator.kind})
     languages = LanguageFormSet(request.POST or None, instance=annotator)
     if editing and form.is_valid() and languages.is_valid():
@@ -133,7 +112,7 @@ def annotator_set_active(request: HttpRequest, annotator_id: int) -> HttpRespons
     released = assignment.set_active(annotator, active)
     state = "reactivated" if active else f"deactivated; {released} leased item(s) went back to the pool"
     messages.success(request, f"{annotator.name} {state}.")
-    if request.htmx:
+    if wants_partial(request):
         row = access.visible_annotators(request.user).get(pk=annotator.pk)
         return render(request, "annotation/manage/_annotator_row.html", {"a": row, "can_manage": True})
     return redirect(request.POST.get("next") or reverse("manage:annotator_list"))
@@ -143,7 +122,7 @@ def annotator_set_active(request: HttpRequest, annotator_id: int) -> HttpRespons
 
 @readers_only
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def batch_list(request: HttpRequest) -> HttpResponse:
     shown = access.visible_batches(request.user)
     if request.GET.get("state") in ("open", "closed"):
@@ -153,7 +132,8 @@ def batch_list(request: HttpRequest) -> HttpResponse:
     context = {"lines": progress.overview(shown), "can_manage": is_admin(request.user),
                "state": request.GET.get("state", ""), "listing": listing,
                "poll_query": request.GET.urlencode()}
-    return htmx_or_page(request, "annotation/manage/batches.html", "annotation/manage/_batches_partial.html", context)
+    return page_or_partial(request, "annotation/manage/batches.html", "annotation/manage/_batches_partial.html",
+                           context)
 
 
 @admins_only
@@ -195,18 +175,17 @@ def batch_bulk_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-@vary_on_headers("HX-Request")
+@vary_on_htmx
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     """Settings, assignees and the live dashboard; htmx polls return only the dashboard partial."""
     batch = access.get_batch_for(request.user, batch_id)
-    if not is_researcher(request.user):
-        raise PermissionDenied("Annotators follow their progress in their own batch pages.")
+    require_role(request.user, RESEARCHER, "Annotators follow their progress in their own batch pages.")
     context = {"batch": batch, "progress": progress.batch_progress(batch), "can_manage": is_admin(request.user),
                "now": timezone.now()}
-    if not request.htmx:
+    if not wants_partial(request):
         context.update(edit_form=BatchEditForm(initial=edit_initial(batch)), assign_form=AssignForm(),
                        assignees=BatchAssignee.objects.filter(batch=batch).select_related("annotator__user"))
-    return htmx_or_page(request, "annotation/manage/batch_detail.html", "annotation/manage/_progress_partial.html",
+    return page_or_partial(request, "annotation/manage/batch_detail.html", "annotation/manage/_progress_partial.html",
                         context)
 
 
@@ -268,8 +247,7 @@ def batch_export(request: HttpRequest, batch_id: int, part: str) -> HttpResponse
     batch = access.get_batch_for(request.user, batch_id)
     if part not in ("progress", "issues"):
         raise Http404("Exports are progress.csv and issues.csv.")
-    if not is_researcher(request.user):
-        raise PermissionDenied("Only admins and researchers export progress.")
+    require_role(request.user, RESEARCHER, "Only admins and researchers export progress.")
     figures = progress.batch_progress(batch, issues=None if part == "issues" else 0)
     body = progress.issues_csv(figures) if part == "issues" else progress.progress_csv(figures)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")

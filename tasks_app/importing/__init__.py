@@ -1,9 +1,8 @@
-"""Dataset import (admins; docs/import.md): reading files safely, parsing options, writing items atomically."""
+"""Dataset import (admins; docs/import.md): parsing options, writing items atomically. Reading files safely, and
+the problems an import reports, are the library layer's (hume/lib/import_reader.py), shared with annotation and
+retrieval imports."""
 from .items import ImportSummary, check_storable, file_format, import_task, import_upload
 from .options import ImportOptions, parse_options
-from .reader import MAX_PROBLEMS, ImportFailed, ImportProblem, ProblemLog, iter_jsonl, read_lines
 
-__all__ = [
-    "MAX_PROBLEMS", "ImportFailed", "ImportOptions", "ImportProblem", "ImportSummary", "ProblemLog",
-    "check_storable", "file_format", "import_task", "import_upload", "iter_jsonl", "parse_options", "read_lines",
-]
+__all__ = ["ImportOptions", "ImportSummary", "check_storable", "file_format", "import_task", "import_upload",
+           "parse_options"]

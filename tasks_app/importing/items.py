@@ -16,14 +16,16 @@ from typing import Any, BinaryIO, NamedTuple
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max, Model
+from django.db.models import Max
 from django.utils import timezone
+
+from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
+from hume.lib.sql import insert_rows
 
 from .. import limits
 from ..kinds import KINDS, STRATA_FIELDS, ParsedRecord, ValidationProblem, canonical_json, content_digest, read_strata
 from ..models import Item, ItemCheck, ItemGold, Task
 from .options import ImportOptions, parse_options
-from .reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
 
 CHUNK = 2000
 METADATA_FIELDS = ("instructions", "mteb_task_name", "mteb_subset", "dataset_revision")
@@ -378,27 +380,6 @@ class ItemWriter:
             else:
                 ItemGold.objects.update_or_create(item_id=item_id, defaults={"value": gold})
         self.gold_updated += len(changes)
-
-
-def insert_rows(model: type[Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-    """Insert rows whose values each field has already prepared: COPY on PostgreSQL, executemany elsewhere.
-
-    Why not bulk_create: building and preparing a model instance per row was most of an import's CPU time
-    (100,000 items), and on PostgreSQL one COPY stream costs the server far less than per-row INSERTs. Item and
-    ItemGold have no signals or save() logic that bulk_create would have honoured either.
-    """
-    if not rows:
-        return
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-        else:
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})", rows)
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -8,9 +8,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from hume.lib.import_reader import ProblemLog
+
 from ..kinds import KINDS
 from ..models import language_code
-from .reader import ProblemLog
 
 FORMATS = ("jsonl", "csv")
 

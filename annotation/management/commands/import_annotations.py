@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importing import import_annotations
-from tasks_app.importing import ImportFailed
+from hume.lib.import_reader import ImportFailed
 from tasks_app.models import Task
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks_app.importing import ImportFailed, import_task, parse_options
+from hume.lib.import_reader import ImportFailed
+from tasks_app.importing import import_task, parse_options
 from tasks_app.kinds import KINDS
 
 

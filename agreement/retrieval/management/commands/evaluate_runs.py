@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement.retrieval.evaluation import evaluate_collection, qrels_file
 from agreement.retrieval.exports import as_csv, as_json, as_latex
 from agreement.retrieval.models import Collection
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.import_reader import ImportFailed
 
 
 def cut_offs(text: str) -> list[int]:

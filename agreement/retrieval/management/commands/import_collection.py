@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.retrieval.importing import import_collection
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.import_reader import ImportFailed
 
 
 class Command(BaseCommand):

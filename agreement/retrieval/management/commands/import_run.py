@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agreement.retrieval.models import Run
 from agreement.retrieval.runs import import_run
-from tasks_app.importing.reader import ImportFailed
+from hume.lib.import_reader import ImportFailed
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """A small client for OpenAI-compatible chat-completions endpoints (OpenAI, vLLM, llama.cpp, ...).
 
-No SDK: http.client with one kept-alive connection per thread (`transport`) for `complete`, and httptools on
+No SDK: http.client with one kept-alive connection per thread (`http_transport`) for `complete`, and httptools on
 one asyncio event loop (`aio_transport`) for `complete_async`, which a run's executor uses to keep hundreds of
 requests in flight. The client owns the HTTP side of a run:
 pacing to the configured requests per minute, bounded retries with exponential backoff on 429, 5xx,
@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.llm import endpoint_policy
-from annotation.llm.aio_transport import AsyncKeepAlive, ParserError
-from annotation.llm.transport import KeepAlive
+from hume.lib import endpoint_policy
+from hume.lib.aio_transport import AsyncKeepAlive, ParserError
+from hume.lib.http_transport import KeepAlive
 
 log = logging.getLogger(__name__)
 

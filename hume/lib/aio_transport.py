@@ -1,6 +1,6 @@
 """POSTing to an endpoint from one asyncio event loop over kept-alive connections, through the endpoint policy.
 
-Why: a run keeps hundreds of requests in flight. With a thread per request (`transport.KeepAlive`), 256 threads
+Why: a run keeps hundreds of requests in flight. With a thread per request (`http_transport.KeepAlive`), 256 threads
 on a 2-core machine spent their time competing for the GIL, with each other and with the executor's loop that
 claims and stores: against a local server answering in 200 ms they reached 0.60× of the bound with no database
 at all. One event loop carries every request of a run instead. Connections are opened by
@@ -20,8 +20,8 @@ from collections import deque
 
 import httptools
 
-from annotation.llm import endpoint_policy
-from annotation.llm.transport import split_endpoint
+from hume.lib import endpoint_policy
+from hume.lib.http_transport import split_endpoint
 
 ParserError = httptools.HttpParserError
 

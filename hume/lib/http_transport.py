@@ -15,7 +15,7 @@ from email.message import Message
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from annotation.llm import endpoint_policy
+from hume.lib import endpoint_policy
 
 # A kept-alive connection the server closed while idle fails on the next request before any reply: resend once.
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, ConnectionAbortedError, BrokenPipeError)
