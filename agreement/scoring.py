@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kinds.charts import chart_data
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 from kinds.scorers import (
     Answers,
     Context,

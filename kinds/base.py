@@ -2,7 +2,7 @@
 problem a bad record or answer raises, and the field readers the kinds' parsers are made of.
 
 A kind is one folder under kinds/ (`kinds/sts/`, ...) holding everything about it, registered by one line in
-kinds/registry.py; its name is its folder's name. Import, the browser loop, the API, the LLM runner and the
+kinds/kind_registry.py; its name is its folder's name. Import, the browser loop, the API, the LLM runner and the
 annotation import all call the kind's `parse_record` / `validate_answer`, so an answer accepted in one place is
 accepted everywhere. The apps ask the registry for a kind's parts and declare which parts they need
 (`<app>/kind_parts.py`); `tasks_app/kind_parts.py` checks that no kind lacks one (a Django system check, so

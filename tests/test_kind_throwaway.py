@@ -1,5 +1,5 @@
 """Issue 21, done when: a task kind is one folder. A copy of the STS folder under a new name, registered by one
-line (`register`, as a line of kinds/registry.py `PACKAGES` does), passes the completeness check and works in
+line (`register`, as a line of kinds/kind_registry.py `PACKAGES` does), passes the completeness check and works in
 import, the annotator's loop, the report and a model run, with no file outside the copy touched. The copy only
 renames its own template names (kinds/sts/... -> kinds/sts_copy/...), as a new kind's author would.
 
@@ -23,7 +23,7 @@ from scipy import stats
 
 from agreement.model_runs import classical
 from annotation.models import Annotation
-from kinds import registry
+from kinds import kind_registry
 from tasks_app.kind_parts import missing_parts
 from tasks_app.models import ItemGold, Task
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
@@ -58,9 +58,9 @@ def sts_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         path.write_text(path.read_text().replace("kinds/sts/", "kinds/sts_copy/"))
     monkeypatch.syspath_prepend(str(tmp_path))
     reset_template_caches()
-    kind = registry.register("throwaway_kinds.sts_copy")  # the one registry line
+    kind = kind_registry.register("throwaway_kinds.sts_copy")  # the one registry line
     yield kind
-    del registry.KINDS["sts_copy"]
+    del kind_registry.KINDS["sts_copy"]
     for name in [name for name in sys.modules if name.startswith("throwaway_kinds")]:
         del sys.modules[name]
     reset_template_caches()
@@ -73,7 +73,7 @@ def import_pairs(tmp_path: Path) -> Task:
 
 
 def test_the_copy_is_complete_and_brings_its_own_templates(sts_copy, tmp_path: Path) -> None:
-    assert sts_copy.name == "sts_copy" and "sts_copy" in dict(registry.kind_choices())
+    assert sts_copy.name == "sts_copy" and "sts_copy" in dict(kind_registry.kind_choices())
     assert missing_parts(["sts_copy"]) == [] and missing_parts() == []
     copied = tmp_path / "throwaway_kinds" / "sts_copy" / "templates"
     for part in (sts_copy.payload_template, sts_copy.answer_form.template, sts_copy.keys_help_template):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kinds.kind_registry import Parts
 from kinds.prompts import OUTPUT_RULES, PREAMBLE, AnswerProblem, KindPrompt, parse_reply
-from kinds.registry import Parts
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Task
 
