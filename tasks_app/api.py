@@ -17,7 +17,6 @@ from rest_framework.viewsets import ReadOnlyModelViewSet
 
 from hume.roles import IsAdmin
 
-from .access import visible_tasks, with_counts
 from .import_jobs import goes_to_background, start_import_job
 from .importing import ImportFailed, import_upload
 from .models import ImportJob, Task
@@ -29,6 +28,7 @@ from .serializers import (
     TaskSerializer,
     serializer_problems,
 )
+from .task_access import visible_tasks, with_counts
 
 
 @extend_schema_view(

@@ -13,10 +13,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import instructions
-from .access import get_visible_task, may_import
 from .forms import InstructionsForm, SampleForm
 from .models import Task
 from .sampling import SamplingError, clear_sample, sample_task
+from .task_access import get_visible_task, may_import
 
 
 def task_to_change(request: HttpRequest, task_id: int) -> Task:

@@ -16,10 +16,10 @@ from django.views.decorators.vary import vary_on_headers
 from hume.listing import search_and_sort
 from hume.roles import is_researcher
 
-from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import SampleForm, attempt_import
 from .importing import ImportProblem, ImportSummary
 from .models import ImportJob, Item, Task
+from .task_access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 
 PREVIEW_PAGE = 20
 TASK_SEARCH = ("name", "kind", "language", "mteb_task_name")

@@ -23,7 +23,7 @@ from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
 from annotation.models import Annotator
 from hume.roles import is_admin, is_researcher
-from tasks_app.access import visible_tasks
+from tasks_app.task_access import visible_tasks
 
 
 def _researcher(request: HttpRequest) -> None:
