@@ -14,7 +14,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from agreement.ppi.cli import ppi_document
+from agreement.ppi.document import ppi_document
 from agreement.ppi.loading import PPIInputError, find_judge
 from agreement.ppi.models import PPIEstimate
 from hume import jobs

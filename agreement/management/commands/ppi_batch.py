@@ -13,11 +13,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
 from agreement.ppi.active import DEFAULT_UNIFORM_SHARE
 from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.loading import PPIInputError
 from agreement.ppi.planner import DEFAULT_ASSURANCE
+from agreement.task_argument import find_task
 from annotation.models import Annotator
 
 
