@@ -19,12 +19,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
 from agreement.mteb_export import ExportError, results_zip
 from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
+from agreement.report_exports import answer_lines, ordered, report_csv, report_json
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
 from hume.listing import search_and_sort
