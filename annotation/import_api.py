@@ -10,7 +10,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 from hume.roles import IsAdmin
 from tasks_app.api import upload_response
 from tasks_app.models import Task

@@ -20,9 +20,9 @@ from rest_framework.views import APIView
 
 from agreement.results import leaderboard as lb
 from agreement.results.compare import build, export_rows, leaderboard_rows
-from agreement.results.importing import UploadLimit, import_upload, upload_too_large
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.project import queue_missing_reports
+from agreement.results.results_import import UploadLimit, import_upload, upload_too_large
 from hume.roles import IsAdmin, IsResearcher
 
 

@@ -29,7 +29,10 @@ from agreement.results import compare as rc
 from agreement.results import leaderboard as lb
 from agreement.results import paper_figures, paper_tables, plots
 from agreement.results.entries import PendingReport
-from agreement.results.importing import (
+from agreement.results.models import ResultModel, ResultRevision, ResultScore
+from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
+from agreement.results.project import pending_reports, queue_missing_reports
+from agreement.results.results_import import (
     MAX_UPLOAD_BYTES,
     UploadLimit,
     import_upload,
@@ -37,9 +40,6 @@ from agreement.results.importing import (
     unpin_current,
     upload_too_large,
 )
-from agreement.results.models import ResultModel, ResultRevision, ResultScore
-from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
-from agreement.results.project import pending_reports, queue_missing_reports
 from hume.roles import is_admin, is_researcher
 from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task

@@ -28,7 +28,7 @@ from agreement.retrieval.importing import import_collection
 from agreement.retrieval.models import Collection, Evaluation, Pool, PoolUnit, Subset
 from agreement.retrieval.pooling import build_pool
 from agreement.retrieval.system_runs import bm25_run, embedding_run
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 
 DEMO_RETRIEVAL = Path(settings.BASE_DIR) / "demo" / "retrieval"
 COLLECTION = "Everyday Science"
