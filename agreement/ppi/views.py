@@ -15,8 +15,8 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from agreement.ppi.estimate_jobs import PPIQueueError, request_ppi
 from agreement.ppi.human_batch import create_ppi_batch
-from agreement.ppi.jobs import PPIQueueError, request_ppi
 from agreement.ppi.loading import PPIInputError
 from agreement.ppi.page import ppi_context
 from hume.roles import is_admin, is_researcher

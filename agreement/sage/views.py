@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
-from agreement.sage import jobs, plots
+from agreement.sage import plots, study_jobs
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
 from agreement.sage.datasets import SageDataError
@@ -40,9 +40,9 @@ def index(request: HttpRequest) -> HttpResponse:
         return _upload(request)
     if request.method == "POST":
         try:
-            seed = jobs.parse_seed(request.POST.get("seed"))
+            seed = study_jobs.parse_seed(request.POST.get("seed"))
             models = split_names(",".join(request.POST.getlist("models")))
-            run = jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
+            run = study_jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
                            models, seed, request.user)
         except ValueError as error:
             messages.error(request, f"Nothing was started: {error}")
@@ -52,7 +52,7 @@ def index(request: HttpRequest) -> HttpResponse:
             return redirect("sage:index")
         return redirect("sage:detail", run_id=run.pk)
     return render(request, "agreement/sage/index.html", {
-        "runs": SageRun.objects.all()[:50], "studies": jobs.available_studies(), "metrics": SCORERS,
+        "runs": SageRun.objects.all()[:50], "studies": study_jobs.available_studies(), "metrics": SCORERS,
         "models": model_choices(request.user), "chosen": request.GET.get("study", "")})
 
 
@@ -73,7 +73,7 @@ def _upload(request: HttpRequest) -> HttpResponse:
         return redirect("sage:index")
     name = request.POST.get("name", "").strip() or Path(archive.name).stem
     try:
-        study = keep_upload(archive, Path(archive.name).name, name, jobs.studies_dir(), jobs.available_studies())
+        study = keep_upload(archive, Path(archive.name).name, name, study_jobs.studies_dir(), study_jobs.available_studies())
     except (StudyUploadError, SageDataError) as error:
         messages.error(request, f"Nothing was uploaded: {error}")
         return redirect("sage:index")
