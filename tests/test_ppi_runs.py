@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-from agreement.ppi.loading import load_numbers
+from agreement.ppi.ppi_loading import load_numbers
 from agreement.retrieval.models import Pool, PoolUnit, RunEntry
 from annotation.models import Annotation
 from tests.report_builders import annotator_named

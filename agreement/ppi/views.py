@@ -17,8 +17,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agreement.ppi.estimate_jobs import PPIQueueError, request_ppi
 from agreement.ppi.human_batch import create_ppi_batch
-from agreement.ppi.loading import PPIInputError
 from agreement.ppi.page import ppi_context
+from agreement.ppi.ppi_loading import PPIInputError
 from hume.roles import is_admin, is_researcher
 from tasks_app.models import Task
 

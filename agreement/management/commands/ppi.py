@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.ppi.document import ppi_csv, ppi_document, ppi_json, worth_line
-from agreement.ppi.loading import PPIInputError
+from agreement.ppi.ppi_loading import PPIInputError
 from agreement.ppi.sequence import DEFAULT_T_STAR
 from agreement.task_argument import find_task
 

@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.ppi.active import DEFAULT_UNIFORM_SHARE
 from agreement.ppi.human_batch import create_ppi_batch
-from agreement.ppi.loading import PPIInputError
 from agreement.ppi.planner import DEFAULT_ASSURANCE
+from agreement.ppi.ppi_loading import PPIInputError
 from agreement.task_argument import find_task
 from annotation.models import Annotator
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.ppi.loading import PPIInputError
+from agreement.ppi.ppi_loading import PPIInputError
 from agreement.ppi.runs import run_estimates
 from agreement.task_argument import find_task
 from tasks_app.csv_safety import safe_row
