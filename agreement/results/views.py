@@ -26,8 +26,8 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from agreement.results import compare as rc
+from agreement.results import figure2, paper_figures, paper_tables
 from agreement.results import leaderboard as lb
-from agreement.results import paper_figures, paper_tables, plots
 from agreement.results.entries import PendingReport
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
@@ -200,7 +200,7 @@ def _figure_1(rows: list[dict[str, Any]], selection: Selection) -> str | None:
     data = paper_figures.figure_1(rows)
     if len(data["bars"]) < 2:
         return None
-    return plots.page_svg(str(paper_figures.render(data, "svg")), data["title"])
+    return figure2.page_svg(str(paper_figures.render(data, "svg")), data["title"])
 
 
 def _table1_layout(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -238,7 +238,7 @@ def tasks(request: HttpRequest) -> HttpResponse:
         rows = rc.per_task_rows(comparison, selection.human, selection.languages)
         context["rows"] = rows
         context["n_outside"] = sum(bool(row["best_model"] and row["best_model"]["outside_ci"]) for row in rows)
-        context["figure"] = plots.figure2_inline_svg(
+        context["figure"] = figure2.figure2_inline_svg(
             rc.figure_rows(comparison, selection.human, selection.languages), title=_plot_title(selection, None),
             human_label=selection.human)
     return _render(request, "tasks", context)
@@ -257,7 +257,7 @@ def task_detail(request: HttpRequest, task: str) -> HttpResponse:
         rows = rc.per_task_rows(comparison, selection.human, selection.languages, against=("model", "llm"))
         context["rows"] = [row for row in rows if row["task"] == task]
         figure_rows = rc.figure_rows(comparison, selection.human, selection.languages, task=task)
-        context["figure"] = plots.figure2_inline_svg(figure_rows, title=_plot_title(selection, task),
+        context["figure"] = figure2.figure2_inline_svg(figure_rows, title=_plot_title(selection, task),
                                                      human_label=selection.human) if figure_rows else None
     return _render(request, "task_detail", context)
 
@@ -291,10 +291,10 @@ def plot(request: HttpRequest, fmt: str, task: str | None = None) -> HttpRespons
         raise Http404("No subset of this task in the chosen languages.")
     title = _plot_title(selection, task)
     if fmt == "png":
-        response = HttpResponse(plots.figure2_png(rows, title=title, human_label=selection.human),
+        response = HttpResponse(figure2.figure2_png(rows, title=title, human_label=selection.human),
                                 content_type="image/png")
     else:
-        response = HttpResponse(plots.figure2_svg(rows, title=title, human_label=selection.human),
+        response = HttpResponse(figure2.figure2_svg(rows, title=title, human_label=selection.human),
                                 content_type="image/svg+xml; charset=utf-8")
     name = f"hume-figure2-{slugify(lb.short_task_name(task)) if task else 'all-tasks'}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

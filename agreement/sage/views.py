@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 from kombu.exceptions import OperationalError as BrokerError
 
-from agreement.sage import plots, study_jobs
+from agreement.sage import sage_plots, study_jobs
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
 from agreement.sage.datasets import SageDataError
@@ -130,7 +130,7 @@ def detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context: dict[str, Any] = {"run": run, "headers": [HEADERS[c] for c in CATEGORIES]}
     if run.status == SageRun.Status.DONE:
         context |= {"groups": groups_of(run.table), "subtables": subtables_of(run.table),
-                    "plots": [{"category": c, "title": plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
+                    "plots": [{"category": c, "title": sage_plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
     if request.htmx:
         return render(request, "agreement/sage/_run_partial.html", context)
     return render(request, "agreement/sage/detail.html", context)
@@ -142,4 +142,4 @@ def plot(request: HttpRequest, run_id: int, category: str) -> HttpResponse:
     run = get_object_or_404(SageRun, pk=run_id, status=SageRun.Status.DONE)
     if category not in (*CATEGORIES, "overall"):
         raise Http404(f"no SAGE category {category!r}")
-    return HttpResponse(plots.bars_svg(run.table, category), content_type="image/svg+xml")
+    return HttpResponse(sage_plots.bars_svg(run.table, category), content_type="image/svg+xml")

@@ -12,7 +12,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from agreement.results.plots import COLORS
+from agreement.results.figure2 import COLORS
 from agreement.sage.table import GROUP_TITLES, HEADERS
 
 GROUP_COLORS = {"embedding": "#2456c7", "classical": "#1e7b45", "human": "#b42318"}
