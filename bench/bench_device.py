@@ -76,7 +76,7 @@ def registered_minilm():  # type: ignore[no-untyped-def]
 
 def part_encode(pairs: int) -> None:
     from agreement.model_runs.backends import encode_overlapped
-    from agreement.model_runs.runs import run_in_process, start_run
+    from agreement.model_runs.execution import run_in_process, start_run
     from agreement.model_runs.similarity import backend_of
 
     model = registered_minilm()
@@ -171,7 +171,7 @@ def part_pipeline(pairs: int, rate: float) -> None:
     from django.conf import settings
 
     from agreement.model_runs import similarity
-    from agreement.model_runs.runs import run_in_process, start_run
+    from agreement.model_runs.execution import run_in_process, start_run
 
     class StandIn:
         """An accelerator's timing without one: sleeps (the GIL released) 1/rate s a text."""

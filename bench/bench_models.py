@@ -62,7 +62,7 @@ def make_task(name: str, pairs: list[tuple[str, str, float]]):  # type: ignore[n
 
 
 def timed_run(task, model) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    from agreement.model_runs.runs import run_in_process, start_run
+    from agreement.model_runs.execution import run_in_process, start_run
 
     start = time.perf_counter()
     run = run_in_process(start_run(task, model))

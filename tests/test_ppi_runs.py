@@ -1,4 +1,4 @@
-"""PPI estimates of pooled retrieval runs (agreement/ppi/runs.py, `ppi_runs`): each run's relevance@k and
+"""PPI estimates of pooled retrieval runs (agreement/ppi/ranking_estimates.py, `ppi_runs`): each run's relevance@k and
 P@k over its own top-k pairs equal ppi-python's on those pairs; refusals name the problem."""
 from __future__ import annotations
 
