@@ -32,7 +32,7 @@ from agreement.retrieval.split_runs import start_split_embedding_run
 from agreement.retrieval.system_runs import embedding_run
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import metric_scorers
+from agreement.sage.named_scorers import metric_scorers
 from agreement.sage.study import run_study
 from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.runs import create_run

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from agreement.model_runs.device import worker_device
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import check_models_may_run, metric_scorers, model_scorers
+from agreement.sage.named_scorers import check_models_may_run, metric_scorers, model_scorers
 from agreement.sage.study import run_study
 from hume import jobs
 from hume.jobs.lease import claim

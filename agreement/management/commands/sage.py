@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.humans import human_scorer, sts_items
-from agreement.sage.scorers import metric_scorers, model_scorers, split_names
+from agreement.sage.named_scorers import metric_scorers, model_scorers, split_names
 from agreement.sage.study import Scorer, run_study
 from agreement.sage.table import FORMATS, render, subtables_csv
 from annotation.models import Annotation, Annotator
