@@ -19,9 +19,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.execution import enqueue, run_in_process, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
-from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
 from agreement.retrieval.models import Collection, Evaluation, RunEntry

@@ -159,7 +159,7 @@ def test_a_local_model_encodes_the_next_slice_while_the_last_one_is_stored() -> 
     so a GPU is not idle during cache writes; slices come back in order, each with its own vectors."""
     import threading
 
-    from agreement.model_runs.similarity import encoded_slices
+    from agreement.model_runs.embedding import encoded_slices
 
     class Recorder:
         encodes_in_background = True

@@ -20,8 +20,8 @@ import numpy as np
 from django.conf import settings
 
 from agreement.model_runs.device import worker_device
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.model_runs.similarity import embed
 from agreement.retrieval import reports
 from agreement.retrieval.actions import create_judging_batch
 from agreement.retrieval.importing import import_collection

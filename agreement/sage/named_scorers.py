@@ -33,7 +33,7 @@ def model_scorers(names: list[str]) -> list[Scorer]:
     if importlib.util.find_spec("agreement.model_runs") is None:
         raise CommandError("--models needs the model registry (agreement.model_runs), which is not installed "
                            "here; use --metrics " + ",".join(SCORERS) + " for the classical metrics")
-    from agreement.model_runs import similarity as runs
+    from agreement.model_runs import embedding as runs
     from agreement.model_runs.models import EmbeddingModel
 
     found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=names)}
