@@ -14,7 +14,7 @@ from django.utils import timezone
 from agreement.ppi.planner import labels_needed
 from agreement.ppi.ppi_loading import load_numbers
 from agreement.ppi.sequence import DEFAULT_T_STAR
-from agreement.ppi.study import StudyNumbers, estimates_document, sample_for
+from agreement.ppi.task_estimates import StudyNumbers, estimates_document, sample_for
 from tasks_app.csv_safety import safe_row
 from tasks_app.models import Task
 

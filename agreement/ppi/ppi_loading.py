@@ -19,7 +19,7 @@ from django.db.models import Q
 from agreement.ppi.active import pooled_draws, usable_prefix
 from agreement.ppi.estimands import OffScale, Scale, default_threshold, estimand_names, numbers
 from agreement.ppi.models import PPIDraw
-from agreement.ppi.study import STRATA_FIELDS, StudyNumbers, rows_to_numbers
+from agreement.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
 from annotation.models import Annotation, Annotator, BatchItem
 from tasks_app.models import Item, Task
 
