@@ -57,7 +57,7 @@ class ImportResults(APIView):
 
     permission_classes = [IsAuthenticated & IsAdmin]
     parser_classes = [MultiPartParser]
-    checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES, answered below (hume/uploads.py)
+    checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES, answered below (hume/upload_limit.py)
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
         request.upload_handlers.insert(0, UploadLimit(request))

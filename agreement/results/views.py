@@ -417,7 +417,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     return _import_post(request)
 
 
-import_page.checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES (hume/uploads.py)
+import_page.checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES (hume/upload_limit.py)
 
 
 @csrf_protect

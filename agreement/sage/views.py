@@ -23,8 +23,8 @@ from agreement.sage.categories import CATEGORIES
 from agreement.sage.datasets import SageDataError
 from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import split_names
+from agreement.sage.study_upload import StudyUploadError, keep_upload
 from agreement.sage.table import GROUP_TITLES, HEADERS
-from agreement.sage.uploads import StudyUploadError, keep_upload
 from hume.roles import is_admin, is_researcher
 
 
