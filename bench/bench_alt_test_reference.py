@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""The alternative-annotator test of agreement/escalation/alternative_annotator_test.py against the authors' published example.
+"""The alternative-annotator test of agreement/escalation/alternative_annotator_test.py against the authors'
+published example.
 
 The authors' repository (nitaytech/AltTest on GitHub, "The Alternative Annotator Test for LLM-as-a-Judge",
 arXiv 2501.10970) ships the human and LLM annotations of nine datasets under `data/`, and its example notebook

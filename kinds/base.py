@@ -176,7 +176,7 @@ def deterministic_shuffle(entries: list[Any], seed_text: str) -> list[Any]:
 
 class TaskKind:
     """One task kind. Subclasses define parsing and answer validation and declare every attribute below that
-    has no default (`kind_parts.py` reports a kind that leaves one out)."""
+    has no default (`tasks_app/kind_parts.py` reports a kind that leaves one out)."""
 
     name: ClassVar[str]
     record_fields: ClassVar[tuple[str, ...]]  # a JSONL record's fields, as the formats table shows them

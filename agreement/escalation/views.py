@@ -86,7 +86,8 @@ def batch(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(EscalationPlan, pk=plan_id)
     try:
         overlap = _number(request.POST.get("overlap"), "overlap", int) or 1
-        created = plan_jobs.create_batch(plan.pk, request.POST.get("name", "").strip() or f"escalated #{plan.pk}", overlap)
+        name = request.POST.get("name", "").strip() or f"escalated #{plan.pk}"
+        created = plan_jobs.create_batch(plan.pk, name, overlap)
     except EscalationProblem as error:
         messages.error(request, f"No batch was created: {error}")
     else:

@@ -1,6 +1,6 @@
 """The scorers a SAGE study can run, by the names a researcher gives: classical metrics and registered models.
 
-Shared by the `sage` command and the SAGE page's job (`jobs.py`), so the page's table is the CLI's table for
+Shared by the `sage` command and the SAGE page's job (`study_jobs.py`), so the page's table is the CLI's table for
 the same study, names and seed. Unknown names raise `CommandError` with the names that are known.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SAGE bar plots, one per category (and the overall), as SVG drawn with matplotlib like results/plots.py.
+"""SAGE bar plots, one per category (and the overall), as SVG drawn with matplotlib like results/figure2.py.
 
 A plain `Figure` (no pyplot, so concurrent requests share no state), text kept as text, a fixed hash salt
 and no date, so the same table always draws the same bytes. Bars are coloured by group (embedding models,

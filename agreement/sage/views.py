@@ -66,14 +66,15 @@ def model_choices(user: Any) -> list[dict[str, Any]]:
 
 
 def _upload(request: HttpRequest) -> HttpResponse:
-    """A zipped study folder, checked whole (uploads.py); kept under SAGE_STUDIES_DIR, then offered to run."""
+    """A zipped study folder, checked whole (study_upload.py); kept under SAGE_STUDIES_DIR, then offered to run."""
     archive = request.FILES.get("archive")
     if archive is None:
         messages.error(request, "Nothing was uploaded: choose a .zip of the study folder.")
         return redirect("sage:index")
     name = request.POST.get("name", "").strip() or Path(archive.name).stem
     try:
-        study = keep_upload(archive, Path(archive.name).name, name, study_jobs.studies_dir(), study_jobs.available_studies())
+        study = keep_upload(archive, Path(archive.name).name, name, study_jobs.studies_dir(),
+                            study_jobs.available_studies())
     except (StudyUploadError, SageDataError) as error:
         messages.error(request, f"Nothing was uploaded: {error}")
         return redirect("sage:index")
