@@ -4,7 +4,7 @@ Researchers and admins read; only admins import, pick a current revision or edit
 Every page reads the same query parameters, carried by every link and export so a download is what the
 page shows: ``lang`` (repeated; default HUME's five languages), ``human`` (which human entry to compare)
 and ``rev`` (repeated revision ids replacing a model's current revision). The numbers come from
-``agreement/results_compare.py`` (which calls the pure ``agreement/leaderboard.py``); views only pick
+``agreement/results/compare.py`` (which calls the pure ``table1.py``, ``per_task.py``, ...); views only pick
 and arrange them.
 """
 from __future__ import annotations
@@ -27,7 +27,6 @@ from django.views.decorators.http import require_POST
 
 from agreement.results import compare as rc
 from agreement.results import figure2, paper_figures, paper_tables
-from agreement.results import leaderboard as lb
 from agreement.results.entries import PendingReport
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
@@ -40,6 +39,8 @@ from agreement.results.results_import import (
     unpin_current,
     upload_too_large,
 )
+from agreement.results.subset_scores import HUME_LANGUAGES, short_task_name
+from agreement.results.table_formats import table1_to_csv, table1_to_latex, to_json
 from hume.roles import is_admin, is_researcher
 from tasks_app.csv_safety import to_csv
 from tasks_app.models import Task
@@ -88,7 +89,7 @@ class Selection:
     human: str | None
     humans: list[str]
     revision_ids: list[int]
-    rank_over: str = "shared"  # "all": rank only rows with every subset (leaderboard.ranked_subsets)
+    rank_over: str = "shared"  # "all": rank only rows with every subset (table1.ranked_subsets)
     reference: bool = False  # HUME's own table: the imported models and human reference only
 
     def query(self, **extra: str) -> str:
@@ -124,7 +125,7 @@ def _comparison(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
     chosen = [code for code in request.GET.getlist("lang") if code in available]
     if request.GET.getlist("lang") and not chosen:
         messages.warning(request, "None of the chosen languages has scores; showing the default languages.")
-    default = [code for code in lb.HUME_LANGUAGES if code in available] or available
+    default = [code for code in HUME_LANGUAGES if code in available] or available
     humans = comparison.names("human")
     human = request.GET.get("human")
     reference = request.GET.get("table") == "hume"
@@ -250,7 +251,7 @@ def task_detail(request: HttpRequest, task: str) -> HttpResponse:
     if task not in {score.task for score in comparison.scores} | {row["mteb_task_name"] for row in comparison.mappings}:
         raise Http404("No imported or project scores for this MTEB task.")
     context: dict[str, Any] = {"selection": selection, "comparison": comparison, "task": task,
-                               "short_task": lb.short_task_name(task), "kind": comparison.kinds.get(task),
+                               "short_task": short_task_name(task), "kind": comparison.kinds.get(task),
                                "mappings": _task_mappings(comparison, task),
                                "comparison_llms": comparison.names("llm")}
     if selection.human:
@@ -274,7 +275,7 @@ def _task_mappings(comparison: rc.Comparison, task: str) -> dict[str, Any]:
 
 
 def _plot_title(selection: Selection, task: str | None) -> str:
-    what = lb.short_task_name(task) if task else "every task"
+    what = short_task_name(task) if task else "every task"
     return f"{selection.human} within the range of model scores: {what} (HUME Figure 2)"
 
 
@@ -296,7 +297,7 @@ def plot(request: HttpRequest, fmt: str, task: str | None = None) -> HttpRespons
     else:
         response = HttpResponse(figure2.figure2_svg(rows, title=title, human_label=selection.human),
                                 content_type="image/svg+xml; charset=utf-8")
-    name = f"hume-figure2-{slugify(lb.short_task_name(task)) if task else 'all-tasks'}.{fmt}"
+    name = f"hume-figure2-{slugify(short_task_name(task)) if task else 'all-tasks'}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
@@ -316,7 +317,7 @@ def paper_table(request: HttpRequest, table: str, fmt: str) -> HttpResponse:
     if fmt == "tex":
         return _download(paper_tables.rows_to_latex(table, data, caption=f"HUME table {table}"), "application/x-tex",
                          name)
-    return _download(lb.to_json(data), "application/json", name)
+    return _download(to_json(data), "application/json", name)
 
 
 @researcher_required
@@ -344,12 +345,12 @@ def export_leaderboard(request: HttpRequest, fmt: str) -> HttpResponse:
     comparison, selection = _comparison(request)
     rows = rc.leaderboard_rows(comparison, selection.languages, **selection.ranking)
     if fmt == "csv":
-        return _download(lb.table1_to_csv(rows), "text/csv", "leaderboard.csv")
+        return _download(table1_to_csv(rows), "text/csv", "leaderboard.csv")
     if fmt == "tex":
         caption = f"Humans, models and LLM annotators ({', '.join(selection.languages)})"
-        return _download(lb.table1_to_latex(rows, caption=caption, label="tab:leaderboard"), "application/x-tex",
+        return _download(table1_to_latex(rows, caption=caption, label="tab:leaderboard"), "application/x-tex",
                          "leaderboard.tex")
-    return _download(lb.to_json(rc.export_rows(rows)), "application/json", "leaderboard.json")
+    return _download(to_json(rc.export_rows(rows)), "application/json", "leaderboard.json")
 
 
 TASK_CSV_HEADER = ("task", "kind", "language", "n_items", "n_annotators", "human", "ci_low", "ci_high",
@@ -372,7 +373,7 @@ def export_tasks(request: HttpRequest, fmt: str) -> HttpResponse:
     document = {"human": selection.human, "languages": selection.languages, "tasks": rows,
                 "win_rates": rc.win_rate_table(comparison, selection.human, selection.languages),
                 "llm_correlations": rc.llm_correlations(comparison, selection.human, selection.languages)}
-    return _download(lb.to_json(document), "application/json", "per-task.json")
+    return _download(to_json(document), "application/json", "per-task.json")
 
 
 def _task_csv_row(row: dict[str, Any]) -> list[Any]:
