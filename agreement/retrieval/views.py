@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agreement.model_runs.models import NotAllowedToRun, check_may_run
-from agreement.results.views import researcher_required
+from agreement.results.page_access import researcher_required
 from agreement.retrieval import plots, reports
 from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
 from agreement.retrieval.evaluation import judge_usage
