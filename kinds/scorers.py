@@ -7,7 +7,7 @@ everything they share (counts, exclusions, bands, validity flag, sorting) lives 
 agreement/scoring.py `score_task`. The kinds with one number per unit (STS, Likert, reranking, graded
 relevance) share kinds/rating_scorers.py. A scorer class also declares the agreement value a task is judged
 by, the MTEB key of each score and how LLM judges are compared (checked for every kind by
-tasks_app/kind_parts.py through agreement/agreement_kind_parts.py).
+tasks_app/kind_parts.py through agreement/kind_parts.py).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def test_the_scan_sees_every_app_and_leaves_migrations_out() -> None:
 
 def test_the_allow_lists_are_the_conventional_names_docs_style_lists() -> None:
     assert DJANGO == {"__init__", "views", "urls", "models", "apps", "admin", "forms", "serializers", "signals",
-                      "tasks", "api", "api_urls", "migrations"}
+                      "tasks", "api", "api_urls", "migrations", "kind_parts"}
     assert KIND_PARTS == {"definition", "form", "prompt", "scorer", "evaluation"}
 
 
