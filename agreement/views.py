@@ -29,7 +29,6 @@ from agreement.reports import ReportQueueError, request_first_report, request_re
 from annotation.models import Annotation
 from hume.listing import search_and_sort
 from hume.roles import is_researcher
-from measures.annotator_models import LABEL_KINDS
 from measures.annotator_models import METHODS as MODEL_ORDER
 from tasks_app.models import Item, ItemGold, Task
 
@@ -211,7 +210,7 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
                        "annotators": sorted(model["annotators"], key=lambda a: (a["skill"] is None, a["skill"] or 0))})
     models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
     context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
-               "labelled": task.kind in LABEL_KINDS}
+               "labelled": task.kind_definition.aggregates_labels}
     return render(request, "agreement/annotator_models.html", context)
 
 

@@ -197,6 +197,12 @@ class TaskKind:
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False
     needs_axes: ClassVar[bool] = False
+    # what the apps ask of a kind instead of listing kinds by name (each read through the registry)
+    aggregates_labels: ClassVar[bool] = False  # its human is built from labels, one per item or per (query,
+    # candidate), so an annotator model (Dawid-Skene, MACE, ...) may replace the majority (docs/reports.md)
+    label_unit: ClassVar[str] = "items"  # what one such label is about, as the annotator-models block says
+    sentence_pairs: ClassVar[bool] = False  # an item is two sentences rated on the scale: SAGE's human row
+    ppi_estimands: ClassVar[Any] = None  # its kinds.ppi_estimands.KindEstimands; None: no PPI estimate
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:  # the registry names a kind after its folder

@@ -33,7 +33,7 @@ from tasks_app.models import Task
 def human_task_scorer(name: str) -> Scorer:
     """The human row from an STS task made by `sage tasks`: mean human rating per item, skips left out."""
     task = Task.objects.filter(name=name).first()
-    if task is None or task.kind != "sts":
+    if task is None or not task.kind_definition.sentence_pairs:
         raise CommandError(f"no STS task named {name!r} (make one from `sage tasks` and import_task --kind sts)")
     items = [{"id": ext, "sentence1": payload["sentence1"], "sentence2": payload["sentence2"]}
              for ext, payload in task.items.values_list("external_id", "payload")]
