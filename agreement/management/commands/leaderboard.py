@@ -1,5 +1,6 @@
 """``python manage.py leaderboard [--table 1|2|4|5|6|7|8|5.1]``: HUME's tables from the imported results and
-this project's humans (Table 1 by default; the math is in agreement/results/leaderboard.py and paper_tables.py)."""
+this project's humans (Table 1 by default; the math is in agreement/results/table1.py, its siblings and
+paper_tables.py)."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
