@@ -7,7 +7,7 @@ scored on it, compared with the humans by its paired test."""
 from __future__ import annotations
 
 from agreement.scoring import KINDS as SCORERS
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 from tasks_app.kind_parts import Check
 
 EVALUATIONS = Parts("model_evaluation")  # as agreement/model_runs/evaluate.py reads them

@@ -27,7 +27,7 @@ from tasks_app.models import Task
 SPLIT = "test"
 DATASET_REVISION = "human_evaluation"  # what the published human baseline writes
 MTEB_FORMAT_VERSION = "1.18.0"  # what the published human baseline's files say; the human export mirrors them
-MTEB_VERSION = "2.20.0"  # the MTEB whose protocols and score names models run here follow (model_runs/mteb_export)
+MTEB_VERSION = "2.20.0"  # the MTEB whose protocols and score names models run here follow (model_mteb_export)
 DEFAULT_MODEL_NAME = "hume/Human"  # a human reference on re-import (mteb_files.HUMAN_REFERENCE_MODELS)
 ANNOTATOR_PREFIX = "annotator_"
 # Annotator folders are named by a UUID derived from the annotator's name: stable across tasks and exports

@@ -1,6 +1,6 @@
 """The report page's charts as SVG, drawn with matplotlib from a stored report's ``charts`` data.
 
-Drawn like HUME Figure 2 (``results/plots``): plain ``Figure`` objects (no pyplot state), text kept as text,
+Drawn like HUME Figure 2 (``results/figure2``): plain ``Figure`` objects (no pyplot state), text kept as text,
 no mathtext, and matplotlib's inline CSS turned into presentation attributes, so the SVG obeys the app's
 Content-Security-Policy even when opened on its own. The page shows each chart as an ``<img>`` served by
 ``views.report_chart`` with the report's permissions (researchers and admins; gold never reaches an
@@ -18,7 +18,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from agreement.results.plots import COLORS, STYLE, without_inline_css
+from agreement.results.figure2 import COLORS, STYLE, without_inline_css
 from measures import metric_names
 
 PALETTE = ("#2456c7", "#b7791f", "#1e7b45", "#b42318", "#7a4cc2", "#0e7c86", "#5b6475", "#c2478a")

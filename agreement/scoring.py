@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from kinds.charts import chart_data
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 from kinds.scorers import (
     Answers,
     Context,
@@ -108,17 +108,18 @@ def score_task(
     return _report(KINDS[kind](ctx), with_charts, annotator_models_max_answers)
 
 
-# Kinds whose human is built from labels, so --aggregation may replace the default: one label per item
-# (classification, pairwise) or per (query, candidate) (reranking).
-AGGREGATED_KINDS = ("classification", "pairwise", "reranking")
+def aggregated_kinds() -> list[str]:
+    """The kinds whose human is built from labels (the kind's `aggregates_labels`), so --aggregation may
+    replace the default: one label per item or per (query, candidate). Sorted, for the messages that list them."""
+    return sorted(name for name, kind in TASK_KINDS.items() if kind.aggregates_labels)
 
 
 def check_aggregation(kind: str, aggregation: str) -> None:
     """Refuse an unknown aggregation, or a model aggregation of a kind whose human is not a label per item."""
     annotator_models.check_method(aggregation)
-    if aggregation != "majority" and kind not in AGGREGATED_KINDS:
+    if aggregation != "majority" and kind not in aggregated_kinds():
         raise annotator_models.UnknownAggregation(
-            f"aggregation {aggregation!r} needs labels (kinds: {', '.join(AGGREGATED_KINDS)}); "
+            f"aggregation {aggregation!r} needs labels (kinds: {', '.join(aggregated_kinds())}); "
             f"a {kind} task's human is combined as HUME does (docs/reports.md)")
 
 
@@ -132,7 +133,7 @@ def _annotator_models(scorer: KindScorer, max_answers: int) -> dict[str, Any] | 
                 "answer_spread": annotator_models.answer_spread(triples),  # no model: cheap at any size
                 "reason": f"not computed: {len(triples)} answers, more than ANNOTATOR_MODELS_MAX_ANSWERS "
                           f"({max_answers})"}
-    unit = "candidates" if scorer.ctx.kind == "reranking" else "items"
+    unit = TASK_KINDS[scorer.ctx.kind].label_unit
     return annotator_models.report_block(triples, scorer.model_gold(), unit=unit)
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from agreement import judge_panels, reports
 from agreement.models import Report
-from agreement.ppi import jobs as ppi_jobs
+from agreement.ppi import estimate_jobs as ppi_jobs
 from annotation.llm.models import LLMJudgePanel
 
 log = logging.getLogger(__name__)

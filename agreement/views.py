@@ -17,18 +17,17 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.exports import answer_lines, ordered, report_csv, report_json
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
 from agreement.mteb_export import ExportError, results_zip
 from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
+from agreement.report_exports import answer_lines, ordered, report_csv, report_json
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
 from hume.lib.htmx import vary, wants_partial
 from hume.listing import search_and_sort
 from hume.roles import RESEARCHER, require_role
-from measures.annotator_models import LABEL_KINDS
 from measures.annotator_models import METHODS as MODEL_ORDER
 from tasks_app.models import Item, ItemGold, Task
 
@@ -205,7 +204,7 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
     models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
     spread_rows = sorted(spread.get("annotators", []), key=lambda row: -row["modal_share"])
     context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
-               "labelled": task.kind in LABEL_KINDS, "spread": spread, "spread_rows": spread_rows}
+               "labelled": task.kind_definition.aggregates_labels, "spread": spread, "spread_rows": spread_rows}
     return render(request, "agreement/annotator_models.html", context)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from kinds.forms import AnswerForm, ShortEchoes, scale_points
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 from tasks_app.models import Task
 
 __all__ = ["ANSWER_FORMS", "AnswerForm", "FlagForm", "SkipForm", "answer_form_for", "scale_points"]

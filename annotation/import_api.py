@@ -10,7 +10,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 from hume.lib.upload_api import ImportErrorsSerializer, upload_response
 from hume.roles import IsAdmin
 from tasks_app.models import Task

@@ -76,8 +76,8 @@ def registered_minilm():  # type: ignore[no-untyped-def]
 
 def part_encode(pairs: int) -> None:
     from agreement.model_runs.backends import encode_overlapped
-    from agreement.model_runs.runs import run_in_process, start_run
-    from agreement.model_runs.similarity import backend_of
+    from agreement.model_runs.embedding import backend_of
+    from agreement.model_runs.execution import run_in_process, start_run
 
     model = registered_minilm()
     encoder = backend_of(model)
@@ -140,7 +140,7 @@ def part_search(docs: int, queries: int, k: int = 100) -> None:
 
 def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
-    from agreement.model_runs.similarity import embed
+    from agreement.model_runs.embedding import embed
     from agreement.retrieval.models import Collection, Document, Query, Subset
     from agreement.retrieval.system_runs import embedding_run
 
@@ -170,8 +170,8 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
 def part_pipeline(pairs: int, rate: float) -> None:
     from django.conf import settings
 
-    from agreement.model_runs import similarity
-    from agreement.model_runs.runs import run_in_process, start_run
+    from agreement.model_runs import embedding
+    from agreement.model_runs.execution import run_in_process, start_run
 
     class StandIn:
         """An accelerator's timing without one: sleeps (the GIL released) 1/rate s a text."""
@@ -183,7 +183,7 @@ def part_pipeline(pairs: int, rate: float) -> None:
             return np.random.default_rng(len(texts)).standard_normal((len(texts), 384)).astype(np.float32)
 
     model = registered_minilm()
-    similarity._loaded[model.identity] = StandIn()  # what backend_of(model) returns in this process
+    embedding._loaded[model.identity] = StandIn()  # what backend_of(model) returns in this process
     texts = sentences(2 * pairs, seed=1)
     rng = random.Random(2)
     task = make_task("bench pipeline", [(texts[2 * i], texts[2 * i + 1], round(rng.uniform(0, 5), 1))

@@ -62,7 +62,7 @@ def make_task(name: str, pairs: list[tuple[str, str, float]]):  # type: ignore[n
 
 
 def timed_run(task, model) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    from agreement.model_runs.runs import run_in_process, start_run
+    from agreement.model_runs.execution import run_in_process, start_run
 
     start = time.perf_counter()
     run = run_in_process(start_run(task, model))
@@ -74,8 +74,8 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", "--batch-size", "32",
                  stdout=open(os.devnull, "w"))
+    from agreement.model_runs.embedding import backend_of
     from agreement.model_runs.models import EmbeddingModel
-    from agreement.model_runs.similarity import backend_of
 
     model = EmbeddingModel.objects.get(name="minilm")
     texts = sentences(2 * n, seed=1)

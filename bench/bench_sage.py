@@ -75,8 +75,8 @@ def model_scorers(names: list[str]) -> list[sage_study.Scorer]:
     from django.core.management import call_command
 
     from agreement.management.commands.sage import model_scorers as registry_scorers
+    from agreement.model_runs.embedding import backend_of
     from agreement.model_runs.models import EmbeddingModel
-    from agreement.model_runs.similarity import backend_of
 
     call_command("migrate", verbosity=0)
     if "all-MiniLM-L6-v2" in names and not EmbeddingModel.objects.filter(name="all-MiniLM-L6-v2").exists():

@@ -73,7 +73,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "hume.uploads.UploadSizeLimit",  # before anything reads the body (the CSRF check does)
+    "hume.upload_limit.UploadSizeLimit",  # before anything reads the body (the CSRF check does)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -170,7 +170,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Uploads: datasets can be large; they stream to a temporary file rather than memory.
 # Uploads (dataset, annotation and collection imports) over this are answered 413 before the body is read
-# (hume/uploads.py); bigger files go through the management commands. The MTEB results import has its own.
+# (hume/upload_limit.py); bigger files go through the management commands. The MTEB results import has its own.
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024

@@ -2,7 +2,7 @@
 problem a bad record or answer raises, and the field readers the kinds' parsers are made of.
 
 A kind is one folder under kinds/ (`kinds/sts/`, ...) holding everything about it, registered by one line in
-kinds/registry.py; its name is its folder's name. Import, the browser loop, the API, the LLM runner and the
+kinds/kind_registry.py; its name is its folder's name. Import, the browser loop, the API, the LLM runner and the
 annotation import all call the kind's `parse_record` / `validate_answer`, so an answer accepted in one place is
 accepted everywhere. The apps ask the registry for a kind's parts and declare which parts they need
 (`<app>/kind_parts.py`); `tasks_app/kind_parts.py` checks that no kind lacks one (a Django system check, so
@@ -176,7 +176,7 @@ def deterministic_shuffle(entries: list[Any], seed_text: str) -> list[Any]:
 
 class TaskKind:
     """One task kind. Subclasses define parsing and answer validation and declare every attribute below that
-    has no default (`kind_parts.py` reports a kind that leaves one out)."""
+    has no default (`tasks_app/kind_parts.py` reports a kind that leaves one out)."""
 
     name: ClassVar[str]
     record_fields: ClassVar[tuple[str, ...]]  # a JSONL record's fields, as the formats table shows them
@@ -197,6 +197,12 @@ class TaskKind:
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False
     needs_axes: ClassVar[bool] = False
+    # what the apps ask of a kind instead of listing kinds by name (each read through the registry)
+    aggregates_labels: ClassVar[bool] = False  # its human is built from labels, one per item or per (query,
+    # candidate), so an annotator model (Dawid-Skene, MACE, ...) may replace the majority (docs/reports.md)
+    label_unit: ClassVar[str] = "items"  # what one such label is about, as the annotator-models block says
+    sentence_pairs: ClassVar[bool] = False  # an item is two sentences rated on the scale: SAGE's human row
+    ppi_estimands: ClassVar[Any] = None  # its kinds.ppi_estimands.KindEstimands; None: no PPI estimate
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:  # the registry names a kind after its folder

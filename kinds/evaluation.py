@@ -73,6 +73,21 @@ class ModelEvaluation:
         return None
 
 
+class LabelEvaluation(ModelEvaluation):
+    """What the kinds with one label per item share (classification, pairwise): accuracy is the main score,
+    the humans' consensus is their majority label, and the paired test is McNemar's exact test of who is
+    right on the items both answered."""
+
+    main_metric = "accuracy"
+
+    def consensus(self, answers: list[Any]) -> Any:
+        return majority(answers)
+
+    def paired_test(self, ids: list[int], payloads: dict[int, dict[str, Any]], gold: dict[int, Any],
+                    humans: dict[int, Any], model: dict[int, Any]) -> dict[str, Any] | None:
+        return significance.mcnemar_exact([humans[i] == gold[i] for i in ids], [model[i] == gold[i] for i in ids])
+
+
 def query_of(payload: dict[str, Any]) -> str:
     """The query text a model embeds: with its instruction after it, as MTEB (measures/mteb_texts.py)."""
     return query_text(payload["query"], payload.get("instruction"))

@@ -12,7 +12,7 @@ from django.template import Origin
 from django.template.loaders.filesystem import Loader as FilesystemLoader
 from django.utils._os import safe_join
 
-from kinds.registry import kind_folder
+from kinds.kind_registry import kind_folder
 
 
 class Loader(FilesystemLoader):

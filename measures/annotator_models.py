@@ -34,7 +34,6 @@ CROWD_KIT = "crowd-kit 1.4.2"
 METHODS: tuple[str, ...] = ("majority", "dawid-skene", "one-coin", "glad", "mace")
 SKILL_NAMES = {"majority": "agreement_with_consensus", "dawid-skene": "accuracy", "one-coin": "accuracy",
                "glad": "alpha", "mace": "competence"}
-LABEL_KINDS = ("classification", "pairwise", "reranking")
 # crowd-kit's MACE starts every restart from the same draw when its random_state is an int (its default, 0),
 # so its default 10 restarts fit ten identical runs: one gives the same result in a tenth of the time
 # (tests/test_annotator_models.py checks the equality against crowd-kit's default MACE()).

@@ -17,11 +17,11 @@ from hume.lib.import_reader import ImportFailed
 from hume.lib.upload_api import ImportErrorsSerializer, serializer_problems, upload_response
 from hume.roles import IsAdmin
 
-from .access import visible_tasks, with_counts
 from .import_jobs import goes_to_background, start_import_job
 from .importing import import_upload
 from .models import ImportJob, Task
 from .serializers import ImportJobSerializer, ImportSummarySerializer, TaskImportRequestSerializer, TaskSerializer
+from .task_access import visible_tasks, with_counts
 
 
 @extend_schema_view(

@@ -1,7 +1,7 @@
 """Every part each app needs of every task kind, and the check that no kind lacks one.
 
 A task kind is one folder, kinds/<name>/, holding all its parts (definition, answer form and templates, LLM
-prompt, scorer, model evaluation), registered by one line in kinds/registry.py. Each app that uses parts of a
+prompt, scorer, model evaluation), registered by one line in kinds/kind_registry.py. Each app that uses parts of a
 kind says which in a `kind_parts` module whose `PARTS` maps a part's name to a check `kind name -> bool`
 ("this kind has this part"): tasks_app below (the definition, its file format and payload template),
 annotation (answer form and template, LLM prompt, keyboard help), agreement (scorer and its declarations,

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from hume.lib.upload_api import ImportProblemSerializer
 
 from .importing.options import FORMATS
-from .kinds import KIND_CHOICES
+from .kinds import kind_choices
 from .models import Task
 
 
@@ -34,12 +34,24 @@ class TaskSerializer(serializers.ModelSerializer):
         return {"min": lo, "max": hi, "step": step}
 
 
+class KindField(serializers.ChoiceField):
+    """A task kind, checked against the registry when the request comes rather than against a list taken at
+    start-up, so every registered kind is accepted (the schema's enum is the registry's kinds, too)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=kind_choices(), **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        self.choices = kind_choices()
+        return super().to_internal_value(data)
+
+
 class TaskImportRequestSerializer(serializers.Serializer):
     """The multipart body of POST /api/v1/tasks/import/: the file and the CLI's options."""
 
     file = serializers.FileField(help_text="JSONL, or CSV for flat kinds (see docs/import.md)")
     name = serializers.CharField(max_length=200)
-    kind = serializers.ChoiceField(choices=KIND_CHOICES)
+    kind = KindField()
     language = serializers.CharField(max_length=16, help_text="MTEB-style code, e.g. eng-Latn")
     labels = serializers.CharField(required=False, allow_blank=True, help_text="a,b,c (classification)")
     scale = serializers.CharField(required=False, allow_blank=True, help_text="MIN,MAX")

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from hume.roles import ADMIN, require_role
 
 from . import instructions
-from .access import get_visible_task
 from .forms import InstructionsForm, SampleForm
 from .models import Task
 from .sampling import SamplingError, clear_sample, sample_task
+from .task_access import get_visible_task
 
 
 def task_to_change(request: HttpRequest, task_id: int) -> Task:

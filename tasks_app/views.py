@@ -16,10 +16,10 @@ from hume.lib.import_reader import ImportProblem
 from hume.listing import search_and_sort
 from hume.roles import ADMIN, is_researcher, require_role
 
-from .access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 from .forms import SampleForm, attempt_import
 from .importing import ImportSummary
 from .models import ImportJob, Item, Task
+from .task_access import get_visible_task, may_import, may_see_gold, visible_tasks, with_counts
 
 PREVIEW_PAGE = 20
 TASK_SEARCH = ("name", "kind", "language", "mteb_task_name")

@@ -41,7 +41,7 @@ def pause_other_jobs() -> None:
     split run's chunk (before it ranks), so tests/test_job_worker_kill.py can kill their worker mid-run."""
     from agreement.retrieval import reports as retrieval_reports
     from agreement.retrieval import split_runs
-    from agreement.sage import jobs as sage_jobs
+    from agreement.sage import study_jobs as sage_jobs
 
     for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
                          (split_runs, "rank_chunk")):

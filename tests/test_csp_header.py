@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from agreement.results import plots
+from agreement.results import figure2
 from tests.loop_data import batch_of
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def test_pages_of_every_role_carry_the_policy_also_with_debug_off(alice, carol, 
 def test_the_inline_plot_has_no_style_attribute_or_element() -> None:
     rows = [{"task": "STS12", "kind": "sts", "language": "eng-Latn", "human": 0.6, "min": 0.4, "max": 0.8,
              "median": 0.5, "models": [0.4, 0.5, 0.8], "scores": [0.4, 0.5, 0.8]}]
-    svg = plots.figure2_inline_svg(rows, title="Figure 2")
+    svg = figure2.figure2_inline_svg(rows, title="Figure 2")
     assert svg.startswith('<svg role="img" aria-label="Figure 2" class="plot" stroke-linejoin="round"')
     assert ' style="' not in svg and "<style" not in svg
     assert 'font-family="\'DejaVu Sans\'"' in svg and 'fill="#ffffff"' in svg

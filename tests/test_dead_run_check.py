@@ -13,9 +13,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from agreement.model_runs.embedding import embed
+from agreement.model_runs.execution import dead_chunks, dead_scorings, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
-from agreement.model_runs.runs import dead_chunks, dead_scorings, start_run
-from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.retrieval.models import Collection, RunEntry
 from agreement.retrieval.models import Run as RetrievalRun

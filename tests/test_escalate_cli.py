@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from agreement.escalation.alt_test import alt_test
+from agreement.escalation.alternative_annotator_test import alt_test
 from annotation.annotators import create_annotator
 from annotation.llm.runs import create_run, execute_run
 from annotation.models import Annotation, Annotator, Batch, BatchItem

@@ -1,5 +1,5 @@
-"""The alternative-annotator test (agreement/escalation/alt_test.py; "The Alternative Annotator Test for
-LLM-as-a-Judge", arXiv 2501.10970, Algorithm 1): a hand-worked example, the Benjamini–Yekutieli step against
+"""The alternative-annotator test (agreement/escalation/alternative_annotator_test.py; "The Alternative Annotator
+Test for LLM-as-a-Judge", arXiv 2501.10970, Algorithm 1): a hand-worked example, the Benjamini–Yekutieli step against
 statsmodels, and the edge cases. The match with the authors' published example (their notebook's 52 verdicts)
 is checked by bench/bench_alt_test_reference.py on a clone of their repository (docs/escalation.md)."""
 from __future__ import annotations
@@ -9,7 +9,13 @@ import pytest
 from scipy.stats import ttest_1samp
 from statsmodels.stats.multitest import multipletests
 
-from agreement.escalation.alt_test import accuracy, alt_test, benjamini_yekutieli, neg_rmse, one_sided_p_value
+from agreement.escalation.alternative_annotator_test import (
+    accuracy,
+    alt_test,
+    benjamini_yekutieli,
+    neg_rmse,
+    one_sided_p_value,
+)
 
 
 def test_accuracy_and_neg_rmse_score_one_answer_against_the_others() -> None:

@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.escalation.jobs import execute
 from agreement.escalation.models import EscalationPlan
+from agreement.escalation.plan_jobs import execute
 from annotation.annotators import create_annotator
 from annotation.models import Annotation, Batch, BatchItem
 from tests.conftest import require_postgres

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from agreement.exports import answer_lines
+from agreement.report_exports import answer_lines
 from agreement.reports import report_in_process
 from annotation.models import Annotation
 from tasks_app.models import Task

@@ -2,7 +2,7 @@
 never the reverse; the settings package hume/ is the ground floor and imports no app (settings and urls
 name them as strings). Below everything, the Django-free maths package measures/ imports no project package,
 and the task kinds (kinds/, one folder per kind) import only measures/, Django and libraries: the apps look a
-kind up in kinds/registry.py, so data flows one way.
+kind up in kinds/kind_registry.py, so data flows one way.
 
 Inside the apps: no import cycle between modules, no management command imported as a library, and agreement's
 sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order").

@@ -19,9 +19,9 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from agreement.model_runs.embedding import embed
+from agreement.model_runs.execution import enqueue, run_in_process, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
-from agreement.model_runs.runs import enqueue, run_in_process, start_run
-from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
 from agreement.retrieval.models import Collection, Evaluation, RunEntry
@@ -32,7 +32,7 @@ from agreement.retrieval.split_runs import start_split_embedding_run
 from agreement.retrieval.system_runs import embedding_run
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import metric_scorers
+from agreement.sage.named_scorers import metric_scorers
 from agreement.sage.study import run_study
 from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.runs import create_run

@@ -1,5 +1,5 @@
 """Issue 21, done when: a task kind is one folder. A copy of the STS folder under a new name, registered by one
-line (`register`, as a line of kinds/registry.py `PACKAGES` does), passes the completeness check and works in
+line (`register`, as a line of kinds/kind_registry.py `PACKAGES` does), passes the completeness check and works in
 import, the annotator's loop, the report and a model run, with no file outside the copy touched. The copy only
 renames its own template names (kinds/sts/... -> kinds/sts_copy/...), as a new kind's author would.
 
@@ -22,10 +22,14 @@ from django.test import Client
 from scipy import stats
 
 from agreement.model_runs import classical
+from agreement.ppi.estimands import OffScale, estimand_names, numbers
+from agreement.ppi.ppi_loading import task_scale
+from agreement.scoring import aggregated_kinds
 from annotation.models import Annotation
-from kinds import registry
+from kinds import kind_registry
 from tasks_app.kind_parts import missing_parts
 from tasks_app.models import ItemGold, Task
+from tasks_app.serializers import KindField
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
 from tests.import_samples import cli_import, jsonl, write
@@ -58,9 +62,9 @@ def sts_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         path.write_text(path.read_text().replace("kinds/sts/", "kinds/sts_copy/"))
     monkeypatch.syspath_prepend(str(tmp_path))
     reset_template_caches()
-    kind = registry.register("throwaway_kinds.sts_copy")  # the one registry line
+    kind = kind_registry.register("throwaway_kinds.sts_copy")  # the one registry line
     yield kind
-    del registry.KINDS["sts_copy"]
+    del kind_registry.KINDS["sts_copy"]
     for name in [name for name in sys.modules if name.startswith("throwaway_kinds")]:
         del sys.modules[name]
     reset_template_caches()
@@ -73,12 +77,26 @@ def import_pairs(tmp_path: Path) -> Task:
 
 
 def test_the_copy_is_complete_and_brings_its_own_templates(sts_copy, tmp_path: Path) -> None:
-    assert sts_copy.name == "sts_copy" and "sts_copy" in dict(registry.kind_choices())
+    assert sts_copy.name == "sts_copy" and "sts_copy" in dict(kind_registry.kind_choices())
     assert missing_parts(["sts_copy"]) == [] and missing_parts() == []
     copied = tmp_path / "throwaway_kinds" / "sts_copy" / "templates"
     for part in (sts_copy.payload_template, sts_copy.answer_form.template, sts_copy.keys_help_template):
         assert Path(get_template(part).origin.name).parent == copied
 
+
+
+def test_what_the_apps_ask_of_a_kind_comes_with_the_copy(sts_copy, tmp_path: Path) -> None:
+    """PPI's estimands, the labels-only aggregation, SAGE's human row and the import API read the kind's own
+    declarations through the registry, so the copy gets them without a line elsewhere."""
+    task = import_pairs(tmp_path)
+    scale = task_scale(task)  # STS's default scale, 0–5
+    assert (scale.lo, scale.hi, scale.threshold) == (0.0, 5.0, None)
+    assert estimand_names(scale) == ["similarity"] and numbers(4.5, scale) == {"similarity": 4.5}
+    with pytest.raises(OffScale, match="value: 6 is not on the task's scale 0–5"):
+        numbers(6, scale)
+    assert aggregated_kinds() == ["classification", "pairwise", "reranking"]  # the copy rates, it has no labels
+    assert task.kind_definition.sentence_pairs and not task.kind_definition.aggregates_labels
+    assert KindField().to_internal_value("sts_copy") == "sts_copy"
 
 def test_the_copy_imports_is_annotated_in_the_loop_reported_and_run_by_a_model(
         sts_copy, tmp_path: Path, alice) -> None:

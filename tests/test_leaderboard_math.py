@@ -14,26 +14,14 @@ import math
 
 import pytest
 
-from agreement.results.leaderboard import (
-    HUME_TASK_KINDS,
-    SubsetScore,
-    entry_scores,
-    figure2,
-    latex_escape,
-    overall_rank,
-    per_task,
-    per_task_to_csv,
-    scores_from_rows,
-    spearman,
-    table1,
-    table1_to_csv,
-    table1_to_latex,
-    task_kind,
-    to_json,
-    win_rates,
-)
+from agreement.results.entry_correlation import entry_scores, spearman
 from agreement.results.mteb_files import leaderboard_rows
 from agreement.results.mteb_loading import load_results_dir
+from agreement.results.per_task import figure2, per_task
+from agreement.results.subset_scores import HUME_TASK_KINDS, SubsetScore, scores_from_rows, task_kind
+from agreement.results.table1 import overall_rank, table1
+from agreement.results.table_formats import latex_escape, per_task_to_csv, table1_to_csv, table1_to_latex, to_json
+from agreement.results.win_rates import win_rates
 from hume.lib.csv_safety import csv_cell, to_csv
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 

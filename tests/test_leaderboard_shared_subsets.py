@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 
 from agreement.results import compare as rc
-from agreement.results import leaderboard as lb
-from agreement.results.leaderboard import SubsetScore, ranked_subsets, table1
+from agreement.results.subset_scores import HUME_LANGUAGES, SubsetScore
+from agreement.results.table1 import ranked_subsets, table1
 from tests.hume_paper import OVERALL, POINTS, RESULTS
 
 ENG, ARA, DAN = "eng-Latn", "ara-Arab", "dan-Latn"
@@ -130,9 +130,9 @@ def paper_name(name: str) -> str:
 @pytest.mark.django_db
 def test_on_the_demo_requiring_all_subsets_ranks_nobody_and_the_default_ranks_hume_table_1(demo):
     comparison = rc.build()
-    strict = rc.leaderboard_rows(comparison, lb.HUME_LANGUAGES, rank_over="all")
+    strict = rc.leaderboard_rows(comparison, HUME_LANGUAGES, rank_over="all")
     assert [row for row in strict if row["rank"] is not None] == []  # what the issue saw: Rank "–" everywhere
-    rows = rc.leaderboard_rows(comparison, lb.HUME_LANGUAGES)
+    rows = rc.leaderboard_rows(comparison, HUME_LANGUAGES)
     ranked = {paper_name(row["name"]): row for row in rows if row["rank"] is not None}
     assert set(ranked) == set(OVERALL)  # the 13 models and the human baseline: every complete row
     for name, overall in OVERALL.items():
@@ -140,7 +140,7 @@ def test_on_the_demo_requiring_all_subsets_ranks_nobody_and_the_default_ranks_hu
     assert (ranked["Human"]["rank"], ranked["jasper_en_vision_language_v1"]["rank"]) == (4, 1)  # Table 1
     unranked = {row["name"] for row in rows if row["rank"] is None}
     assert {"Humans (this project)", "bm25 (run here)", "sentence-transformers/all-MiniLM-L6-v2 (run here)"} <= unranked
-    summary = rc.ranking_summary(comparison, lb.HUME_LANGUAGES, rows)
+    summary = rc.ranking_summary(comparison, HUME_LANGUAGES, rows)
     # 26 HUME subsets; the demo's STS (English) adds STS22/eng-Latn, a subset no imported model has
     assert (summary["n_subsets"], summary["n_subsets_all"], summary["n_rows"]) == (26, 27, 14)
 

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from annotation.annotators import create_annotator
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.prompts import PROMPTS

@@ -128,8 +128,8 @@ def test_a_missing_gpu_refuses_the_run_and_changes_nothing(settings) -> None:
 def test_a_worker_without_the_gpu_fails_the_run_with_the_reason(settings) -> None:
     """A run queued from a web process reaches a worker that lacks the configured GPU: the run is failed
     with the setting named (nothing encoded, nothing cached), never left running."""
+    from agreement.model_runs.execution import execute_chunk, start_run
     from agreement.model_runs.models import CachedEmbedding, EmbeddingModel
-    from agreement.model_runs.runs import execute_chunk, start_run
 
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
     run = start_run(data.build_model_task("sts"), EmbeddingModel.objects.get(name="minilm"))
@@ -143,8 +143,8 @@ def test_a_worker_without_the_gpu_fails_the_run_with_the_reason(settings) -> Non
 @pytest.mark.django_db
 def test_chunk_size_is_a_setting_read_when_a_run_starts(settings) -> None:
     """GPU deployments raise MODEL_RUN_CHUNK_TEXTS so a GPU spends its time encoding, not on per-chunk work."""
+    from agreement.model_runs.execution import start_run
     from agreement.model_runs.models import EmbeddingModel
-    from agreement.model_runs.runs import start_run
 
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
     model = EmbeddingModel.objects.get(name="minilm")
@@ -159,7 +159,7 @@ def test_a_local_model_encodes_the_next_slice_while_the_last_one_is_stored() -> 
     so a GPU is not idle during cache writes; slices come back in order, each with its own vectors."""
     import threading
 
-    from agreement.model_runs.similarity import encoded_slices
+    from agreement.model_runs.embedding import encoded_slices
 
     class Recorder:
         encodes_in_background = True

@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from agreement.model_runs.execution import run_in_process, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun
-from agreement.model_runs.runs import run_in_process, start_run
 from agreement.model_runs.shipped import minilm_folder
 from tests import model_data as data
 

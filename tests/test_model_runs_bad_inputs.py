@@ -10,9 +10,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agreement.model_runs.backends import BackendError
+from agreement.model_runs.embedding import embed, similarity
 from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
 from agreement.model_runs.shipped import minilm_folder
-from agreement.model_runs.similarity import embed, similarity
 from tests import model_data as data
 
 pytestmark = pytest.mark.django_db

@@ -102,9 +102,9 @@ def test_an_unfinished_classical_run_reads_queued_not_embedding(dave) -> None:
     """Issue 28: a classical metric has nothing to embed; its run waiting for scoring showed "embedding"."""
     from django.template.loader import render_to_string
 
+    from agreement.model_runs.execution import start_run
     from agreement.model_runs.models import EmbeddingModel
     from agreement.model_runs.rows import rows_context
-    from agreement.model_runs.runs import start_run
 
     call_command("add_model", "lev", "--backend", "classical", "--metric", "levenshtein", stdout=io.StringIO())
     task = data.build_model_task("sts")

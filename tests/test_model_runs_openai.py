@@ -14,9 +14,9 @@ from django.core.management.base import CommandError
 from scipy import stats
 
 from agreement.model_runs.backends import load_backend
+from agreement.model_runs.embedding import embed
+from agreement.model_runs.execution import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
 from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
-from agreement.model_runs.runs import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
-from agreement.model_runs.similarity import embed
 from hume.lib.http_client import EndpointError
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply, throttled, vector_for

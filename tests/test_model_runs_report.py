@@ -176,8 +176,8 @@ def test_likert_significance_is_a_paired_bootstrap_of_the_sage_score_difference(
 
 
 def test_the_model_rows_poll_live_while_a_run_is_queued_and_stop_when_it_is_done(client, dave, alice) -> None:
+    from agreement.model_runs.execution import start_run
     from agreement.model_runs.models import EmbeddingModel
-    from agreement.model_runs.runs import start_run
 
     call_command("add_model", "jaccard", "--backend", "classical", "--metric", "jaccard", stdout=io.StringIO())
     task = data.build_model_task("pairwise")

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from agreement.model_runs.execution import enqueue, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
-from agreement.model_runs.runs import enqueue, start_run
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from agreement.exports import report_rows
+from agreement.report_exports import report_rows
 from agreement.reports import report_in_process
 from agreement.scoring import score_task
 from measures import pairwise_kappa as pk

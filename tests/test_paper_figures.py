@@ -15,7 +15,7 @@ from django.test import Client
 
 from agreement.results import paper_figures as pf
 from agreement.results.compare import build, paper_figure
-from agreement.results.leaderboard import HUME_LANGUAGES
+from agreement.results.subset_scores import HUME_LANGUAGES
 
 pytestmark = pytest.mark.django_db
 

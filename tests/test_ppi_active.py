@@ -13,9 +13,9 @@ from django.core.management.base import CommandError
 
 from agreement.ppi.active import draw_probabilities, draw_until_new, pooled_draws, usable_prefix
 from agreement.ppi.estimates import active_estimate, z_value
-from agreement.ppi.loading import load_numbers
 from agreement.ppi.models import PPIDraw
-from agreement.ppi.study import estimates_document, overall
+from agreement.ppi.ppi_loading import load_numbers
+from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Batch
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import import_answers

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agreement.ppi.loading import load_numbers
-from agreement.ppi.study import estimates_document, overall
+from agreement.ppi.ppi_loading import load_numbers
+from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Annotation, Batch
 from tests.ppi_helpers import JUDGE, rated_likert_study
 

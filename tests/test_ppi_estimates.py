@@ -151,7 +151,7 @@ def test_coverage_of_the_full_data_human_mean_with_a_biased_judge_over_1000_seed
 
 
 def test_the_maths_modules_import_no_django() -> None:
-    code = ("import sys; import agreement.ppi.estimates, agreement.ppi.estimands, agreement.ppi.study, "
+    code = ("import sys; import agreement.ppi.estimates, agreement.ppi.estimands, agreement.ppi.task_estimates, "
             "agreement.ppi.planner; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,5 +1,5 @@
-"""Reading a task's answers into PPI's numbers (agreement/ppi/loading.py) and the estimates document built from
-them (agreement/ppi/study.py): every kind's estimands, the mean of several humans, systems and their
+"""Reading a task's answers into PPI's numbers (agreement/ppi/ppi_loading.py) and the estimates document built from
+them (agreement/ppi/task_estimates.py): every kind's estimands, the mean of several humans, systems and their
 differences, and the inputs refused with a message naming the problem."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-from agreement.ppi.loading import PPIInputError, load_numbers
-from agreement.ppi.study import estimates_document, overall
+from agreement.ppi.ppi_loading import PPIInputError, load_numbers
+from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 from tests.ppi_helpers import JUDGE, rated_likert_study

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from agreement.ppi.jobs import run_ppi
+from agreement.ppi.estimate_jobs import run_ppi
 from agreement.ppi.models import PPIEstimate
 from annotation.models import Batch
 from hume.celery import app

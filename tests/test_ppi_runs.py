@@ -1,4 +1,4 @@
-"""PPI estimates of pooled retrieval runs (agreement/ppi/runs.py, `ppi_runs`): each run's relevance@k and
+"""PPI estimates of pooled retrieval runs (agreement/ppi/ranking_estimates.py, `ppi_runs`): each run's relevance@k and
 P@k over its own top-k pairs equal ppi-python's on those pairs; refusals name the problem."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
-from agreement.ppi.loading import load_numbers
+from agreement.ppi.ppi_loading import load_numbers
 from agreement.retrieval.models import Pool, PoolUnit, RunEntry
 from annotation.models import Annotation
 from tests.report_builders import annotator_named

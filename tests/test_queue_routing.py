@@ -10,8 +10,8 @@ import time
 import pytest
 from django.core.management import call_command
 
+from agreement.model_runs.execution import start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun
-from agreement.model_runs.runs import start_run
 from agreement.model_runs.tasks import embed_chunk
 from agreement.models import Report
 from agreement.reports import request_report

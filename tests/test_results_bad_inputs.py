@@ -17,8 +17,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agreement.results.importing import MAX_UPLOAD_BYTES, revision_counts
 from agreement.results.models import ResultModel
+from agreement.results.results_import import MAX_UPLOAD_BYTES, revision_counts
 
 VALID = {"dataset_revision": "abc", "task_name": "HUMESTS12", "mteb_version": "1.34.7",
          "scores": {"test": [{"main_score": 0.5, "hf_subset": "default", "languages": ["eng-Latn"]}]}}

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from agreement.results.importing import revision_counts, set_current, unpin_current
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
+from agreement.results.results_import import revision_counts, set_current, unpin_current
 from tests.hume_paper import RESULTS
 
 

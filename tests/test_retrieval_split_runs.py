@@ -8,8 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection, Document, Run, RunChunk, RunEntry
 from agreement.retrieval.split_runs import work
 from agreement.retrieval.system_runs import embedding_run

@@ -10,8 +10,8 @@ from pathlib import Path
 from django.core.management import call_command
 from django.test import Client, override_settings
 
-from agreement.sage.jobs import execute
 from agreement.sage.models import SageRun
+from agreement.sage.study_jobs import execute
 from tests.conftest import require_postgres
 
 TESTS = Path(__file__).parent

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel, ModelRun
-from agreement.model_runs.similarity import embed
 from annotation.llm.models import LLMRun
 from annotation.llm.runs import create_run, execute_run, resume_run
 from annotation.llm.spend import SpendCapReached

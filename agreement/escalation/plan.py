@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from agreement.escalation.calibration import MIN_COVERED, apply_cascade, calibrate_cascade, check_levels
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 
 SCORERS = Parts("scorer")
 

@@ -16,13 +16,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kombu.exceptions import OperationalError as BrokerError
 
-from agreement.escalation import jobs
+from agreement.escalation import plan_jobs
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
 from annotation.models import Annotator
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
-from tasks_app.access import visible_tasks
+from tasks_app.task_access import visible_tasks
 
 
 def _number(value: str | None, name: str, kind: type = float) -> Any:
@@ -42,7 +42,7 @@ def index(request: HttpRequest) -> HttpResponse:
         try:
             task = get_object_or_404(tasks, pk=_number(request.POST.get("task"), "task", int) or 0)
             judges = [name.strip() for name in request.POST.get("judges", "").split(",") if name.strip()]
-            plan = jobs.ask(task, judges, _number(request.POST.get("alpha"), "alpha") or 0.0,
+            plan = plan_jobs.ask(task, judges, _number(request.POST.get("alpha"), "alpha") or 0.0,
                             _number(request.POST.get("delta"), "delta") or 0.0,
                             n_calibration=_number(request.POST.get("calibration"), "calibration", int),
                             tolerance=_number(request.POST.get("tolerance"), "tolerance"),
@@ -78,7 +78,8 @@ def batch(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(EscalationPlan, pk=plan_id)
     try:
         overlap = _number(request.POST.get("overlap"), "overlap", int) or 1
-        created = jobs.create_batch(plan.pk, request.POST.get("name", "").strip() or f"escalated #{plan.pk}", overlap)
+        name = request.POST.get("name", "").strip() or f"escalated #{plan.pk}"
+        created = plan_jobs.create_batch(plan.pk, name, overlap)
     except EscalationProblem as error:
         messages.error(request, f"No batch was created: {error}")
     else:

@@ -16,9 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agreement.model_runs.evaluate import UnsupportedKind
+from agreement.model_runs.execution import enqueue, start_run
 from agreement.model_runs.models import EmbeddingModel, NotAllowedToRun, check_may_run
 from agreement.model_runs.rows import model_rows
-from agreement.model_runs.runs import enqueue, start_run
 from hume.roles import IsResearcher
 from tasks_app.models import Task
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.model_runs.similarity import embed, similarity
+from agreement.model_runs.embedding import embed, similarity
 from kinds.evaluation import ModelEvaluation
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
 from measures.model_scoring import CannotScore
 
 Items = Sequence[tuple[int, dict[str, Any]]]

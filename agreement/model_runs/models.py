@@ -181,7 +181,7 @@ class ModelRun(models.Model):
     scores = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     # The scoring step's claim (the run is not a hume.jobs Job yet: its status says embedding/scoring), renewed
-    # and fenced by the job layer's Lease like any job's (agreement/model_runs/runs.py).
+    # and fenced by the job layer's Lease like any job's (agreement/model_runs/execution.py).
     claim_token = models.UUIDField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 @shared_task(name="model_runs.embed_chunk", acks_late=True, bind=True)
 def embed_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
-    from agreement.model_runs.runs import execute_chunk, seconds_held
+    from agreement.model_runs.execution import execute_chunk, seconds_held
 
     result = execute_chunk(chunk_id)
     if result == "taken":
@@ -28,6 +28,6 @@ def embed_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
 
 @shared_task(name="model_runs.score_run", acks_late=True)
 def score_model_run(run_id: int) -> str:
-    from agreement.model_runs.runs import score_if_ready
+    from agreement.model_runs.execution import score_if_ready
 
     return score_if_ready(run_id) or "taken"

@@ -22,11 +22,11 @@ from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.model_runs.evaluate import UnsupportedKind, check_protocol, check_supported
+from agreement.model_runs.execution import enqueue, start_run
 from agreement.model_runs.folders import BackendError, available_folders, folder_by_label
 from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel, NotAllowedToRun, check_may_run
-from agreement.model_runs.registry import build, register
+from agreement.model_runs.registration import build, register
 from agreement.model_runs.rows import rows_context
-from agreement.model_runs.runs import enqueue, start_run
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 from tasks_app.models import Task
 

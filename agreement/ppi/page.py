@@ -1,6 +1,6 @@
 """What the report page's PPI panel shows (templates/ppi/_panel.html): each judge's stored estimates, the
 two intervals of each as a small plot, and the judges that may be asked. Reads stored rows only; a worker
-computes (agreement/ppi/jobs.py)."""
+computes (agreement/ppi/estimate_jobs.py)."""
 from __future__ import annotations
 
 from typing import Any

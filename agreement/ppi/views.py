@@ -13,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.ppi.batches import create_ppi_batch
-from agreement.ppi.jobs import PPIQueueError, request_ppi
-from agreement.ppi.loading import PPIInputError
+from agreement.ppi.estimate_jobs import PPIQueueError, request_ppi
+from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.page import ppi_context
+from agreement.ppi.ppi_loading import PPIInputError
 from hume.lib.htmx import vary
 from hume.roles import ADMIN, RESEARCHER, require_role
 from tasks_app.models import Task

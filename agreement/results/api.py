@@ -18,11 +18,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agreement.results import leaderboard as lb
 from agreement.results.compare import build, export_rows, leaderboard_rows
-from agreement.results.importing import UploadLimit, import_upload, upload_too_large
 from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.project import queue_missing_reports
+from agreement.results.results_import import UploadLimit, import_upload, upload_too_large
+from agreement.results.subset_scores import HUME_LANGUAGES
 from hume.roles import IsAdmin, IsResearcher
 
 
@@ -57,7 +57,7 @@ class ImportResults(APIView):
 
     permission_classes = [IsAuthenticated & IsAdmin]
     parser_classes = [MultiPartParser]
-    checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES, answered below (hume/uploads.py)
+    checks_own_upload_size = True  # RESULTS_MAX_UPLOAD_BYTES, answered below (hume/upload_limit.py)
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
         request.upload_handlers.insert(0, UploadLimit(request))
@@ -96,7 +96,7 @@ class Leaderboard(APIView):
 
     @extend_schema(responses={200: LeaderboardRows})
     def get(self, request: Request) -> Response:
-        languages = request.query_params.getlist("lang") or list(lb.HUME_LANGUAGES)
+        languages = request.query_params.getlist("lang") or list(HUME_LANGUAGES)
         comparison = build()
         queue_missing_reports(comparison)  # a broker error is recorded on the report row
         rank_over = "all" if request.query_params.get("subsets") == "all" else "shared"

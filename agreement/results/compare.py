@@ -1,7 +1,8 @@
 """Humans against models: gather every entry's subset scores, with each human's CI and agreement.
 
 The comparison pages, the exports and the ``leaderboard`` command all start from :func:`build`, which
-turns the database into the inputs of ``agreement/leaderboard.py`` (pure math, checked against HUME):
+turns the database into the inputs of the pure table modules (``subset_scores.py``, ``table1.py``, ``per_task.py``,
+``win_rates.py``, ``entry_correlation.py``; pure math, checked against HUME):
 
 * **models** — each imported model's current revision (or the one a ``rev`` query parameter picks);
 * **human reference** — an imported ``baseline/Human``; its CI per subset is derived from its own
@@ -27,14 +28,17 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from agreement.results import leaderboard as lb
 from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
 from agreement.results.entries import Comparison, Entry, HumanSubset, agreement_family, kind_of_task
-from agreement.results.leaderboard import SubsetKey, scores_from_rows
+from agreement.results.entry_correlation import entry_scores, spearman
 from agreement.results.models import ResultRevision, stored_rows
 from agreement.results.mteb_files import ScoreRow, evaluation_rows
+from agreement.results.per_task import figure2, per_task
 from agreement.results.project import add_model_run_entries, add_project_entries
+from agreement.results.subset_scores import HUME_LANGUAGES, SubsetKey, SubsetScore, scores_from_rows, short_task_name
+from agreement.results.table1 import ranked_subsets, table1
+from agreement.results.win_rates import win_rates
 from measures import metrics as m
 
 # ---------------------------------------------------------------------------------------------
@@ -159,7 +163,7 @@ def _chosen_revisions(revision_ids: Collection[int]) -> dict[tuple[str, str], Re
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables for the pages, exports and CLI (the math is agreement/leaderboard.py's)
+# Tables for the pages, exports and CLI (the math is in table1.py, per_task.py, win_rates.py, ...)
 
 AGREEMENT_SYMBOLS = (("fleiss", "κ"), ("cohen", "κ"), ("kappa", "κ"), ("krippendorff", "α"), ("ari", "ARI"),
                      ("spearman", "ρ"), ("pearson", "r"), ("kendall", "τ"))
@@ -169,12 +173,12 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str], *, rank
                      reference: bool = False) -> list[dict[str, Any]]:
     """HUME Table 1 rows (all entries ranked together) plus each human's and LLM's rank among models.
 
-    ``rank_over`` picks the ranked subsets (``leaderboard.ranked_subsets``: ``shared`` or ``all``);
+    ``rank_over`` picks the ranked subsets (``table1.ranked_subsets``: ``shared`` or ``all``);
     ``reference`` keeps only the imported entries (HUME's own table: its models and its human baseline).
     """
     scores = reference_scores(comparison, languages) if reference else comparison.for_languages(languages)
-    subsets = lb.ranked_subsets(scores, rank_over=rank_over, languages=languages)
-    rows = lb.table1(scores, languages=languages, kinds=comparison.kinds, subsets=subsets)
+    subsets = ranked_subsets(scores, rank_over=rank_over, languages=languages)
+    rows = table1(scores, languages=languages, kinds=comparison.kinds, subsets=subsets)
     model_rows = [row for row in rows if row["kind"] == "model"]
     for row in rows:
         entry = comparison.entries.get(row["name"])
@@ -187,7 +191,7 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str], *, rank
     return rows
 
 
-def reference_scores(comparison: Comparison, languages: Collection[str]) -> list[lb.SubsetScore]:
+def reference_scores(comparison: Comparison, languages: Collection[str]) -> list[SubsetScore]:
     """The scores of the imported entries only: the models and human reference of the result files."""
     imported = {name for name, entry in comparison.entries.items() if entry.origin == "imported"}
     return [score for score in comparison.for_languages(languages) if score.name in imported]
@@ -198,8 +202,8 @@ def ranking_summary(comparison: Comparison, languages: Collection[str], rows: Se
     """What the page says about the ranking of ``rows`` (from :func:`leaderboard_rows` with the same
     arguments): how many subsets are ranked and of how many, how many rows are ranked, which are not."""
     scores = reference_scores(comparison, languages) if reference else comparison.for_languages(languages)
-    ranked = lb.ranked_subsets(scores, rank_over=rank_over, languages=languages)
-    every = lb.ranked_subsets(scores, rank_over="all", languages=languages)
+    ranked = ranked_subsets(scores, rank_over=rank_over, languages=languages)
+    every = ranked_subsets(scores, rank_over="all", languages=languages)
     return {"rank_over": rank_over, "n_subsets": len(ranked), "n_subsets_all": len(every),
             "n_rows": sum(row["rank"] is not None for row in rows),
             "unranked": [row for row in rows if row["rank"] is None]}
@@ -218,14 +222,14 @@ def per_task_rows(comparison: Comparison, human: str, languages: Collection[str]
                   against: Collection[str] = ("model",)) -> list[dict[str, Any]]:
     """HUME Table 8 rows for one human entry, each with its N, K, agreement, band, validity flag."""
     infos = comparison.humans.get(human, {})
-    rows = lb.per_task(comparison.for_languages(languages), human=human, ci=comparison.ci(human),
-                       against=against, languages=languages, kinds=comparison.kinds)
+    rows = per_task(comparison.for_languages(languages), human=human, ci=comparison.ci(human),
+                    against=against, languages=languages, kinds=comparison.kinds)
     for row in rows:
         info = infos.get((row["task"], row["language"]), HumanSubset())
         best = row["best_model"] or {}
         pct = best.get("pct_of_human")
         row.update(
-            short_task=lb.short_task_name(row["task"]), ci_method=info.ci_method, n_items=info.n_items,
+            short_task=short_task_name(row["task"]), ci_method=info.ci_method, n_items=info.n_items,
             n_annotators=info.n_annotators, agreement_metric=info.agreement_metric, agreement=info.agreement,
             agreement_label=agreement_label(info.agreement_metric, info.agreement), band=info.band,
             low_agreement=info.low_agreement, source=info.source,
@@ -244,24 +248,24 @@ def agreement_label(metric: str | None, value: float | None) -> str:
 
 
 def win_rate_table(comparison: Comparison, human: str, languages: Collection[str]) -> dict[str, Any]:
-    return lb.win_rates(comparison.for_languages(languages), human=human, languages=languages,
-                        kinds=comparison.kinds)
+    return win_rates(comparison.for_languages(languages), human=human, languages=languages,
+                     kinds=comparison.kinds)
 
 
 def llm_correlations(comparison: Comparison, human: str, languages: Collection[str]) -> list[dict[str, Any]]:
     """Spearman ρ between the human's and each LLM's per-subset scores (HUME §4.4, Table 13)."""
     scores = comparison.for_languages(languages)
-    own = lb.entry_scores(scores, human, languages=languages)
+    own = entry_scores(scores, human, languages=languages)
     llms = comparison.names("llm")
-    result = [{"name": name, **lb.spearman(own, lb.entry_scores(scores, name, languages=languages))}
+    result = [{"name": name, **spearman(own, entry_scores(scores, name, languages=languages))}
               for name in llms]
     if len(llms) > 1:
         per_subset: dict[SubsetKey, list[float]] = defaultdict(list)
         for name in llms:
-            for key, value in lb.entry_scores(scores, name, languages=languages).items():
+            for key, value in entry_scores(scores, name, languages=languages).items():
                 per_subset[key].append(value)
         mean = {key: sum(values) / len(values) for key, values in per_subset.items()}
-        result.append({"name": "mean of the LLMs", **lb.spearman(own, mean)})
+        result.append({"name": "mean of the LLMs", **spearman(own, mean)})
     return result
 
 
@@ -270,7 +274,7 @@ def paper_table(comparison: Comparison, table: str, languages: Collection[str] |
     if table in pt.DATASET_TABLES:
         return pt.dataset_table(comparison.scores, pt.DATASET_TABLES[table], kinds=comparison.kinds,
                                 languages=languages)
-    languages = languages or lb.HUME_LANGUAGES
+    languages = languages or HUME_LANGUAGES
     if table == "2":
         return pt.table2(comparison.for_languages(languages), human=human, kinds=comparison.kinds,
                          languages=languages)
@@ -286,7 +290,7 @@ def paper_figure(comparison: Comparison, number: str, human: str, languages: Col
         return pf.figure_1(leaderboard_rows(comparison, languages, rank_over=rank_over, reference=reference))
     if number == "12":
         return pf.figure_12(win_rate_table(comparison, human, languages))
-    rows = lb.per_task(comparison.for_languages(languages), human=human, languages=languages, kinds=comparison.kinds)
+    rows = per_task(comparison.for_languages(languages), human=human, languages=languages, kinds=comparison.kinds)
     if number in ("13", "14"):
         return pf.figure_gap(rows, "best" if number == "13" else "median")
     if number == "15":
@@ -299,8 +303,8 @@ def paper_figure(comparison: Comparison, number: str, human: str, languages: Col
 def figure_rows(comparison: Comparison, human: str, languages: Collection[str],
                 task: str | None = None) -> list[dict[str, Any]]:
     """HUME Figure 2 rows (model range, median, human) with the human's CI, for one task or all."""
-    rows = lb.figure2(comparison.for_languages(languages), human=human, languages=languages,
-                      kinds=comparison.kinds)
+    rows = figure2(comparison.for_languages(languages), human=human, languages=languages,
+                   kinds=comparison.kinds)
     ci = comparison.ci(human)
     return [{**row, "ci": list(ci[(row["task"], row["language"])]) if (row["task"], row["language"]) in ci else None}
             for row in rows if task is None or row["task"] == task]

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from agreement.results.leaderboard import HUME_TASK_KINDS, SubsetKey, SubsetScore
+from agreement.results.subset_scores import HUME_TASK_KINDS, SubsetKey, SubsetScore
 from measures import metrics as m
 from tasks_app.kinds import KINDS
 
@@ -82,7 +82,7 @@ class Entry:
 
 @dataclass
 class Comparison:
-    """Everything the views, exports and CLI need; the math itself is agreement/leaderboard.py's."""
+    """Everything the views, exports and CLI need; the math itself is in table1.py and its siblings."""
 
     scores: list[SubsetScore]
     entries: dict[str, Entry]

@@ -1,6 +1,6 @@
 """The rest of HUME's tables as data, in pure Python: Table 2, Tables 4–7, Table 8 and the §5.1 analysis.
 
-Inputs are the pure layer's :class:`SubsetScore` list (``leaderboard.py``) or its per-task rows
+Inputs are the pure layer's :class:`SubsetScore` list (``subset_scores.py``) or its per-task rows
 (``compare.per_task_rows``: Table 8 with N, K, agreement); outputs are JSON-ready rows, and
 :func:`rows_to_csv` / :func:`rows_to_latex` print any of them ×100 like the paper. Definitions, checked
 against the paper in ``tests/test_paper_tables.py``:
@@ -27,14 +27,8 @@ from typing import Any
 
 from scipy import stats
 
-from agreement.results.leaderboard import (
-    HUME_LANGUAGES,
-    SubsetScore,
-    _fmt,
-    latex_escape,
-    short_task_name,
-    task_kind,
-)
+from agreement.results.subset_scores import HUME_LANGUAGES, SubsetScore, short_task_name, task_kind
+from agreement.results.table_formats import fmt_score, latex_escape
 from hume.lib.csv_safety import to_csv
 
 TABLE2_KINDS = ("Classification", "Reranking", "STS")  # HUME: clustering is not asked of LLMs
@@ -135,12 +129,13 @@ def flat_rows(table: str, data: Any) -> tuple[list[str], list[list[Any]]]:
     if table == "2":
         llms = sorted({name for row in data for name in row["llms"]})
         header = ["category", "human", *llms, "best_model", "best_score"]
-        return header, [[row["category"], _fmt(row["human"], 100, 1),
-                         *(_fmt(row["llms"].get(n), 100, 1) for n in llms), (row["best_model"] or {}).get("name", ""),
-                         _fmt((row["best_model"] or {}).get("score"), 100, 1)] for row in data]
+        return header, [[row["category"], fmt_score(row["human"], 100, 1),
+                         *(fmt_score(row["llms"].get(n), 100, 1) for n in llms),
+                         (row["best_model"] or {}).get("name", ""),
+                         fmt_score((row["best_model"] or {}).get("score"), 100, 1)] for row in data]
     if table in DATASET_TABLES:
         header = ["model", *(short_task_name(t) for t in data["tasks"])]
-        return header, [[row["name"].split("/")[-1], *(_fmt(row["scores"][t], 100, 1) for t in data["tasks"])]
+        return header, [[row["name"].split("/")[-1], *(fmt_score(row["scores"][t], 100, 1) for t in data["tasks"])]
                         for row in data["rows"]]
     if table == "8":
         header = ["task", "language", "N", "K", "Tot", "human", "ci_low", "ci_high", "IAA", "best_model",
@@ -155,8 +150,9 @@ def flat_rows(table: str, data: Any) -> tuple[list[str], list[list[Any]]]:
 
 def _table8_line(r: Mapping[str, Any]) -> list[Any]:
     low, high = r["ci"] or (None, None)
-    return [r["task"], r["language"], r["n"] or "", r["k"] or "", r["total"] or "", _fmt(r["human"], 100, 1),
-            _fmt(low, 100, 1), _fmt(high, 100, 1), r["iaa"], r["best_model"] or "", _fmt(r["best_score"], 100, 1),
+    return [r["task"], r["language"], r["n"] or "", r["k"] or "", r["total"] or "", fmt_score(r["human"], 100, 1),
+            fmt_score(low, 100, 1), fmt_score(high, 100, 1), r["iaa"], r["best_model"] or "",
+            fmt_score(r["best_score"], 100, 1),
             "*" if r["outside_ci"] else ""]
 
 

@@ -35,7 +35,7 @@ from agreement.results.entries import (
     agreement_family,
     kind_of_task,
 )
-from agreement.results.leaderboard import SubsetScore
+from agreement.results.subset_scores import SubsetScore
 from annotation.models import Annotation
 from measures import metrics as m
 from tasks_app.models import Task

@@ -20,15 +20,15 @@ import numpy as np
 from django.conf import settings
 
 from agreement.model_runs.device import worker_device
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.model_runs.similarity import embed
 from agreement.retrieval import reports
 from agreement.retrieval.actions import create_judging_batch
 from agreement.retrieval.importing import import_collection
 from agreement.retrieval.models import Collection, Evaluation, Pool, PoolUnit, Subset
 from agreement.retrieval.pooling import build_pool
 from agreement.retrieval.system_runs import bm25_run, embedding_run
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 
 DEMO_RETRIEVAL = Path(settings.BASE_DIR) / "demo" / "retrieval"
 COLLECTION = "Everyday Science"

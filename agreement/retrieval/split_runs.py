@@ -26,8 +26,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from agreement.model_runs.device import add_device, worker_device
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.model_runs.similarity import embed
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk, RunEntry
 from agreement.retrieval.runs import finish_ranking, store_entries

@@ -1,7 +1,7 @@
 """Runs made here: exact cosine top-K of an embedding model, and BM25 (bm25s), stored like imported runs.
 
 The embedding side takes any ``embed(texts) -> (n, d) array`` callable, so the model registry
-(``agreement.model_runs.similarity.embed`` bound to a model) plugs in without this module knowing models.
+(``agreement.model_runs.embedding.embed`` bound to a model) plugs in without this module knowing models.
 Each subset is ranked on its own corpus; the whole run is written in one transaction. A reranked run takes
 any ``rerank(query, documents) -> scores`` callable (a cross-encoder) over another run's top-K.
 """

@@ -15,9 +15,9 @@ from pathlib import Path, PurePosixPath
 
 from django.core.files.uploadedfile import UploadedFile
 
-from agreement.results.importing import MAX_UPLOAD_BYTES
 from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import read_archive_members
+from agreement.results.results_import import MAX_UPLOAD_BYTES
 from agreement.retrieval.importing import CollectionSummary, import_collection
 from hume.lib.import_reader import ImportFailed, ImportProblem
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agreement.results.leaderboard import latex_escape
+from agreement.results.table_formats import latex_escape
 from agreement.sage.categories import CATEGORIES
 from hume.lib.csv_safety import to_csv
 
@@ -21,7 +21,7 @@ GROUP_TITLES = {"embedding": "Embedding Models", "classical": "Classical Metrics
 FORMATS = ("json", "csv", "latex")
 
 
-def _fmt(value: float | None) -> str:
+def fmt_score(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
 
 
@@ -31,7 +31,7 @@ def to_json(table: dict[str, Any]) -> str:
 
 def to_csv_text(table: dict[str, Any]) -> str:
     header = ["model", "group", *CATEGORIES, "overall"]
-    body = [[r["name"], r["group"], *(_fmt(r["scores"][c]) for c in CATEGORIES), _fmt(r["overall"])]
+    body = [[r["name"], r["group"], *(fmt_score(r["scores"][c]) for c in CATEGORIES), fmt_score(r["overall"])]
             for r in table["rows"]]
     return to_csv(header, body)
 
@@ -48,7 +48,7 @@ def subtables_csv(table: dict[str, Any]) -> str:
     `key` is the path inside the JSON subtable, e.g. `news.summary_over_semantic` (robustness, dataset news)
     or `insertion.essays` (sensitivity) or `mini.ndcg_at_10.word_shuffle` (retrieval).
     """
-    body = [[category, model, key, _fmt(value) if isinstance(value, float) else value]
+    body = [[category, model, key, fmt_score(value) if isinstance(value, float) else value]
             for category, per_model in table["subtables"].items()
             for model, detail in per_model.items() for key, value in _flatten(detail)]
     return to_csv(["category", "model", "key", "value"], body)
@@ -64,8 +64,8 @@ def to_latex(table: dict[str, Any], caption: str | None = None) -> str:
             group = row["group"]
             title = latex_escape(GROUP_TITLES.get(group, group))
             lines.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{title}}}}} \\")
-        cells = [_fmt(row["scores"][c]) or "--" for c in CATEGORIES]
-        lines.append(" & ".join([latex_escape(row["name"]), *cells, _fmt(row["overall"]) or "--"]) + r" \\")
+        cells = [fmt_score(row["scores"][c]) or "--" for c in CATEGORIES]
+        lines.append(" & ".join([latex_escape(row["name"]), *cells, fmt_score(row["overall"]) or "--"]) + r" \\")
     caption = caption or ("Performance on the SAGE benchmark across five evaluation categories. Scores are "
                           "normalized to [0,1]. The overall score is the unweighted mean across categories.")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(caption)}}}", r"\end{table}"]

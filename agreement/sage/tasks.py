@@ -6,6 +6,6 @@ from celery import shared_task
 
 @shared_task(name="sage.run_study", bind=True, acks_late=True, reject_on_worker_lost=True)
 def run_sage_study(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
-    from agreement.sage.jobs import execute
+    from agreement.sage.study_jobs import execute
 
     return execute(run_id, claimed_by=self.request.id or "")

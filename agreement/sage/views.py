@@ -15,14 +15,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from kombu.exceptions import OperationalError as BrokerError
 
-from agreement.sage import jobs, plots
+from agreement.sage import sage_plots, study_jobs
 from agreement.sage.baselines import SCORERS
 from agreement.sage.categories import CATEGORIES
 from agreement.sage.datasets import SageDataError
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import split_names
+from agreement.sage.named_scorers import split_names
+from agreement.sage.study_upload import StudyUploadError, keep_upload
 from agreement.sage.table import GROUP_TITLES, HEADERS
-from agreement.sage.uploads import StudyUploadError, keep_upload
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import RESEARCHER, is_admin, require_role
 
@@ -34,9 +34,9 @@ def index(request: HttpRequest) -> HttpResponse:
         return _upload(request)
     if request.method == "POST":
         try:
-            seed = jobs.parse_seed(request.POST.get("seed"))
+            seed = study_jobs.parse_seed(request.POST.get("seed"))
             models = split_names(",".join(request.POST.getlist("models")))
-            run = jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
+            run = study_jobs.ask(request.POST.get("study", ""), split_names(",".join(request.POST.getlist("metrics"))),
                            models, seed, request.user)
         except ValueError as error:
             messages.error(request, f"Nothing was started: {error}")
@@ -46,7 +46,7 @@ def index(request: HttpRequest) -> HttpResponse:
             return redirect("sage:index")
         return redirect("sage:detail", run_id=run.pk)
     return render(request, "agreement/sage/index.html", {
-        "runs": SageRun.objects.all()[:50], "studies": jobs.available_studies(), "metrics": SCORERS,
+        "runs": SageRun.objects.all()[:50], "studies": study_jobs.available_studies(), "metrics": SCORERS,
         "models": model_choices(request.user), "chosen": request.GET.get("study", "")})
 
 
@@ -60,14 +60,15 @@ def model_choices(user: Any) -> list[dict[str, Any]]:
 
 
 def _upload(request: HttpRequest) -> HttpResponse:
-    """A zipped study folder, checked whole (uploads.py); kept under SAGE_STUDIES_DIR, then offered to run."""
+    """A zipped study folder, checked whole (study_upload.py); kept under SAGE_STUDIES_DIR, then offered to run."""
     archive = request.FILES.get("archive")
     if archive is None:
         messages.error(request, "Nothing was uploaded: choose a .zip of the study folder.")
         return redirect("sage:index")
     name = request.POST.get("name", "").strip() or Path(archive.name).stem
     try:
-        study = keep_upload(archive, Path(archive.name).name, name, jobs.studies_dir(), jobs.available_studies())
+        study = keep_upload(archive, Path(archive.name).name, name, study_jobs.studies_dir(),
+                            study_jobs.available_studies())
     except (StudyUploadError, SageDataError) as error:
         messages.error(request, f"Nothing was uploaded: {error}")
         return redirect("sage:index")
@@ -124,7 +125,7 @@ def detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context: dict[str, Any] = {"run": run, "headers": [HEADERS[c] for c in CATEGORIES]}
     if run.status == SageRun.Status.DONE:
         context |= {"groups": groups_of(run.table), "subtables": subtables_of(run.table),
-                    "plots": [{"category": c, "title": plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
+                    "plots": [{"category": c, "title": sage_plots.title_of(c)} for c in (*CATEGORIES, "overall")]}
     return page_or_partial(request, "agreement/sage/detail.html", "agreement/sage/_run_partial.html", context)
 
 
@@ -134,4 +135,4 @@ def plot(request: HttpRequest, run_id: int, category: str) -> HttpResponse:
     run = get_object_or_404(SageRun, pk=run_id, status=SageRun.Status.DONE)
     if category not in (*CATEGORIES, "overall"):
         raise Http404(f"no SAGE category {category!r}")
-    return HttpResponse(plots.bars_svg(run.table, category), content_type="image/svg+xml")
+    return HttpResponse(sage_plots.bars_svg(run.table, category), content_type="image/svg+xml")

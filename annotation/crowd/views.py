@@ -110,6 +110,17 @@ def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
                     "study link yet. Open the study from the link your platform gave you.", 403)
 
 
+def _link_and_participant(request: HttpRequest, token: str) -> tuple[StudyLink, Participant] | HttpResponse:
+    """The study link and this browser's participant, or the page that says which one is missing."""
+    link = _link(token)
+    if link is None:
+        return _no_link(request)
+    participant = _participant(request, link)
+    if participant is None:
+        return _no_session(request, link)
+    return link, participant
+
+
 def _other_tab(request: HttpRequest, link: StudyLink, *, status: int = 409) -> HttpResponse:
     return _render(request, link, "other_tab.html", {}, status=status)
 
@@ -120,12 +131,10 @@ def _run_url(link: StudyLink, tab: str) -> str:
 
 @require_http_methods(["GET", "POST"])
 def run(request: HttpRequest, token: str) -> HttpResponse:
-    link = _link(token)
-    if link is None:
-        return _no_link(request)
-    participant = _participant(request, link)
-    if participant is None:
-        return _no_session(request, link)
+    found = _link_and_participant(request, token)
+    if isinstance(found, HttpResponse):
+        return found
+    link, participant = found
     running = participant.stage in studies.RUNNING
     if running and not (link.is_open and link.batch.is_open):
         return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
@@ -146,12 +155,10 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def take_over(request: HttpRequest, token: str) -> HttpResponse:
     """"Continue here": this tab becomes the participant's one tab; the other one gets the other-tab page."""
-    link = _link(token)
-    if link is None:
-        return _no_link(request)
-    participant = _participant(request, link)
-    if participant is None:
-        return _no_session(request, link)
+    found = _link_and_participant(request, token)
+    if isinstance(found, HttpResponse):
+        return found
+    link, participant = found
     if participant.stage not in studies.RUNNING:
         return redirect("crowd:run", token=link.token)
     return redirect(_run_url(link, studies.open_tab(participant, take_over=True) or ""))

@@ -3,7 +3,7 @@
 A prompt is built from what a human annotator gets and nothing else: the task's own instructions and the
 item's payload (`Item.payload`). Gold lives in `ItemGold` and is never read here. Each kind's prompt is
 kinds/<name>/prompt.py (looked up in the registry); the frame they share (preamble, output rules, the reply
-parser) is kinds/prompts.py. The answer is decoded into the kind's value format and goes through the same
+parser) is kinds/prompt_frame.py. The answer is decoded into the kind's value format and goes through the same
 `Task.validate_answer` as a human submit.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kinds.prompts import OUTPUT_RULES, PREAMBLE, AnswerProblem, KindPrompt, parse_reply
-from kinds.registry import Parts
+from kinds.kind_registry import Parts
+from kinds.prompt_frame import OUTPUT_RULES, PREAMBLE, AnswerProblem, KindPrompt, parse_reply
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import Task
 

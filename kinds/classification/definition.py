@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
+from kinds.ppi_estimands import ChoiceShares
 
 from .evaluation import ClassificationEvaluation
 from .form import ClassificationForm
@@ -29,6 +30,8 @@ class Classification(TaskKind):
     scorer = ClassificationScorer
     model_evaluation = ClassificationEvaluation()
     keys_help_template = "kinds/classification/keys_help.html"
+    aggregates_labels = True
+    ppi_estimands = ChoiceShares()
     needs_labels = True
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

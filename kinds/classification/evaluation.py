@@ -7,15 +7,13 @@ from typing import Any
 from kinds.evaluation import (
     Evaluated,
     Items,
+    LabelEvaluation,
     ModelAccess,
-    ModelEvaluation,
-    majority,
 )
-from measures import model_scoring, significance
+from measures import model_scoring
 
 
-class ClassificationEvaluation(ModelEvaluation):
-    main_metric = "accuracy"
+class ClassificationEvaluation(LabelEvaluation):
     protocols = model_scoring.CLASSIFICATION_PROTOCOLS
     encoder_only = "a classifier needs vectors"
 
@@ -25,13 +23,6 @@ class ClassificationEvaluation(ModelEvaluation):
     def evaluate(self, model: ModelAccess, items: Items, truth: dict[int, Any], protocol: str = "mteb") -> Evaluated:
         vectors = model.embed([p["text"] for _, p in items])
         return model_scoring.classification(vectors, [truth[i] for i, _ in items], protocol=protocol)
-
-    def consensus(self, answers: list[Any]) -> Any:
-        return majority(answers)
-
-    def paired_test(self, ids: list[int], payloads: dict[int, dict[str, Any]], gold: dict[int, Any],
-                    humans: dict[int, Any], model: dict[int, Any]) -> dict[str, Any] | None:
-        return significance.mcnemar_exact([humans[i] == gold[i] for i in ids], [model[i] == gold[i] for i in ids])
 
     def protocol_note(self, gold: dict[str, Any], protocol: str) -> str:
         """The folds, seed, undersampling and averaging of the cross-validation."""

@@ -6,6 +6,7 @@ Value format (answers; gold uses the same format): {doc_id: number on the task's
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kinds.base import (
@@ -19,11 +20,37 @@ from kinds.base import (
     optional_external_id,
     text_field,
 )
+from kinds.ppi_estimands import KindEstimands, Scale, keyed, number_on_scale
 
 from .evaluation import GradedRelevanceEvaluation
 from .form import GradedRelevanceForm
 from .prompt import GradedRelevancePrompt
 from .scorer import GradedRelevanceScorer
+
+
+class GradedRelevanceEstimands(KindEstimands):
+    """`grade` (an item's mean grade over its documents) and `share_at_least:<t>` (its share of documents
+    graded ≥ t). Summarised per item, the unit people label and the sample is drawn in, so the estimate is the
+    mean over items of the per-item mean grade, not a mean over documents."""
+
+    def names(self, scale: Scale) -> list[str]:
+        return ["grade", f"share_at_least:{scale.threshold:g}"]
+
+    def numbers(self, value: Any, scale: Scale, documents: Sequence[str] = ()) -> dict[str, float]:
+        grades = keyed(value, documents, "document")
+        values = [number_on_scale(grades[d], f"value.{d}", scale) for d in documents]
+        threshold = scale.threshold if scale.threshold is not None else default_threshold(scale.lo, scale.hi)
+        return {"grade": sum(values) / len(values),
+                f"share_at_least:{threshold:g}": sum(v >= threshold for v in values) / len(values)}
+
+    def default_threshold(self, lo: float, hi: float) -> float | None:
+        return default_threshold(lo, hi)
+
+
+def default_threshold(lo: float, hi: float) -> float:
+    """Graded relevance's default "relevant" grade: 70% up the scale, 7 on 0–10 (the judges' threshold of
+    docs/retrieval.md, "Evaluating runs")."""
+    return lo + 0.7 * (hi - lo)
 
 
 class GradedRelevance(TaskKind):
@@ -39,6 +66,7 @@ class GradedRelevance(TaskKind):
     scorer = GradedRelevanceScorer
     model_evaluation = GradedRelevanceEvaluation()
     keys_help_template = "kinds/graded_relevance/keys_help.html"
+    ppi_estimands = GradedRelevanceEstimands()
     default_scale = (0.0, 10.0, 1.0)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

@@ -1,12 +1,12 @@
 """The LLM prompt of the graded relevance kind: what to ask, how an item is shown, how the answer maps to its
-value (kinds/prompts.py has the frame every kind's prompt shares)."""
+value (kinds/prompt_frame.py has the frame every kind's prompt shares)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from kinds.base import ValidationProblem
-from kinds.prompts import FENCE, AnswerProblem, KindPrompt, PromptTask, fenced, parse_reply
+from kinds.prompt_frame import FENCE, AnswerProblem, KindPrompt, PromptTask, fenced, parse_reply
 
 GRADED_RUBRIC = """Score each document on its own, with a number from {lo:g} to {hi:g} (steps of {step:g}):
 - 10: Near-perfect match. The document directly and comprehensively answers the query.

@@ -6,6 +6,7 @@ Value format (answers; gold uses the same format): {axis: integer on the task's 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kinds.base import (
@@ -18,11 +19,23 @@ from kinds.base import (
     optional_external_id,
     text_field,
 )
+from kinds.ppi_estimands import KindEstimands, Scale, keyed, number_on_scale
 
 from .evaluation import LikertEvaluation
 from .form import LikertForm
 from .prompt import LikertPrompt
 from .scorer import LikertScorer
+
+
+class LikertEstimands(KindEstimands):
+    """`rating:<axis>` per axis: the mean rating on that axis."""
+
+    def names(self, scale: Scale) -> list[str]:
+        return [f"rating:{axis}" for axis in scale.axes]
+
+    def numbers(self, value: Any, scale: Scale, documents: Sequence[str] = ()) -> dict[str, float]:
+        scores = keyed(value, scale.axes, "axis")
+        return {f"rating:{axis}": number_on_scale(scores[axis], f"value.{axis}", scale) for axis in scale.axes}
 
 
 class Likert(TaskKind):
@@ -38,6 +51,7 @@ class Likert(TaskKind):
     scorer = LikertScorer
     model_evaluation = LikertEvaluation()
     keys_help_template = "kinds/likert/keys_help.html"
+    ppi_estimands = LikertEstimands()
     default_scale = (1.0, 7.0, 1.0)
     needs_axes = True
 

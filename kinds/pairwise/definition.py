@@ -6,14 +6,25 @@ Value format (answers; gold uses the same format): "a" | "b" | "tie".
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, ValidationProblem, optional_external_id, text_field
+from kinds.ppi_estimands import ChoiceShares, Scale
 
 from .evaluation import PairwiseEvaluation
 from .form import PairwiseForm
 from .prompt import PairwisePrompt
 from .scorer import PairwiseScorer
+
+
+class PairwiseEstimands(ChoiceShares):
+    """`share:a`, `share:b`, `share:tie`: the share of answers preferring each side, or neither."""
+
+    what = "choices"
+
+    def choices(self, scale: Scale) -> Sequence[str]:
+        return Pairwise.choices
 
 
 class Pairwise(TaskKind):
@@ -30,6 +41,8 @@ class Pairwise(TaskKind):
     scorer = PairwiseScorer
     model_evaluation = PairwiseEvaluation()
     keys_help_template = "kinds/pairwise/keys_help.html"
+    aggregates_labels = True
+    ppi_estimands = PairwiseEstimands()
     choices: ClassVar[tuple[str, ...]] = ("a", "b", "tie")
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

@@ -7,16 +7,13 @@ from typing import Any
 from kinds.evaluation import (
     Evaluated,
     Items,
+    LabelEvaluation,
     ModelAccess,
-    ModelEvaluation,
-    majority,
 )
-from measures import model_scoring, significance
+from measures import model_scoring
 
 
-class PairwiseEvaluation(ModelEvaluation):
-    main_metric = "accuracy"
-
+class PairwiseEvaluation(LabelEvaluation):
     def item_texts(self, payload: dict[str, Any]) -> list[str]:
         return [payload["context"], payload["a"], payload["b"]]
 
@@ -25,13 +22,6 @@ class PairwiseEvaluation(ModelEvaluation):
         sim_a = model.similarity(contexts, [p["a"] for _, p in items])
         sim_b = model.similarity(contexts, [p["b"] for _, p in items])
         return model_scoring.pairwise(sim_a, sim_b, [truth[i] for i, _ in items])
-
-    def consensus(self, answers: list[Any]) -> Any:
-        return majority(answers)
-
-    def paired_test(self, ids: list[int], payloads: dict[int, dict[str, Any]], gold: dict[int, Any],
-                    humans: dict[int, Any], model: dict[int, Any]) -> dict[str, Any] | None:
-        return significance.mcnemar_exact([humans[i] == gold[i] for i in ids], [model[i] == gold[i] for i in ids])
 
     def protocol_note(self, gold: dict[str, Any], protocol: str) -> str:
         return "SAGE's protocol (MTEB has no such task)"

@@ -40,6 +40,8 @@ class Reranking(TaskKind):
     scorer = RerankingScorer
     model_evaluation = RerankingEvaluation()
     keys_help_template = "kinds/reranking/keys_help.html"
+    aggregates_labels = True
+    label_unit = "candidates"
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         query = text_field(record, "query")

@@ -6,14 +6,26 @@ Value format (answers; gold uses the same format): a number on the task's scale 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kinds.base import ParsedRecord, TaskConfig, TaskKind, number_field, on_scale, optional_external_id, text_field
+from kinds.ppi_estimands import KindEstimands, Scale, number_on_scale
 
 from .evaluation import StsEvaluation
 from .form import STSForm
 from .prompt import STSPrompt
 from .scorer import StsScorer
+
+
+class StsEstimands(KindEstimands):
+    """`similarity`: the mean similarity, an answer's number being the answer itself."""
+
+    def names(self, scale: Scale) -> list[str]:
+        return ["similarity"]
+
+    def numbers(self, value: Any, scale: Scale, documents: Sequence[str] = ()) -> dict[str, float]:
+        return {"similarity": number_on_scale(value, "value", scale)}
 
 
 class STS(TaskKind):
@@ -29,6 +41,8 @@ class STS(TaskKind):
     scorer = StsScorer
     model_evaluation = StsEvaluation()
     keys_help_template = "kinds/sts/keys_help.html"
+    sentence_pairs = True
+    ppi_estimands = StsEstimands()
     scripts = ("annotation/slider.js",)
     default_scale = (0.0, 5.0, 0.5)
 

@@ -1,10 +1,10 @@
 """The LLM prompt of the sts kind: what to ask, how an item is shown, how the answer maps to its
-value (kinds/prompts.py has the frame every kind's prompt shares)."""
+value (kinds/prompt_frame.py has the frame every kind's prompt shares)."""
 from __future__ import annotations
 
 from typing import Any
 
-from kinds.prompts import KindPrompt, PromptTask, fenced
+from kinds.prompt_frame import KindPrompt, PromptTask, fenced
 
 
 class STSPrompt(KindPrompt):

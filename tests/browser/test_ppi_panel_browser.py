@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from agreement.ppi.jobs import request_ppi, run_ppi
+from agreement.ppi.estimate_jobs import request_ppi, run_ppi
 from agreement.ppi.models import PPIEstimate
 from hume.celery import app
 from tests.ppi_helpers import JUDGE, rated_likert_study

@@ -16,8 +16,8 @@ from playwright.sync_api import Page
 
 from agreement.retrieval.models import Evaluation, Run
 from agreement.retrieval.reports import run_evaluation
-from agreement.sage.jobs import execute
 from agreement.sage.models import SageRun
+from agreement.sage.study_jobs import execute
 from tests.hume_paper import RESULTS
 from tests.retrieval_helpers import judged_collection
 

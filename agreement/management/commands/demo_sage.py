@@ -1,4 +1,4 @@
-"""`python manage.py demo_sage`: the demo's SAGE study and its runs (agreement/sage/demo.py); scripts/run calls
+"""`python manage.py demo_sage`: the demo's SAGE study and its runs (agreement/sage/demo_study.py); scripts/run calls
 it after `demo_models`, which registers the MiniLM whose run this queues for the worker."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.shipped import MINILM_NAME
-from agreement.sage.demo import load
+from agreement.sage.demo_study import load
 
 
 class Command(BaseCommand):

@@ -11,9 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
 from agreement.mteb_export import DEFAULT_MODEL_NAME, ExportError, write_results
 from agreement.reports import report_in_process
+from agreement.task_argument import find_task
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.results.importing import import_path
 from agreement.results.mteb_files import ResultsImportError
+from agreement.results.results_import import import_path
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """``python manage.py leaderboard [--table 1|2|4|5|6|7|8|5.1]``: HUME's tables from the imported results and
-this project's humans (Table 1 by default; the math is in agreement/results/leaderboard.py and paper_tables.py)."""
+this project's humans (Table 1 by default; the math is in agreement/results/table1.py, its siblings and
+paper_tables.py)."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
@@ -9,10 +10,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.reports import report_in_process
-from agreement.results import leaderboard as lb
 from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
 from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, paper_table
+from agreement.results.subset_scores import HUME_LANGUAGES
+from agreement.results.table1 import RANK_OVER
+from agreement.results.table_formats import table1_to_csv, table1_to_latex, to_json
 from tasks_app.models import Task
 
 TABLES = {
@@ -44,7 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--figure", choices=pf.FIGURES,
                             help="Draw HUME Figure 1 or 12-16 instead of a table, into --out (.svg or .png)")
         parser.add_argument("--out", type=Path, help="File the figure is written to (.svg or .png)")
-        parser.add_argument("--rank-over", choices=lb.RANK_OVER, default="shared",
+        parser.add_argument("--rank-over", choices=RANK_OVER, default="shared",
                             help="Table 1: rank over the subsets the compared rows share (default), or rank only "
                                  "rows with all subsets (HUME's rule when every row comes from the same benchmark)")
         parser.add_argument("--human", help="The human entry of tables 2, 8 and 5.1 (default: this project's "
@@ -52,7 +55,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         given = options["languages"]
-        languages = [code.strip() for code in (given or ",".join(lb.HUME_LANGUAGES)).split(",") if code.strip()]
+        languages = [code.strip() for code in (given or ",".join(HUME_LANGUAGES)).split(",") if code.strip()]
         if not languages:
             raise CommandError("--languages needs at least one language code, e.g. eng-Latn")
         comparison, table, fmt = self.comparison(), options["table"], options["format"]
@@ -69,17 +72,17 @@ class Command(BaseCommand):
         elif fmt == "latex":
             self.stdout.write(pt.rows_to_latex(table, data, caption=TABLES[table]), ending="")
         else:
-            self.stdout.write(lb.to_json(data))
+            self.stdout.write(to_json(data))
 
     def _table1(self, comparison: Comparison, languages: list[str], fmt: str, rank_over: str) -> None:
         rows = leaderboard_rows(comparison, languages, rank_over=rank_over)
         if fmt == "csv":
-            self.stdout.write(lb.table1_to_csv(rows), ending="")
+            self.stdout.write(table1_to_csv(rows), ending="")
         elif fmt == "latex":
-            self.stdout.write(lb.table1_to_latex(rows, caption="Humans, models and LLM annotators "
-                                                 f"({', '.join(languages)})", label="tab:leaderboard"), ending="")
+            self.stdout.write(table1_to_latex(rows, caption="Humans, models and LLM annotators "
+                                              f"({', '.join(languages)})", label="tab:leaderboard"), ending="")
         else:
-            self.stdout.write(lb.to_json(export_rows(rows)))
+            self.stdout.write(to_json(export_rows(rows)))
 
     def comparison(self) -> Comparison:
         """The comparison, after computing here any mapped task's missing report with the worker's code

@@ -2,7 +2,7 @@
 [--sequence-t-star 200] [--format json|csv]`: a task's judge-augmented estimates with their intervals
 (prediction-powered inference).
 
-Computes in this process with the code a worker runs (`agreement/ppi/cli.py`) and prints the document; keys
+Computes in this process with the code a worker runs (`agreement/ppi/document.py`) and prints the document; keys
 and meaning in docs/ppi.md. A line on stderr says what the labels are worth. Refused input (a person as judge,
 a judge that missed items, no human labels, answers off the scale) exits with the reason and changes nothing.
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
-from agreement.ppi.cli import ppi_csv, ppi_document, ppi_json, worth_line
-from agreement.ppi.loading import PPIInputError
+from agreement.ppi.document import ppi_csv, ppi_document, ppi_json, worth_line
+from agreement.ppi.ppi_loading import PPIInputError
 from agreement.ppi.sequence import DEFAULT_T_STAR
+from agreement.task_argument import find_task
 
 
 def positive(text: str) -> float:

@@ -1,7 +1,7 @@
 """`python manage.py ppi_batch TASK --judge NAME (--target-half-width W | --items N) [--alpha 0.05] [--seed S]
 [--name NAME] [--overlap K] [--annotators a,b] [--no-assurance] [--active J1,J2 [--uniform-share 0.2]]`: a
 human batch of exactly the items a PPI plan needs, drawn uniformly at random from the items no person has
-answered, or actively where judges disagree (agreement/ppi/batches.py).
+answered, or actively where judges disagree (agreement/ppi/human_batch.py).
 
 Prints a JSON summary: the batch, its items in draw order and the plan. Refused input writes nothing.
 """
@@ -13,11 +13,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
 from agreement.ppi.active import DEFAULT_UNIFORM_SHARE
-from agreement.ppi.batches import create_ppi_batch
-from agreement.ppi.loading import PPIInputError
+from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.planner import DEFAULT_ASSURANCE
+from agreement.ppi.ppi_loading import PPIInputError
+from agreement.task_argument import find_task
 from annotation.models import Annotator
 
 

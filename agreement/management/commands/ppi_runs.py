@@ -1,6 +1,6 @@
 """`python manage.py ppi_runs POOL_TASK --judge NAME [--k 10] [--threshold T] [--alpha 0.05]
 [--format json|csv]`: each pooled retrieval run's relevance@k and P@k with PPI intervals, from an LLM judge
-on every pooled pair and people on a uniform sample (agreement/ppi/runs.py, docs/ppi.md)."""
+on every pooled pair and people on a uniform sample (agreement/ppi/ranking_estimates.py, docs/ppi.md)."""
 from __future__ import annotations
 
 import csv
@@ -10,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
-from agreement.ppi.loading import PPIInputError
-from agreement.ppi.runs import run_estimates
+from agreement.ppi.ppi_loading import PPIInputError
+from agreement.ppi.ranking_estimates import run_estimates
+from agreement.task_argument import find_task
 from hume.lib.csv_safety import safe_row
 
 COLUMNS = ("run", "k", "metric", "estimate", "ci_low", "ci_high", "classical_low", "classical_high", "lambda", "n",

@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.humans import human_scorer, sts_items
-from agreement.sage.scorers import metric_scorers, model_scorers, split_names
+from agreement.sage.named_scorers import metric_scorers, model_scorers, split_names
 from agreement.sage.study import Scorer, run_study
 from agreement.sage.table import FORMATS, render, subtables_csv
 from annotation.models import Annotation, Annotator
@@ -33,7 +33,7 @@ from tasks_app.models import Task
 def human_task_scorer(name: str) -> Scorer:
     """The human row from an STS task made by `sage tasks`: mean human rating per item, skips left out."""
     task = Task.objects.filter(name=name).first()
-    if task is None or task.kind != "sts":
+    if task is None or not task.kind_definition.sentence_pairs:
         raise CommandError(f"no STS task named {name!r} (make one from `sage tasks` and import_task --kind sts)")
     items = [{"id": ext, "sentence1": payload["sentence1"], "sentence2": payload["sentence2"]}
              for ext, payload in task.items.values_list("external_id", "payload")]

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import import_annotations
+from annotation.answer_import import import_annotations
 from hume.lib.import_reader import ImportFailed
 from tasks_app.models import Task
 

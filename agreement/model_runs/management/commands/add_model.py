@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.model_runs.backends import BackendError
 from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel
-from agreement.model_runs.registry import build, register
+from agreement.model_runs.registration import build, register
 
 
 class Command(BaseCommand):

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from agreement.model_runs.evaluate import UnsupportedKind, check_supported
+from agreement.model_runs.execution import enqueue, run_in_process, start_run
 from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel
-from agreement.model_runs.runs import enqueue, run_in_process, start_run
 from agreement.model_runs.shipped import MINILM_NAME
 from tasks_app.models import Task
 

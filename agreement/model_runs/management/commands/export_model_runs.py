@@ -1,5 +1,5 @@
 """`python manage.py export_model_runs MODEL TASK [TASK ...] --out DIR`: a model's in-app runs as MTEB
-TaskResult files (agreement/model_runs/mteb_export.py); the latest finished run per task."""
+TaskResult files (agreement/model_runs/model_mteb_export.py); the latest finished run per task."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.cli import find_task
-from agreement.model_runs.cli import find_models
+from agreement.model_runs.model_arguments import find_models
+from agreement.model_runs.model_mteb_export import write_run_results
 from agreement.model_runs.models import ModelRun
-from agreement.model_runs.mteb_export import write_run_results
 from agreement.mteb_export import ExportError
+from agreement.task_argument import find_task
 
 
 class Command(BaseCommand):

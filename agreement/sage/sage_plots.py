@@ -1,4 +1,4 @@
-"""SAGE bar plots, one per category (and the overall), as SVG drawn with matplotlib like results/plots.py.
+"""SAGE bar plots, one per category (and the overall), as SVG drawn with matplotlib like results/figure2.py.
 
 A plain `Figure` (no pyplot, so concurrent requests share no state), text kept as text, a fixed hash salt
 and no date, so the same table always draws the same bytes. Bars are coloured by group (embedding models,
@@ -12,7 +12,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from agreement.results.plots import COLORS
+from agreement.results.figure2 import COLORS
 from agreement.sage.table import GROUP_TITLES, HEADERS
 
 GROUP_COLORS = {"embedding": "#2456c7", "classical": "#1e7b45", "human": "#b42318"}

@@ -1,7 +1,7 @@
 """A task's PPI estimates from its numbers (no Django): every estimand, over all items and per system or
 group, and the differences between two systems.
 
-`StudyNumbers` is what the loader (`agreement/ppi/loading.py`) reads from the database: for each item of the
+`StudyNumbers` is what the loader (`agreement/ppi/ppi_loading.py`) reads from the database: for each item of the
 task's pool, the judge's number per estimand and, on the labelled items, the mean of the humans' numbers.
 `estimates_document` turns it into the document `python manage.py ppi` prints (keys in docs/ppi.md).
 """

@@ -24,9 +24,9 @@ from django.utils import timezone
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
+from agreement.model_runs.embedding import embed
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
-from agreement.model_runs.similarity import embed
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import Lease, LeaseLost, claim, lease_until

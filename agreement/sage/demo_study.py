@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from agreement.sage import jobs
+from agreement.sage import study_jobs
 from agreement.sage.baselines import SCORERS
 from agreement.sage.models import SageRun
 from hume.jobs import enqueue_on_commit
@@ -22,7 +22,7 @@ DEMO_SOURCE = Path(settings.BASE_DIR) / "demo" / "sage-study"
 
 
 def install_study() -> Path:
-    target = jobs.studies_dir() / DEMO_STUDY
+    target = study_jobs.studies_dir() / DEMO_STUDY
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(DEMO_SOURCE, target)
@@ -42,7 +42,7 @@ def load(model_name: str | None) -> list[SageRun]:
     run = _stored(metrics, [])
     if run is None:
         run = SageRun.objects.create(study=DEMO_STUDY, folder=str(folder), metrics=metrics, seed=0)
-        jobs.execute(run.pk)
+        study_jobs.execute(run.pk)
         run.refresh_from_db()
     runs.append(run)
     if model_name:

@@ -11,10 +11,10 @@ from typing import Any
 
 from django.utils import timezone
 
-from agreement.ppi.loading import load_numbers
 from agreement.ppi.planner import labels_needed
+from agreement.ppi.ppi_loading import load_numbers
 from agreement.ppi.sequence import DEFAULT_T_STAR
-from agreement.ppi.study import StudyNumbers, estimates_document, sample_for
+from agreement.ppi.task_estimates import StudyNumbers, estimates_document, sample_for
 from hume.lib.csv_safety import safe_row
 from tasks_app.models import Task
 
@@ -28,7 +28,7 @@ def ppi_document(task: Task, judge_name: str, *, alpha: float = 0.05, target_hal
                  threshold: float | None = None, t_star: int = DEFAULT_T_STAR,
                  computed_in: str = "cli") -> dict[str, Any]:
     """Every estimate of the task with this judge, and the plan when a target half-width is given.
-    Raises agreement.ppi.loading.PPIInputError on input PPI cannot use (nothing is written)."""
+    Raises agreement.ppi.ppi_loading.PPIInputError on input PPI cannot use (nothing is written)."""
     numbers = load_numbers(task, judge_name, threshold=threshold)
     doc = {"format_version": FORMAT_VERSION, "task": task.name, "task_id": task.pk, "kind": task.kind,
            "language": task.language, "judge": judge_name, "computed_at": timezone.now().isoformat(),

@@ -17,10 +17,10 @@ import numpy as np
 from django.db import transaction
 
 from agreement.ppi.active import DEFAULT_UNIFORM_SHARE, draw_probabilities, draw_until_new
-from agreement.ppi.loading import PPIInputError, judge_numbers, load_numbers, pool_items
 from agreement.ppi.models import PPIDraw
 from agreement.ppi.planner import DEFAULT_ASSURANCE, Plan, labels_needed
-from agreement.ppi.study import StudyNumbers, sample_for
+from agreement.ppi.ppi_loading import PPIInputError, judge_numbers, load_numbers, pool_items
+from agreement.ppi.task_estimates import StudyNumbers, sample_for
 from annotation.batches import AssignmentProblem, assign
 from annotation.models import Annotator, Batch, BatchItem
 from tasks_app.models import Item, Task

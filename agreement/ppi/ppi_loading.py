@@ -17,10 +17,11 @@ import numpy as np
 from django.db.models import Q
 
 from agreement.ppi.active import pooled_draws, usable_prefix
-from agreement.ppi.estimands import OffScale, Scale, default_threshold, estimand_names, numbers
+from agreement.ppi.estimands import OffScale, Scale, estimand_names, numbers
 from agreement.ppi.models import PPIDraw
-from agreement.ppi.study import STRATA_FIELDS, StudyNumbers, rows_to_numbers
+from agreement.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
 from annotation.models import Annotation, Annotator, BatchItem
+from tasks_app.kinds import KINDS
 from tasks_app.models import Item, Task
 
 MAX_PROBLEMS = 10  # listed in one error; the rest are counted
@@ -33,14 +34,17 @@ class PPIInputError(ValueError):
 def task_scale(task: Task, threshold: float | None = None) -> Scale:
     """The estimands' view of the task; refuses kinds with no PPI estimate."""
     lo, hi, _step = task.scale
-    scale = Scale(task.kind, lo, hi, tuple(task.labels or ()), tuple(task.axes or ()),
-                  threshold if threshold is not None or task.kind != "graded_relevance" else default_threshold(lo, hi))
-    try:
-        estimand_names(scale)
-    except ValueError as refusal:
-        raise PPIInputError(f"task {task.name!r}: {refusal}") from None
-    if task.kind == "classification" and not scale.labels:
-        raise PPIInputError(f"task {task.name!r}: a classification task needs its label set for PPI estimates")
+    kind = task.kind_definition
+    estimands = kind.ppi_estimands
+    if estimands is None:
+        supported = [name for name, other in KINDS.items() if other.ppi_estimands is not None]
+        raise PPIInputError(f"task {task.name!r}: {task.kind} tasks have no PPI estimate: it is defined for "
+                            f"{', '.join(supported)} (a mean over items of a number each answer gives)")
+    if threshold is None:
+        threshold = estimands.default_threshold(lo, hi)
+    scale = Scale(task.kind, lo, hi, tuple(task.labels or ()), tuple(task.axes or ()), threshold, estimands)
+    if kind.needs_labels and not scale.labels:
+        raise PPIInputError(f"task {task.name!r}: a {task.kind} task needs its label set for PPI estimates")
     return scale
 
 

@@ -14,9 +14,9 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from agreement.ppi.cli import ppi_document
-from agreement.ppi.loading import PPIInputError, find_judge
+from agreement.ppi.document import ppi_document
 from agreement.ppi.models import PPIEstimate
+from agreement.ppi.ppi_loading import PPIInputError, find_judge
 from hume import jobs
 from tasks_app.models import Task
 

@@ -4,7 +4,7 @@
 delivered twice runs the study once; its lease is renewed while the study runs, so a worker killed mid-run
 leaves a lease that lapses and the layer's beat sends the run to another worker, which runs it again from its
 seed (the same table). Every write goes through the lease: a worker that lost it stores nothing. The scorers
-are the `sage` command's own (`scorers.py`), so the page's table is the CLI's table for the same study, names
+are the `sage` command's own (`named_scorers.py`), so the page's table is the CLI's table for the same study, names
 and seed.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from agreement.model_runs.device import worker_device
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.models import SageRun
-from agreement.sage.scorers import check_models_may_run, metric_scorers, model_scorers
+from agreement.sage.named_scorers import check_models_may_run, metric_scorers, model_scorers
 from agreement.sage.study import run_study
 from hume import jobs
 from hume.jobs.lease import claim
@@ -31,7 +31,7 @@ def available_studies() -> list[str]:
     root = studies_dir()
     if not root.is_dir():
         return []
-    # a name starting with "." is an upload being checked (uploads.py), not a study yet
+    # a name starting with "." is an upload being checked (study_upload.py), not a study yet
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 

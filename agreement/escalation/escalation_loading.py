@@ -14,7 +14,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Sum
 
-from agreement.escalation.alt_test import AltTestResult, alt_test
+from agreement.escalation.alternative_annotator_test import AltTestResult, alt_test
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem, Plan, escalate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem

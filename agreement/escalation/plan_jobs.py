@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agreement.escalation.calibration import check_levels
-from agreement.escalation.loading import (
+from agreement.escalation.escalation_loading import (
     alt_test_for_task,
     create_escalation_batch,
     escalation_plan,

@@ -1,6 +1,6 @@
 """The scorers a SAGE study can run, by the names a researcher gives: classical metrics and registered models.
 
-Shared by the `sage` command and the SAGE page's job (`jobs.py`), so the page's table is the CLI's table for
+Shared by the `sage` command and the SAGE page's job (`study_jobs.py`), so the page's table is the CLI's table for
 the same study, names and seed. Unknown names raise `CommandError` with the names that are known.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ def model_scorers(names: list[str]) -> list[Scorer]:
     if importlib.util.find_spec("agreement.model_runs") is None:
         raise CommandError("--models needs the model registry (agreement.model_runs), which is not installed "
                            "here; use --metrics " + ",".join(SCORERS) + " for the classical metrics")
-    from agreement.model_runs import similarity as runs
+    from agreement.model_runs import embedding as runs
     from agreement.model_runs.models import EmbeddingModel
 
     found = {m.name: m for m in EmbeddingModel.objects.filter(name__in=names)}
