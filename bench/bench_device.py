@@ -1,31 +1,35 @@
 #!/usr/bin/env python
 """Model work on the worker's device (MODEL_DEVICE, default auto: a CUDA GPU when torch sees one).
 
-Three parts, each printing its figures as it ends, so a run cut short still reports what it finished:
+Four parts; each line is printed (and flushed) as soon as its figure exists, so a run cut off by a timeout
+still reports what it finished. After each run, the seconds its thread spent in each stage
+(agreement/model_runs/stages.py: start, read, lookup, encode = waiting for the encoder, cache write, chunk
+done, score read, evaluate, significance, predictions write; retrieval: read, rank, entries write, ranks).
 
 1. encode: an STS task of N pairs (2N distinct synthetic texts, seeded): bare `SentenceTransformer.encode` of
-   all texts on the device at the device's batch size, against the app's model run of the same texts end to
-   end (run_models' in-process path: chunks, embedding cache writes, scoring). Goal: run ≥ 0.9× bare.
-   Also the app's encoder alone (tokenising overlapped with the device) against bare encode.
+   all texts on the device at the device's batch size, then the app's encoder alone (tokenising overlapped
+   with the device), then the app's model run of the same texts end to end (start_run + run_in_process:
+   chunks, cache lookups and writes, scoring), with run/bare and bare/run. Goal: bare/run >= 0.9.
 2. search: exact top-100 of Q queries over D random 384-d vectors with `exact_top_k` on the device (host
    arrays in, host arrays out: transfers counted), against bare torch (matmul + topk on device-resident
    tensors, no transfer, ties unordered).
 3. retrieval: an embedding run of a collection of D documents and Q queries end to end, as
    `manage.py embedding_run` does it (documents read from the database, encoded, cached, ranked on the device,
-   entries stored). Documents are synthetic sentences of 8-14 words.
+   entries stored). Documents are synthetic sentences of 8-14 words. `--stand-in`: the encoder of part 4.
+4. pipeline (no GPU needed): the model run of part 1 with a stand-in encoder (bench/stand_in.py) that takes
+   1/RATE s a text and releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the
+   app's own work around encoding can be measured and improved on any machine.
 
-4. pipeline (no GPU needed): the model run of part 1 with a stand-in encoder that takes 1/RATE s a text and
-   releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the app's own work around
-   encoding (items, cache lookups and writes, scoring) can be measured and improved on any machine; run it
-   with MODEL_RUN_CHUNK_TEXTS set to compare chunk sizes.
-
+MODEL_RUN_CHUNK_TEXTS sets the chunks of parts 1 and 4 (one chunk, e.g. 65536, is the in-process best).
 SAGE's first pass on the device is bench/bench_sage.py with `--models all-MiniLM-L6-v2` (it uses the same
-MODEL_DEVICE). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or HUME_DATA_DIR's copy).
+MODEL_DEVICE; `--stand-in RATE` there too). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or
+HUME_DATA_DIR's copy).
 
-    python bench/bench_device.py encode --pairs 20000
+    MODEL_RUN_CHUNK_TEXTS=65536 python bench/bench_device.py encode --pairs 20000
     python bench/bench_device.py search --docs 5000000 --queries 1000
     python bench/bench_device.py retrieval --docs 1000000 --queries 1000
-    MODEL_RUN_CHUNK_TEXTS=8192 python bench/bench_device.py pipeline --pairs 20000 --rate 19000
+    python bench/bench_device.py retrieval --docs 50000 --stand-in                 # no GPU needed
+    MODEL_RUN_CHUNK_TEXTS=65536 python bench/bench_device.py pipeline --pairs 20000 --rate 19000
 """
 from __future__ import annotations
 
@@ -176,12 +180,13 @@ def part_retrieval(docs: int, queries: int, rate: float | None = None, k: int = 
 
     device = worker_device()
     stages.reset()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     run = embedding_run(collection, "minilm", vectors, k=k, batch=65536, device=device)
-    whole = time.perf_counter() - start
+    whole, cpu = time.perf_counter() - start, time.process_time() - cpu
     print(f"[retrieval] embedding run end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, "
           f"encode, cache, rank top-{k}, store {run.entries.count()} entries) on {run.device}"
-          + (f"; run/stand-in {whole * rate / (docs + queries):.2f}" if rate else ""), flush=True)
+          + (f"; run/stand-in {whole * rate / (docs + queries):.2f}" if rate else "")
+          + f"; {cpu:.1f} CPU s, load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"[retrieval] stages: {stages.breakdown()}", flush=True)
 
 
@@ -198,16 +203,17 @@ def part_pipeline(pairs: int, rate: float) -> None:
     task = make_task("bench pipeline", [(texts[2 * i], texts[2 * i + 1], round(rng.uniform(0, 5), 1))
                                         for i in range(pairs)])
     stages.reset()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with stages.timed("start"):
         run = start_run(task, model)
     run = run_in_process(run)
-    whole = time.perf_counter() - start
+    whole, cpu = time.perf_counter() - start, time.process_time() - cpu
     alone = 2 * pairs / rate
     print(f"[pipeline] {os.cpu_count()} CPU cores; {pairs} STS pairs ({2 * pairs} texts), chunks of "
           f"{settings.MODEL_RUN_CHUNK_TEXTS} texts ({run.chunks_total}), stand-in encoder at {rate:.0f} texts/s "
           f"({alone:.2f} s alone): model run {whole:.2f} s, ratio run/stand-in {whole / alone:.2f}, "
-          f"stand-in/run {alone / whole:.2f} (goal >= 0.9), status {run.status}", flush=True)
+          f"stand-in/run {alone / whole:.2f} (goal >= 0.9), status {run.status}; {cpu:.2f} CPU s (all threads: "
+          f"the steadier figure on a shared machine), load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"[pipeline] stages (seconds the run's thread spent; encode = waiting for the encoder): "
           f"{stages.breakdown()}", flush=True)
 

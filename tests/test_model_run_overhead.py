@@ -108,3 +108,20 @@ def test_an_embedding_run_under_a_taken_name_is_refused_before_anything_is_encod
     with pytest.raises(ValueError, match="already has a run named 'x'"):
         embedding_run(collection, "x", vectors, k=1)
     assert len(asked) == 2
+
+
+def test_a_run_in_one_process_reads_its_items_once_and_scores_as_a_worker_would() -> None:
+    model, task = minilm(), data.build_model_task("sts")
+    item_table = Item._meta.db_table
+    with CaptureQueriesContext(connection) as queries:
+        run = runs.run_in_process(runs.start_run(task, model, chunk_texts=4), poll=0.05)
+    payload_reads = [q["sql"] for q in queries.captured_queries
+                     if q["sql"].lstrip().upper().startswith("SELECT") and f'"{item_table}"."payload"' in q["sql"]]
+    assert run.status == ModelRun.Status.DONE and run.chunks_total == 4
+    assert len(payload_reads) == 1  # start_run's; not again per chunk nor for the scoring
+    in_process = run.scores
+
+    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING)  # scored again, reading it all
+    assert runs.score_if_ready(run.pk) == "scored"
+    run.refresh_from_db()
+    assert run.scores == in_process

@@ -39,7 +39,10 @@ from tasks_app.models import Item, ItemGold, Task
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
 
 
-def load_inputs(task: Task) -> tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[Any]]]:
+Inputs = tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[Any]]]
+
+
+def load_inputs(task: Task) -> Inputs:
     """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries."""
     items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
     gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
@@ -79,7 +82,10 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
     """The run of this model on the task's current inputs under `protocol` ("mteb", or "pooled" for
-    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new."""
+    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new.
+
+    The returned instance carries the inputs it was keyed on (`run.inputs`, not stored), so run_in_process
+    reads the items once, not again for the chunks and the scoring (20,000 JSON payloads each time)."""
     ev.check_supported(task.kind, model)
     ev.check_protocol(task.kind, protocol)
     items, gold, humans = load_inputs(task)
@@ -99,6 +105,7 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
             status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_expires_at=None)
     run.refresh_from_db()
+    run.inputs = (items, gold, humans)
     return run
 
 
@@ -177,15 +184,19 @@ def write_predictions(run_id: int, predictions: dict[int, Any]) -> None:
             cursor.executemany(sql, rows[start:start + 5000])
 
 
-def execute_chunk(chunk_id: int) -> str:
-    """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one."""
+def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None) -> str:
+    """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one.
+    inputs, payloads_by_id: the run's inputs and {item id: payload}, when this process has them
+    (run_in_process); else the chunk's items and the scoring's inputs are read from the database."""
     with timed("read"):
         lease = claim_chunk(chunk_id)
         if lease is None:
             return "failed" if give_up_if_out_of_attempts(chunk_id) else "taken"
         chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
         run = chunk.run
-        payloads = chunk_payloads(run.task_id, chunk.item_ids)
+        known_payloads = payloads_by_id or {}
+        payloads = (known_payloads if all(i in known_payloads for i in chunk.item_ids)
+                    else chunk_payloads(run.task_id, chunk.item_ids))
         texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
     stats: dict[str, int] = {}
     try:
@@ -205,7 +216,7 @@ def execute_chunk(chunk_id: int) -> str:
         add_device(ModelRun, run.pk, device)
     except LeaseLost:
         pass  # another worker took the chunk over (our lease lapsed): its count stands, not ours
-    return score_if_ready(run.pk) or "done"
+    return score_if_ready(run.pk, inputs) or "done"
 
 
 def fail(run: ModelRun, exc: Exception) -> None:
@@ -223,20 +234,21 @@ def claim_scoring(run_id: int) -> Lease | None:
     return Lease(ModelRun, run_id, token) if claimed else None
 
 
-def score_if_ready(run_id: int) -> str | None:
+def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
     lease = claim_scoring(run_id)
     if lease is None:
         return None
     with lease.kept():
-        return score_run(run_id, lease.token)
+        return score_run(run_id, lease.token, inputs)
 
 
-def score_run(run_id: int, token: uuid.UUID) -> str:
-    """Score against gold and against the humans' consensus; store scores and predictions in one transaction."""
+def score_run(run_id: int, token: uuid.UUID, inputs: Inputs | None = None) -> str:
+    """Score against gold and against the humans' consensus; store scores and predictions in one transaction.
+    inputs: those the run was started on, when this process has them (start_run's `run.inputs`)."""
     with timed("score read"):
         run = ModelRun.objects.select_related("task", "model").get(pk=run_id)
         kind = run.task.kind
-        items, gold, humans = load_inputs(run.task)
+        items, gold, humans = inputs or load_inputs(run.task)
     targets = {"gold": {i: ev.gold_truth(kind, g) for i, g in gold.items()},
                "humans": {i: ev.consensus(kind, a) for i, a in humans.items()}}
     scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind, "protocol": run.protocol}
@@ -303,17 +315,20 @@ def unfinished_chunks(run: ModelRun) -> list[int]:
 
 
 def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -> ModelRun:
-    """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold."""
+    """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold.
+    A run from start_run brings its inputs (`run.inputs`): the chunks and the scoring use them."""
     deadline = time.monotonic() + timeout
+    inputs = getattr(run, "inputs", None)
+    payloads_by_id = dict(inputs[0]) if inputs else None
     while True:
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run
         pending = unfinished_chunks(run)
         for chunk_id in pending:
-            execute_chunk(chunk_id)
+            execute_chunk(chunk_id, inputs, payloads_by_id)
         if not pending:
-            score_if_ready(run.pk)
+            score_if_ready(run.pk, inputs)
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run

@@ -2,7 +2,8 @@
 
 `embed(model, texts)` returns one float32 row per text. Vectors already stored for (model identity, sha256
 of the text) are read back; only the rest go to the backend, once per distinct text, and are stored with
-`bulk_create(ignore_conflicts=True)` so two workers embedding the same text at once both succeed.
+INSERT … ON CONFLICT DO NOTHING so two workers embedding the same text at once both succeed. Lookups and
+writes go a slice at a time beside a local model's encoding (encoded_slices), so a GPU does not wait on them.
 `similarity(model, a, b)` is the cosine of those vectors for encoders, and the metric's pair score for
 classical metrics (which have no vectors and are never cached: they cost less than a cache read).
 """
@@ -82,7 +83,9 @@ def encoded_slices(backend: Any, parts: Iterable[list[tuple[str, str]]]
     n + 2, so a GPU is not left idle during the cache's reads and writes."""
     if not getattr(backend, "encodes_in_background", False):
         for part in parts:
-            yield part, backend.encode([t for _, t in part])
+            with timed("encode"):
+                vectors = backend.encode([t for _, t in part])
+            yield part, vectors
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
         queued: deque[tuple[list[tuple[str, str]], Future[np.ndarray]]] = deque()
