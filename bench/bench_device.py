@@ -1,31 +1,35 @@
 #!/usr/bin/env python
 """Model work on the worker's device (MODEL_DEVICE, default auto: a CUDA GPU when torch sees one).
 
-Three parts, each printing its figures as it ends, so a run cut short still reports what it finished:
+Four parts; each line is printed (and flushed) as soon as its figure exists, so a run cut off by a timeout
+still reports what it finished. After each run, the seconds its thread spent in each stage
+(agreement/model_runs/stages.py: start, read, lookup, encode = waiting for the encoder, cache write, chunk
+done, score read, evaluate, significance, predictions write; retrieval: read, rank, entries write, ranks).
 
 1. encode: an STS task of N pairs (2N distinct synthetic texts, seeded): bare `SentenceTransformer.encode` of
-   all texts on the device at the device's batch size, against the app's model run of the same texts end to
-   end (run_models' in-process path: chunks, embedding cache writes, scoring). Goal: run ≥ 0.9× bare.
-   Also the app's encoder alone (tokenising overlapped with the device) against bare encode.
+   all texts on the device at the device's batch size, then the app's encoder alone (tokenising overlapped
+   with the device), then the app's model run of the same texts end to end (start_run + run_in_process:
+   chunks, cache lookups and writes, scoring), with run/bare and bare/run. Goal: bare/run >= 0.9.
 2. search: exact top-100 of Q queries over D random 384-d vectors with `exact_top_k` on the device (host
    arrays in, host arrays out: transfers counted), against bare torch (matmul + topk on device-resident
    tensors, no transfer, ties unordered).
 3. retrieval: an embedding run of a collection of D documents and Q queries end to end, as
    `manage.py embedding_run` does it (documents read from the database, encoded, cached, ranked on the device,
-   entries stored). Documents are synthetic sentences of 8-14 words.
+   entries stored). Documents are synthetic sentences of 8-14 words. `--stand-in`: the encoder of part 4.
+4. pipeline (no GPU needed): the model run of part 1 with a stand-in encoder (bench/stand_in.py) that takes
+   1/RATE s a text and releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the
+   app's own work around encoding can be measured and improved on any machine.
 
-4. pipeline (no GPU needed): the model run of part 1 with a stand-in encoder that takes 1/RATE s a text and
-   releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the app's own work around
-   encoding (items, cache lookups and writes, scoring) can be measured and improved on any machine; run it
-   with MODEL_RUN_CHUNK_TEXTS set to compare chunk sizes.
-
+MODEL_RUN_CHUNK_TEXTS sets the chunks of parts 1 and 4 (one chunk, e.g. 65536, is the in-process best).
 SAGE's first pass on the device is bench/bench_sage.py with `--models all-MiniLM-L6-v2` (it uses the same
-MODEL_DEVICE). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or HUME_DATA_DIR's copy).
+MODEL_DEVICE; `--stand-in RATE` there too). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or
+HUME_DATA_DIR's copy).
 
-    python bench/bench_device.py encode --pairs 20000
+    MODEL_RUN_CHUNK_TEXTS=65536 python bench/bench_device.py encode --pairs 20000
     python bench/bench_device.py search --docs 5000000 --queries 1000
     python bench/bench_device.py retrieval --docs 1000000 --queries 1000
-    MODEL_RUN_CHUNK_TEXTS=8192 python bench/bench_device.py pipeline --pairs 20000 --rate 19000
+    python bench/bench_device.py retrieval --docs 50000 --stand-in                 # no GPU needed
+    MODEL_RUN_CHUNK_TEXTS=65536 python bench/bench_device.py pipeline --pairs 20000 --rate 19000
 """
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ import torch  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from bench.bench_models import make_task, sentences  # noqa: E402
+from bench.stand_in import stand_in_for  # noqa: E402
 
 
 def synchronise() -> None:
@@ -75,6 +80,9 @@ def registered_minilm():  # type: ignore[no-untyped-def]
 
 
 def part_encode(pairs: int) -> None:
+    from django.conf import settings
+
+    from agreement.model_runs import stages
     from agreement.model_runs.backends import encode_overlapped
     from agreement.model_runs.embedding import backend_of
     from agreement.model_runs.execution import run_in_process, start_run
@@ -88,25 +96,31 @@ def part_encode(pairs: int) -> None:
     encoder.model.encode(texts[:2048], batch_size=batch)  # warm-up: kernels, allocator, thread pools
     synchronise()
 
+    n = 2 * pairs
+    print(f"[encode] {card()}; device {encoder.device}, batch {batch}, half precision "
+          f"{encoder.placement.half_precision}; {pairs} STS pairs ({n} texts), chunks of "
+          f"{settings.MODEL_RUN_CHUNK_TEXTS} texts", flush=True)
     start = time.perf_counter()
     encoder.model.encode(texts, batch_size=batch, convert_to_numpy=True, show_progress_bar=False)
     bare = time.perf_counter() - start
+    print(f"[encode] bare SentenceTransformer.encode: {bare:7.2f} s {n / bare:9.0f} texts/s", flush=True)
     start = time.perf_counter()
     encode_overlapped(encoder.model, texts, batch)
     overlapped = time.perf_counter() - start
-    task = make_task("bench device", gold)
-    start = time.perf_counter()
-    run = run_in_process(start_run(task, model))
-    whole = time.perf_counter() - start
-    n = 2 * pairs
-    print(f"[encode] {card()}; device {encoder.device}, batch {batch}, half precision "
-          f"{encoder.placement.half_precision}; {pairs} STS pairs ({n} texts)")
-    print(f"[encode] bare SentenceTransformer.encode: {bare:7.2f} s {n / bare:9.0f} texts/s")
     print(f"[encode] app encoder (overlapped):        {overlapped:7.2f} s {n / overlapped:9.0f} texts/s  "
-          f"ratio {bare / overlapped:.2f}")
+          f"bare/app {bare / overlapped:.2f}", flush=True)
+    task = make_task("bench device", gold)
+    stages.reset()
+    start = time.perf_counter()
+    with stages.timed("start"):
+        run = start_run(task, model)
+    run = run_in_process(run)
+    whole = time.perf_counter() - start
     print(f"[encode] model run end to end:            {whole:7.2f} s {n / whole:9.0f} texts/s  "
-          f"ratio {bare / whole:.2f} (goal >= 0.9); run on {run.device}, {run.chunks_total} chunks, "
-          f"encoded {run.texts_encoded}, status {run.status}", flush=True)
+          f"run/bare {whole / bare:.2f}, bare/run {bare / whole:.2f} (goal >= 0.9); run on {run.device}, "
+          f"{run.chunks_total} chunks, encoded {run.texts_encoded}, status {run.status}", flush=True)
+    print(f"[encode] stages (seconds the run's thread spent; encode = waiting for the encoder): "
+          f"{stages.breakdown()}", flush=True)
 
 
 def part_search(docs: int, queries: int, k: int = 100) -> None:
@@ -138,13 +152,16 @@ def part_search(docs: int, queries: int, k: int = 100) -> None:
           f"the K-th place that the two matrix products round apart)", flush=True)
 
 
-def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
+def part_retrieval(docs: int, queries: int, rate: float | None = None, k: int = 100) -> None:
+    from agreement.model_runs import stages
     from agreement.model_runs.device import worker_device
     from agreement.model_runs.embedding import embed
     from agreement.retrieval.models import Collection, Document, Query, Subset
     from agreement.retrieval.system_runs import embedding_run
 
     model = registered_minilm()
+    if rate:
+        stand_in_for(model, rate)
     texts = sentences(docs + queries, seed=3)
     start = time.perf_counter()
     collection = Collection.objects.create(name="bench")
@@ -154,54 +171,59 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
     Query.objects.bulk_create([Query(subset=subset, query_id=f"q{n}", text=t, line=n + 1)
                                for n, t in enumerate(texts[docs:])], batch_size=5000)
     stored = time.perf_counter() - start
+    encoder = f"stand-in encoder at {rate:.0f} texts/s ({(docs + queries) / rate:.2f} s alone)" if rate else card()
+    print(f"[retrieval] {encoder}; {docs} documents, {queries} queries (collection stored in {stored:.1f} s)",
+          flush=True)
 
     def vectors(batch: list[str]) -> np.ndarray:
         return embed(model, batch)
 
     device = worker_device()
-    start = time.perf_counter()
+    stages.reset()
+    start, cpu = time.perf_counter(), time.process_time()
     run = embedding_run(collection, "minilm", vectors, k=k, batch=65536, device=device)
-    whole = time.perf_counter() - start
-    print(f"[retrieval] {card()}; {docs} documents, {queries} queries (collection stored in {stored:.1f} s): "
-          f"embedding run end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, encode, cache, "
-          f"rank top-{k}, store {run.entries.count()} entries) on {run.device}", flush=True)
+    whole, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"[retrieval] embedding run end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, "
+          f"encode, cache, rank top-{k}, store {run.entries.count()} entries) on {run.device}"
+          + (f"; run/stand-in {whole * rate / (docs + queries):.2f}" if rate else "")
+          + f"; {cpu:.1f} CPU s, load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"[retrieval] stages: {stages.breakdown()}", flush=True)
 
 
 def part_pipeline(pairs: int, rate: float) -> None:
     from django.conf import settings
 
-    from agreement.model_runs import embedding
+    from agreement.model_runs import stages
     from agreement.model_runs.execution import run_in_process, start_run
 
-    class StandIn:
-        """An accelerator's timing without one: sleeps (the GIL released) 1/rate s a text."""
-
-        device, dimensions, encodes_in_background = "stand-in", 384, True
-
-        def encode(self, texts: list[str]) -> np.ndarray:
-            time.sleep(len(texts) / rate)
-            return np.random.default_rng(len(texts)).standard_normal((len(texts), 384)).astype(np.float32)
-
     model = registered_minilm()
-    embedding._loaded[model.identity] = StandIn()  # what backend_of(model) returns in this process
+    stand_in_for(model, rate)
     texts = sentences(2 * pairs, seed=1)
     rng = random.Random(2)
     task = make_task("bench pipeline", [(texts[2 * i], texts[2 * i + 1], round(rng.uniform(0, 5), 1))
                                         for i in range(pairs)])
-    start = time.perf_counter()
-    run = run_in_process(start_run(task, model))
-    whole = time.perf_counter() - start
+    stages.reset()
+    start, cpu = time.perf_counter(), time.process_time()
+    with stages.timed("start"):
+        run = start_run(task, model)
+    run = run_in_process(run)
+    whole, cpu = time.perf_counter() - start, time.process_time() - cpu
     alone = 2 * pairs / rate
     print(f"[pipeline] {os.cpu_count()} CPU cores; {pairs} STS pairs ({2 * pairs} texts), chunks of "
           f"{settings.MODEL_RUN_CHUNK_TEXTS} texts ({run.chunks_total}), stand-in encoder at {rate:.0f} texts/s "
-          f"({alone:.2f} s alone): model run {whole:.2f} s, ratio {alone / whole:.2f} (goal >= 0.9), "
-          f"status {run.status}", flush=True)
+          f"({alone:.2f} s alone): model run {whole:.2f} s, ratio run/stand-in {whole / alone:.2f}, "
+          f"stand-in/run {alone / whole:.2f} (goal >= 0.9), status {run.status}; {cpu:.2f} CPU s (all threads: "
+          f"the steadier figure on a shared machine), load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"[pipeline] stages (seconds the run's thread spent; encode = waiting for the encoder): "
+          f"{stages.breakdown()}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=["encode", "search", "retrieval", "pipeline"])
     parser.add_argument("--rate", type=float, default=19_000, help="pipeline: the stand-in's texts per second")
+    parser.add_argument("--stand-in", action="store_true",
+                        help="retrieval: the stand-in encoder of pipeline (at --rate) instead of the model")
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=1_000)
@@ -213,7 +235,7 @@ def main() -> None:
     elif args.part == "search":
         part_search(args.docs, args.queries)
     else:
-        part_retrieval(args.docs, args.queries)
+        part_retrieval(args.docs, args.queries, args.rate if args.stand_in else None)
 
 
 if __name__ == "__main__":

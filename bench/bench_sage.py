@@ -62,7 +62,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-def model_scorers(names: list[str]) -> list[sage_study.Scorer]:
+def model_scorers(names: list[str], stand_in: float | None = None) -> list[sage_study.Scorer]:
     """The registry's models as SAGE scorers, each loaded and warmed up (load time printed, not counted)."""
     if importlib.util.find_spec("agreement.model_runs") is None:
         sys.exit("--models needs the model registry (agreement.model_runs), which is not installed here")
@@ -83,6 +83,12 @@ def model_scorers(names: list[str]) -> list[sage_study.Scorer]:
         call_command("add_model", "all-MiniLM-L6-v2", "--backend", "sentence-transformers", "--shipped",
                      stdout=open(os.devnull, "w"))
     for model in EmbeddingModel.objects.filter(name__in=names, backend="sentence-transformers"):
+        if stand_in:
+            from bench.stand_in import stand_in_for
+
+            stand_in_for(model, stand_in)
+            print(f"{model.name}: a stand-in encoder at {stand_in:.0f} texts/s (bench/stand_in.py)", flush=True)
+            continue
         start = time.perf_counter()
         backend_of(model).encode(["warm up the model", "and its thread pools"])
         print(f"{model.name}: loaded and warmed up in {time.perf_counter() - start:.1f} s (not counted below)")
@@ -100,6 +106,10 @@ def cached_count() -> int:
 def score(scorer: sage_study.Scorer, study: Study, perturbed: sage_study.Perturbed, docs: int,
           perturb_cpu: float, label: str = "") -> None:
     before = cached_count()
+    if scorer.embed:
+        from agreement.model_runs import stages
+
+        stages.reset()
     start, cpu = time.perf_counter(), time.process_time()
     robustness, _ = sage_study.score_robustness(scorer, study, perturbed)
     sensitivity, _ = sage_study.score_sensitivity(scorer, study, perturbed)
@@ -109,7 +119,9 @@ def score(scorer: sage_study.Scorer, study: Study, perturbed: sage_study.Perturb
           f"({docs / score_s:.1f} docs/s wall, {docs / max(score_cpu, 1e-9):.1f} docs per CPU second"
           f"{f'; {encoded} texts encoded and cached' if scorer.embed else ''}); perturb+score "
           f"{perturb_cpu + score_cpu:.1f} s CPU, {docs / (perturb_cpu + score_cpu):.1f} docs per CPU second; "
-          f"peak RSS {peak_rss_mb():.0f} MB (robustness {robustness:.3f}, sensitivity {sensitivity:.3f})")
+          f"peak RSS {peak_rss_mb():.0f} MB (robustness {robustness:.3f}, sensitivity {sensitivity:.3f})", flush=True)
+    if scorer.embed:
+        print(f"{scorer.name}{label}: stages (encode = waiting for the encoder): {stages.breakdown()}", flush=True)
 
 
 def main() -> None:
@@ -118,8 +130,11 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=150)
     parser.add_argument("--metrics", default="levenshtein")
     parser.add_argument("--models", default="", help="registry models, e.g. all-MiniLM-L6-v2")
+    parser.add_argument("--stand-in", type=float, default=None, metavar="RATE",
+                        help="time the app's work around encoding: a stand-in encoder at RATE texts/s replaces "
+                             "each local model (bench/stand_in.py)")
     args = parser.parse_args()
-    scorers = model_scorers([n for n in args.models.split(",") if n]) if args.models else []
+    scorers = model_scorers([n for n in args.models.split(",") if n], args.stand_in) if args.models else []
     study = make_study(args.docs, args.words)
     start, cpu = time.perf_counter(), time.process_time()
     perturbed = sage_study.perturb_study(study, seed=0)
@@ -127,7 +142,7 @@ def main() -> None:
     print(f"{args.docs} documents of {args.words} words, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: "
           f"perturbing (24 variants each) {perturb_s:.1f} s wall, {perturb_cpu:.1f} s CPU, "
           f"{args.docs / perturb_s:.0f} docs/s wall, {args.docs / perturb_cpu:.0f} docs per CPU second; "
-          f"peak RSS {peak_rss_mb():.0f} MB")
+          f"peak RSS {peak_rss_mb():.0f} MB", flush=True)
     for name in filter(None, args.metrics.split(",")):
         score(SCORERS[name], study, perturbed, args.docs, perturb_cpu)
     for scorer in scorers:

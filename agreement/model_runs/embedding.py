@@ -2,21 +2,25 @@
 
 `embed(model, texts)` returns one float32 row per text. Vectors already stored for (model identity, sha256
 of the text) are read back; only the rest go to the backend, once per distinct text, and are stored with
-`bulk_create(ignore_conflicts=True)` so two workers embedding the same text at once both succeed.
+INSERT … ON CONFLICT DO NOTHING so two workers embedding the same text at once both succeed. Lookups and
+writes go a slice at a time beside a local model's encoding (encoded_slices), so a GPU does not wait on them.
 `similarity(model, a, b)` is the cosine of those vectors for encoders, and the metric's pair score for
 classical metrics (which have no vectors and are never cached: they cost less than a cache read).
 """
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import itertools
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 from django.utils import timezone
 
 from agreement.model_runs.backends import BackendError, Encoder, PairScorer, load_backend
+from agreement.model_runs.stages import timed
 
 READ_BATCH = 2000
 STORE_BATCH = 5000
@@ -71,44 +75,79 @@ def store_vectors(identity: str, hashes: Sequence[str], vectors: np.ndarray) -> 
             cursor.executemany(sql, rows[start:start + STORE_BATCH])
 
 
-def encoded_slices(backend: Any, parts: list[list[tuple[str, str]]]) -> Iterator[tuple[list[tuple[str, str]],
-                                                                                       np.ndarray]]:
+def encoded_slices(backend: Any, parts: Iterable[list[tuple[str, str]]]
+                   ) -> Iterator[tuple[list[tuple[str, str]], np.ndarray]]:
     """(slice, its vectors) in order. A backend that may encode in another thread (`encodes_in_background`:
-    a local model, which releases the GIL in torch and the tokenizer) encodes the next slice while the caller
-    stores this one, so a GPU is not left idle during the cache's writes."""
-    if not getattr(backend, "encodes_in_background", False) or len(parts) < 2:
+    a local model, which releases the GIL in torch and the tokenizer) is kept a slice ahead: while it encodes
+    slice n + 1, the caller stores slice n and `parts` (a generator: embed's cache lookups) produces slice
+    n + 2, so a GPU is not left idle during the cache's reads and writes."""
+    if not getattr(backend, "encodes_in_background", False):
         for part in parts:
-            yield part, backend.encode([t for _, t in part])
+            with timed("encode"):
+                vectors = backend.encode([t for _, t in part])
+            yield part, vectors
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
-        upcoming = encoder.submit(backend.encode, [t for _, t in parts[0]])
-        for number, part in enumerate(parts):
-            vectors = upcoming.result()
-            if number + 1 < len(parts):
-                upcoming = encoder.submit(backend.encode, [t for _, t in parts[number + 1]])
-            yield part, vectors
+        queued: deque[tuple[list[tuple[str, str]], Future[np.ndarray]]] = deque()
+        for part in parts:
+            queued.append((part, encoder.submit(backend.encode, [t for _, t in part])))
+            if len(queued) > 1:
+                done, job = queued.popleft()
+                with timed("encode"):  # the wait for the encoder, which runs ahead of the lookups and writes
+                    vectors = job.result()
+                yield done, vectors
+        while queued:
+            done, job = queued.popleft()
+            with timed("encode"):
+                vectors = job.result()
+            yield done, vectors
 
 
-def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None) -> np.ndarray:
-    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet."""
+def uncached_slices(model: Any, pending: list[tuple[str, str]], found: dict[str, np.ndarray]
+                    ) -> Iterator[list[tuple[str, str]]]:
+    """The (hash, text) pairs the cache does not hold, a slice of ENCODE_SLICE looked up at a time (what the
+    cache holds is added to `found`); looked up lazily, so the lookups run while the encoder works."""
+    for start in range(0, len(pending), ENCODE_SLICE):
+        part = pending[start:start + ENCODE_SLICE]
+        with timed("lookup"):
+            found.update(cached_vectors(model, [h for h, _ in part]))
+        missing = [(h, t) for h, t in part if h not in found]
+        if missing:
+            yield missing
+
+
+def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
+          known: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet.
+
+    known: {text hash: vector} this process already holds for the model (a model run's chunks, kept for its
+    scoring): read before the cache, and given every vector of this call, so a run's scoring does not read
+    back from the database what its chunks just wrote."""
     if not model.is_encoder:
         raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
     for i, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
             raise BackendError(f"text {i} is empty; an encoder cannot embed it")
-    hashes = [text_hash(t) for t in texts]
-    found = cached_vectors(model, hashes)
-    missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
-    pending = list(missing.items())
-    parts = [pending[start:start + ENCODE_SLICE] for start in range(0, len(pending), ENCODE_SLICE)]
-    for part, vectors in encoded_slices(backend_of(model) if parts else None, parts):
-        _check_vectors(model, vectors, len(part))  # stored slice by slice: a crash keeps what was done
-        store_vectors(model.identity, [h for h, _ in part], vectors)
-        found.update(zip((h for h, _ in part), vectors, strict=True))
-        _record_dimensions(model, vectors.shape[1])
+    by_text = {t: text_hash(t) for t in dict.fromkeys(texts)}  # SAGE repeats each original 6 or 18 times
+    hashes = [by_text[t] for t in texts]
+    found = {h: known[h] for h in by_text.values() if h in known} if known else {}
+    pending = [(h, t) for t, h in by_text.items() if h not in found]
+    uncached = uncached_slices(model, pending, found)
+    first = next(uncached, None)  # the backend is loaded only when something is not cached
+    n_encoded = 0
+    if first is not None:
+        for part, vectors in encoded_slices(backend_of(model), itertools.chain([first], uncached)):
+            _check_vectors(model, vectors, len(part))  # stored slice by slice: a crash keeps what was done
+            with timed("cache write"):
+                store_vectors(model.identity, [h for h, _ in part], vectors)
+            found.update(zip((h for h, _ in part), vectors, strict=True))
+            _record_dimensions(model, vectors.shape[1])
+            n_encoded += len(part)
     if stats is not None:
-        stats["encoded"] = stats.get("encoded", 0) + len(missing)
-        stats["cached"] = stats.get("cached", 0) + len(texts) - len(missing)
+        stats["encoded"] = stats.get("encoded", 0) + n_encoded
+        stats["cached"] = stats.get("cached", 0) + len(texts) - n_encoded
+    if known is not None:
+        known.update(found)
     if not texts:
         return np.zeros((0, model.dimensions or 0), dtype=np.float32)
     sizes = {found[h].shape[0] for h in hashes}
@@ -144,12 +183,14 @@ def cosine_rows(a: np.ndarray, b: np.ndarray, rows: int = COSINE_ROWS) -> np.nda
     return out
 
 
-def similarity(model: Any, a_texts: Sequence[str], b_texts: Sequence[str]) -> np.ndarray:
-    """(n,) similarity of a_texts[i] and b_texts[i]: cosine for encoders, the metric for classical models."""
+def similarity(model: Any, a_texts: Sequence[str], b_texts: Sequence[str], *,
+               known: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """(n,) similarity of a_texts[i] and b_texts[i]: cosine for encoders, the metric for classical models
+    (known: as embed's)."""
     if len(a_texts) != len(b_texts):
         raise ValueError(f"{len(a_texts)} texts a against {len(b_texts)} texts b")
     if not model.is_encoder:
         return np.asarray(backend_of(model).score_pairs(list(a_texts), list(b_texts)), dtype=float)
-    vectors = embed(model, [*a_texts, *b_texts])
+    vectors = embed(model, [*a_texts, *b_texts], known=known)
     n = len(a_texts)
     return cosine_rows(vectors[:n], vectors[n:])

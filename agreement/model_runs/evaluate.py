@@ -28,15 +28,16 @@ class UnsupportedKind(ValueError):
 class ModelAccess:
     """An EmbeddingModel as a kind's evaluation asks it (kinds/evaluation.py `ModelAccess`): through the cache."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, known: dict[str, np.ndarray] | None = None) -> None:
         self.model = model
         self.is_encoder = model.is_encoder
+        self.known = known  # vectors this process holds already (similarity.embed's `known`)
 
     def similarity(self, a: list[str], b: list[str]) -> np.ndarray:
-        return similarity(self.model, a, b)
+        return similarity(self.model, a, b, known=self.known)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        return embed(self.model, texts)
+        return embed(self.model, texts, known=self.known)
 
 
 def evaluation_of(kind: str) -> ModelEvaluation:
@@ -65,15 +66,16 @@ def check_supported(kind: str, model: Any) -> None:
                               f"{reason}, and a classical metric has none")
 
 
-def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any], protocol: str = "mteb"
-             ) -> tuple[dict[str, Any], dict[int, Any]]:
-    """protocol: "mteb" (every kind), or another the kind allows ("pooled": classification only)."""
+def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any], protocol: str = "mteb", *,
+             known: dict[str, np.ndarray] | None = None) -> tuple[dict[str, Any], dict[int, Any]]:
+    """protocol: "mteb" (every kind), or another the kind allows ("pooled": classification only); known: the
+    vectors this process holds for the model already (similarity.embed's), read before the cache."""
     check_supported(kind, model)
     check_protocol(kind, protocol)
     kept = [(i, p) for i, p in items if truth.get(i) is not None]
     if not kept:
         raise CannotScore("no item has a value to score against")
-    evaluation, access = evaluation_of(kind), ModelAccess(model)
+    evaluation, access = evaluation_of(kind), ModelAccess(model, known)
     scores, predictions = evaluation.evaluate(access, kept, truth, protocol)
     return ({"main_metric": evaluation.main_metric_for(access), **scores},
             {i: p for (i, _), p in zip(kept, predictions, strict=True)})

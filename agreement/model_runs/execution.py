@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -27,6 +28,7 @@ from agreement.model_runs.device import add_device
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
+from agreement.model_runs.stages import timed
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
@@ -37,7 +39,10 @@ from tasks_app.models import Item, ItemGold, Task
 RUN_ERRORS = (BackendError, BadVectors, EndpointError, ProtocolError, ev.UnsupportedKind)
 
 
-def load_inputs(task: Task) -> tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[Any]]]:
+Inputs = tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[Any]]]
+
+
+def load_inputs(task: Task) -> Inputs:
     """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries."""
     items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
     gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
@@ -77,7 +82,10 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
     """The run of this model on the task's current inputs under `protocol` ("mteb", or "pooled" for
-    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new."""
+    classification, measures/model_scoring.py): an existing one (a failed one is reset), or new.
+
+    The returned instance carries the inputs it was keyed on (`run.inputs`, not stored), so run_in_process
+    reads the items once, not again for the chunks and the scoring (20,000 JSON payloads each time)."""
     ev.check_supported(task.kind, model)
     ev.check_protocol(task.kind, protocol)
     items, gold, humans = load_inputs(task)
@@ -97,6 +105,7 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
             status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_expires_at=None)
     run.refresh_from_db()
+    run.inputs = (items, gold, humans)
     return run
 
 
@@ -126,33 +135,88 @@ def give_up_if_out_of_attempts(chunk_id: int) -> bool:
     return True
 
 
-def execute_chunk(chunk_id: int) -> str:
-    """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one."""
-    lease = claim_chunk(chunk_id)
-    if lease is None:
-        return "failed" if give_up_if_out_of_attempts(chunk_id) else "taken"
-    chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
-    run = chunk.run
-    payloads = dict(Item.objects.filter(pk__in=chunk.item_ids).values_list("id", "payload"))
-    texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
+# A run's vectors this process embedded, kept for its scoring when the same process scores it (run_models
+# --wait, one worker): reading 40,000 vectors back from the cache cost more than a GPU took to encode them.
+# Bounded: past HELD_BYTES the oldest runs' are dropped, and their scoring reads the cache as before.
+HELD_BYTES = 256 * 2**20
+_held: dict[int, dict[str, np.ndarray]] = {}
+
+
+def held_vectors(run_id: int) -> dict[str, np.ndarray]:
+    """{text hash: vector} held for a run (a new, empty one first), after dropping what is over the bound."""
+    held = _held.setdefault(run_id, {})
+    sizes = {run: len(vectors) * next(iter(vectors.values())).nbytes for run, vectors in _held.items() if vectors}
+    for run in list(_held):
+        if sum(sizes.values()) <= HELD_BYTES:
+            break
+        sizes.pop(run, None)
+        _held.pop(run).clear()
+    return _held.setdefault(run_id, held)
+
+
+def chunk_payloads(task_id: int, item_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """{item id: payload} of a chunk's items. Items imported in order have consecutive ids, read as one range
+    of the task's (a `pk IN (…)` of 20,000 ids took SQLite seconds); scattered ids are read in batches."""
+    wanted = set(item_ids)
+    low, high = min(item_ids), max(item_ids)
+    if high - low < 2 * len(wanted):
+        rows = Item.objects.filter(task_id=task_id, pk__gte=low, pk__lte=high).values_list("id", "payload")
+        return {i: p for i, p in rows if i in wanted}
+    payloads: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(item_ids), 2000):
+        payloads.update(Item.objects.filter(pk__in=item_ids[start:start + 2000]).values_list("id", "payload"))
+    return payloads
+
+
+def write_predictions(run_id: int, predictions: dict[int, Any]) -> None:
+    """Replace a run's predictions: one parameterised INSERT run with `executemany` (as the cache's writes,
+    similarity.store_vectors); building 20,000 model instances for bulk_create cost more than the scoring."""
+    from django.db import connection
+
+    Prediction.objects.filter(run_id=run_id).delete()
+    meta, quote = Prediction._meta, connection.ops.quote_name
+    value = meta.get_field("value")
+    columns = ", ".join(quote(meta.get_field(name).column) for name in ("run", "item", "value"))
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s)"
+    rows = [(run_id, item_id, value.get_db_prep_save(v, connection)) for item_id, v in predictions.items()]
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 5000):
+            cursor.executemany(sql, rows[start:start + 5000])
+
+
+def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None) -> str:
+    """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one.
+    inputs, payloads_by_id: the run's inputs and {item id: payload}, when this process has them
+    (run_in_process); else the chunk's items and the scoring's inputs are read from the database."""
+    with timed("read"):
+        lease = claim_chunk(chunk_id)
+        if lease is None:
+            return "failed" if give_up_if_out_of_attempts(chunk_id) else "taken"
+        chunk = RunChunk.objects.select_related("run__task", "run__model").get(pk=chunk_id)
+        run = chunk.run
+        known_payloads = payloads_by_id or {}
+        payloads = (known_payloads if all(i in known_payloads for i in chunk.item_ids)
+                    else chunk_payloads(run.task_id, chunk.item_ids))
+        texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
     stats: dict[str, int] = {}
     try:
         with lease.kept():
             device = device_of(run.model)
-            embed(run.model, texts, stats=stats)
+            embed(run.model, texts, stats=stats, known=held_vectors(run.pk))
     except RUN_ERRORS as exc:
+        _held.pop(run.pk, None)
         fail(run, exc)
         lease.write(status=RunChunk.Status.QUEUED)
         return "failed"
     try:
-        with lease.fenced():  # the chunk done and the run's counts in one transaction, only if still ours
+        with timed("chunk done"), lease.fenced():  # the chunk done and the run's counts in one transaction
             lease.finish(encoded=stats.get("encoded", 0))
             ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
                                                       texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
         add_device(ModelRun, run.pk, device)
     except LeaseLost:
         pass  # another worker took the chunk over (our lease lapsed): its count stands, not ours
-    return score_if_ready(run.pk) or "done"
+    return score_if_ready(run.pk, inputs) or "done"
 
 
 def fail(run: ModelRun, exc: Exception) -> None:
@@ -170,47 +234,50 @@ def claim_scoring(run_id: int) -> Lease | None:
     return Lease(ModelRun, run_id, token) if claimed else None
 
 
-def score_if_ready(run_id: int) -> str | None:
+def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
     lease = claim_scoring(run_id)
     if lease is None:
         return None
     with lease.kept():
-        return score_run(run_id, lease.token)
+        return score_run(run_id, lease.token, inputs)
 
 
-def score_run(run_id: int, token: uuid.UUID) -> str:
-    """Score against gold and against the humans' consensus; store scores and predictions in one transaction."""
-    run = ModelRun.objects.select_related("task", "model").get(pk=run_id)
-    kind = run.task.kind
-    items, gold, humans = load_inputs(run.task)
+def score_run(run_id: int, token: uuid.UUID, inputs: Inputs | None = None) -> str:
+    """Score against gold and against the humans' consensus; store scores and predictions in one transaction.
+    inputs: those the run was started on, when this process has them (start_run's `run.inputs`)."""
+    with timed("score read"):
+        run = ModelRun.objects.select_related("task", "model").get(pk=run_id)
+        kind = run.task.kind
+        items, gold, humans = inputs or load_inputs(run.task)
     targets = {"gold": {i: ev.gold_truth(kind, g) for i, g in gold.items()},
                "humans": {i: ev.consensus(kind, a) for i, a in humans.items()}}
     scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind, "protocol": run.protocol}
     predictions: dict[int, dict[str, Any]] = {}
+    known = _held.pop(run_id, {})  # this process's vectors of the run; both targets share what is read
     try:
-        for target, truth in targets.items():
-            try:
-                scores[target], by_item = ev.evaluate(kind, run.model, items, truth, run.protocol)
-            except CannotScore as exc:
-                scores[target] = {"main_score": None, "reason": str(exc)}
-                continue
-            scores[target]["too_few_items"] = ev.too_few_items(kind, list(truth.values()))
-            for item_id, value in by_item.items():
-                predictions.setdefault(item_id, {})[target] = value
+        with timed("evaluate"):
+            for target, truth in targets.items():
+                try:
+                    scores[target], by_item = ev.evaluate(kind, run.model, items, truth, run.protocol, known=known)
+                except CannotScore as exc:
+                    scores[target] = {"main_score": None, "reason": str(exc)}
+                    continue
+                scores[target]["too_few_items"] = ev.too_few_items(kind, list(truth.values()))
+                for item_id, value in by_item.items():
+                    predictions.setdefault(item_id, {})[target] = value
     except RUN_ERRORS as exc:
         fail(run, exc)
         return "failed"
     if not run.model.is_encoder:
         add_device(ModelRun, run.pk, device_of(run.model))
     model_on_gold = {i: p["gold"] for i, p in predictions.items() if "gold" in p}
-    scores["significance"] = ev.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
-    with transaction.atomic():
+    with timed("significance"):
+        scores["significance"] = ev.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
+    with timed("predictions write"), transaction.atomic():
         finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
             status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())
         if finished:
-            Prediction.objects.filter(run_id=run_id).delete()
-            Prediction.objects.bulk_create(
-                [Prediction(run_id=run_id, item_id=i, value=v) for i, v in predictions.items()], batch_size=1000)
+            write_predictions(run_id, predictions)
     return "scored" if finished else "taken"
 
 
@@ -248,17 +315,20 @@ def unfinished_chunks(run: ModelRun) -> list[int]:
 
 
 def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -> ModelRun:
-    """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold."""
+    """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold.
+    A run from start_run brings its inputs (`run.inputs`): the chunks and the scoring use them."""
     deadline = time.monotonic() + timeout
+    inputs = getattr(run, "inputs", None)
+    payloads_by_id = dict(inputs[0]) if inputs else None
     while True:
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run
         pending = unfinished_chunks(run)
         for chunk_id in pending:
-            execute_chunk(chunk_id)
+            execute_chunk(chunk_id, inputs, payloads_by_id)
         if not pending:
-            score_if_ready(run.pk)
+            score_if_ready(run.pk, inputs)
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run

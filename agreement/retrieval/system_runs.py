@@ -14,6 +14,7 @@ import bm25s
 import numpy as np
 from django.db import transaction
 
+from agreement.model_runs.stages import timed
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from agreement.retrieval.runs import finish_ranking, store_entries
@@ -43,29 +44,47 @@ def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
 
 
 def _new_run(collection: Collection, name: str, kind: str) -> Run:
-    if Run.objects.filter(collection=collection, name=name).exists():
-        raise ValueError(f"collection {collection.name!r} already has a run named {name!r}")
+    _refuse_taken_name(collection, name)
     return Run.objects.create(collection=collection, name=name, kind=kind, tag=name[:200])
 
 
+def _refuse_taken_name(collection: Collection, name: str) -> None:
+    if Run.objects.filter(collection=collection, name=name).exists():
+        raise ValueError(f"collection {collection.name!r} already has a run named {name!r}")
+
+
 def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
-                  batch: int = 256, device: str = "cpu") -> Run:
+                  batch: int = 65536, device: str = "cpu") -> Run:
     """Rank every subset's corpus for its queries by exact cosine similarity of `embed`'s vectors, on `device`
-    (a torch device name: "cpu" ranks with numpy, a GPU with torch; the same ranking, device_search.py)."""
+    (a torch device name: "cpu" ranks with numpy, a GPU with torch; the same ranking, device_search.py).
+
+    Texts are embedded and ranked before the run's transaction opens: only the run and its entries are
+    written all or nothing. Inside one transaction, a million documents' cache writes piled up uncommitted
+    (SQLite's write-ahead log cannot be checkpointed under an open transaction, and every cache lookup read
+    through it); the cache keeps what was embedded either way, as a model run's chunks do. `batch` texts go
+    to `embed` at a time: large, so its cache lookups and writes overlap the encoder (similarity.embed)."""
+    _refuse_taken_name(collection, name)  # before any encoding; checked again inside the transaction
+    ranked = []
+    for subset in collection.subsets.all():
+        with timed("read"):
+            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
+        if not query_pks or not doc_pks:
+            continue
+        query_vecs, doc_vecs = embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch)
+        with timed("rank"):
+            idx, val = exact_top_k(query_vecs, doc_vecs, k, device=device, chunk=chunk)
+        del query_vecs, doc_vecs
+        ranked.append((query_pks, np.asarray(doc_pks)[idx], val))
     with transaction.atomic():
         run = _new_run(collection, name, Run.Kind.EMBEDDING)
         run.device = device
         run.save(update_fields=["device"])
-        for subset in collection.subsets.all():
-            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
-            if not query_pks or not doc_pks:
-                continue
-            query_vecs, doc_vecs = embed_all(embed, query_texts, batch), embed_all(embed, doc_texts, batch)
-            idx, val = exact_top_k(query_vecs, doc_vecs, k, device=device, chunk=chunk)
-            docs = np.asarray(doc_pks)[idx]
-            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
-                                for d, s in zip(row_d, row_s, strict=True)))
-        finish_ranking(run)
+        for query_pks, docs, val in ranked:
+            with timed("entries write"):
+                store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
+                                    for d, s in zip(row_d, row_s, strict=True)))
+        with timed("ranks"):
+            finish_ranking(run)
     return run
 
 

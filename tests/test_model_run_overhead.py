@@ -1,0 +1,127 @@
+"""The CPU work around encoding, cut so a GPU is not left waiting (issue 27, bench/bench_device.py pipeline):
+a run's vectors kept in memory for its scoring, cache lookups run lazily beside the encoder, a chunk's items
+read as one id range, predictions written with one INSERT, and an embedding run's name checked before any
+encoding. Each test checks that the faster path gives exactly what the plain one gives."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from agreement.model_runs import execution
+from agreement.model_runs.embedding import embed, text_hash
+from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun, Prediction
+from tasks_app.models import Item
+from tests import model_data as data
+
+pytestmark = pytest.mark.django_db
+
+
+def minilm() -> EmbeddingModel:
+    call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
+    return EmbeddingModel.objects.get(name="minilm")
+
+
+def test_a_run_scored_where_its_chunks_ran_reads_no_vector_back_and_scores_as_one_read_from_the_cache() -> None:
+    model, task = minilm(), data.build_model_task("sts")
+    run = execution.start_run(task, model, chunk_texts=4)  # 7 pairs, 14 texts: four chunks
+    assert run.chunks_total == 4
+    for chunk_id in execution.unfinished_chunks(run)[:-1]:
+        execution.execute_chunk(chunk_id)
+    with CaptureQueriesContext(connection) as queries:
+        assert execution.execute_chunk(execution.unfinished_chunks(run)[0]) == "scored"  # the last chunk, then the scoring
+    cache_table = CachedEmbedding._meta.db_table
+    reads = [q["sql"] for q in queries.captured_queries
+             if cache_table in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
+    assert len(reads) == 1  # the last chunk's lookup of its own two texts; the scoring's 14 come from memory
+    run.refresh_from_db()
+    held_scores = run.scores
+    held_predictions = dict(Prediction.objects.filter(run=run).values_list("item_id", "value"))
+    assert run.pk not in execution._held  # given up once scored
+
+    # the same run scored again by a process that holds nothing: every vector read from the cache
+    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING)
+    with CaptureQueriesContext(connection) as queries:
+        assert execution.score_if_ready(run.pk) == "scored"
+    assert [q for q in queries.captured_queries if cache_table in q["sql"]]
+    run.refresh_from_db()
+    assert run.scores == held_scores
+    assert dict(Prediction.objects.filter(run=run).values_list("item_id", "value")) == held_predictions
+    assert len(held_predictions) == len(data.STS)
+
+
+def test_held_vectors_stay_within_their_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    execution._held.clear()
+    execution.held_vectors(1).update({"a": np.zeros(384, dtype=np.float32), "b": np.zeros(384, dtype=np.float32)})
+    execution.held_vectors(2).update({"c": np.zeros(384, dtype=np.float32)})
+    monkeypatch.setattr(runs, "HELD_BYTES", 2 * 384 * 4)  # room for two vectors: run 1 (oldest) goes
+    assert execution.held_vectors(3) == {}
+    assert sorted(execution._held) == [2, 3]
+    execution._held.clear()
+
+
+def test_known_vectors_are_neither_looked_up_nor_encoded() -> None:
+    model = minilm()
+    texts = ["A cat sat on the mat.", "A dog slept.", "A cat sat on the mat.", "Rain fell all night."]
+    plain = embed(model, texts)
+    known = {text_hash(texts[0]): plain[0], text_hash(texts[1]): plain[1]}
+    CachedEmbedding.objects.filter(text_hash__in=list(known)).delete()  # only memory has them now
+    stats: dict[str, int] = {}
+    with CaptureQueriesContext(connection) as queries:
+        again = embed(model, texts, stats=stats, known=known)
+    assert np.array_equal(again, plain)
+    assert stats == {"encoded": 0, "cached": 4}
+    assert len(queries.captured_queries) == 1  # one lookup, of the one text memory lacks
+    assert set(known) == {text_hash(t) for t in texts}  # given every vector of the call
+
+
+def test_a_chunks_items_read_as_one_range_or_in_batches_are_the_same_payloads() -> None:
+    task = data.build_model_task("sts")
+    other = data.build_model_task("sts", name="other sts")  # its ids follow: outside every range of the first
+    ids = list(Item.objects.filter(task=task).order_by("position").values_list("id", flat=True))
+    plain = dict(Item.objects.filter(pk__in=ids).values_list("id", "payload"))
+    assert execution.chunk_payloads(task.id, ids[1:5]) == {i: plain[i] for i in ids[1:5]}  # one range
+    assert execution.chunk_payloads(task.id, [ids[0], ids[-1]]) == {ids[0]: plain[ids[0]], ids[-1]: plain[ids[-1]]}
+    assert Item.objects.filter(task=other).count() == len(ids)
+
+
+def test_an_embedding_run_under_a_taken_name_is_refused_before_anything_is_encoded() -> None:
+    from agreement.retrieval.models import Collection, Document, Query, Subset
+    from agreement.retrieval.system_runs import embedding_run
+
+    collection = Collection.objects.create(name="c")
+    subset = Subset.objects.create(collection=collection, name="default", language="eng-Latn")
+    Document.objects.create(subset=subset, doc_id="d1", text="aspirin and colon cancer", line=1)
+    Query.objects.create(subset=subset, query_id="q1", text="aspirin", line=1)
+    asked: list[list[str]] = []
+
+    def vectors(texts: list[str]) -> np.ndarray:
+        asked.append(texts)
+        return np.ones((len(texts), 3))
+
+    embedding_run(collection, "x", vectors, k=1)
+    assert asked == [["aspirin"], ["aspirin and colon cancer"]]
+    with pytest.raises(ValueError, match="already has a run named 'x'"):
+        embedding_run(collection, "x", vectors, k=1)
+    assert len(asked) == 2
+
+
+def test_a_run_in_one_process_reads_its_items_once_and_scores_as_a_worker_would() -> None:
+    model, task = minilm(), data.build_model_task("sts")
+    item_table = Item._meta.db_table
+    with CaptureQueriesContext(connection) as queries:
+        run = execution.run_in_process(execution.start_run(task, model, chunk_texts=4), poll=0.05)
+    payload_reads = [q["sql"] for q in queries.captured_queries
+                     if q["sql"].lstrip().upper().startswith("SELECT") and f'"{item_table}"."payload"' in q["sql"]]
+    assert run.status == ModelRun.Status.DONE and run.chunks_total == 4
+    assert len(payload_reads) == 1  # start_run's; not again per chunk nor for the scoring
+    in_process = run.scores
+
+    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING)  # scored again, reading it all
+    assert execution.score_if_ready(run.pk) == "scored"
+    run.refresh_from_db()
+    assert run.scores == in_process
