@@ -33,7 +33,7 @@ def test_a_run_scored_where_its_chunks_ran_reads_no_vector_back_and_scores_as_on
     for chunk_id in execution.unfinished_chunks(run)[:-1]:
         execution.execute_chunk(chunk_id)
     with CaptureQueriesContext(connection) as queries:
-        assert execution.execute_chunk(execution.unfinished_chunks(run)[0]) == "scored"  # the last chunk, then the scoring
+        assert execution.execute_chunk(execution.unfinished_chunks(run)[0]) == "scored"  # the last, then scoring
     cache_table = CachedEmbedding._meta.db_table
     reads = [q["sql"] for q in queries.captured_queries
              if cache_table in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
@@ -58,7 +58,7 @@ def test_held_vectors_stay_within_their_bound(monkeypatch: pytest.MonkeyPatch) -
     execution._held.clear()
     execution.held_vectors(1).update({"a": np.zeros(384, dtype=np.float32), "b": np.zeros(384, dtype=np.float32)})
     execution.held_vectors(2).update({"c": np.zeros(384, dtype=np.float32)})
-    monkeypatch.setattr(runs, "HELD_BYTES", 2 * 384 * 4)  # room for two vectors: run 1 (oldest) goes
+    monkeypatch.setattr(execution, "HELD_BYTES", 2 * 384 * 4)  # room for two vectors: run 1 (oldest) goes
     assert execution.held_vectors(3) == {}
     assert sorted(execution._held) == [2, 3]
     execution._held.clear()
