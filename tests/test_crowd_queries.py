@@ -23,9 +23,9 @@ from tests.crowd_helpers import Person, arrival_url, make_crowd_task, make_study
 pytestmark = pytest.mark.django_db
 
 # The most queries each request may read, measured on PostgreSQL (a test transaction adds its savepoints to
-# the engine's count). Before: an arrival (its three requests) 30, a work item's page 15, its answer 21. The
-# completion page is the largest: it ends the run, which releases the participant's leases.
-MOST = {"arrival": 25, "instructions": 4, "page": 15, "submit": 15}
+# the engine's count). Before: an arrival (then three requests) 30, a work item's page 15, its answer 16, the
+# completion page (it ends the run, which releases the participant's leases) 16.
+MOST = {"arrival": 22, "instructions": 4, "page": 15, "submit": 15}
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +35,7 @@ def many_arrivals(settings):
 
 
 def walk(link: StudyLink, n: int) -> list[tuple[str, int]]:
-    """Participant n's whole run, as (request, queries) in order: the arrival (the link and its two redirects),
+    """Participant n's whole run, as (request, queries) in order: the arrival (the link and its redirect),
     the instructions, then each page and its answer (practice, work, attention and gold checks) to the end."""
     person = Person(link, n)
     counts = []

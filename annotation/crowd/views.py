@@ -95,6 +95,10 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
     if request.session.session_key:  # a fresh session id on each arrival (no fixation of a shared one); a
         request.session.cycle_key()  # browser without one gets a new id when the session is first saved
     request.session[f"{SESSION_PREFIX}{link.pk}"] = participant.pk
+    if participant.stage in studies.RUNNING:  # straight to this tab's page: one redirect fewer per arrival
+        fresh = studies.open_tab(participant)
+        if fresh is not None:
+            return redirect(_run_url(link, fresh))
     return redirect("crowd:run", token=link.token)
 
 
