@@ -44,6 +44,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -350,6 +351,11 @@ def main() -> None:
                 other = rates[system.label, concurrency]
                 ratio = f"{rates[first, concurrency] / other:.2f}" if other else "n/a (no cycle)"
                 print(f"ratio at {concurrency} clients: {first} ÷ {system.label} = {ratio}")
+    except BaseException:
+        print(f"Label Studio's server log, if it started: {data_dir}/server.log", file=sys.stderr)
+        raise
+    else:
+        shutil.rmtree(data_dir, ignore_errors=True)
     finally:
         for system, _ in systems:
             if system.server is not None:
