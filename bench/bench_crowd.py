@@ -1,10 +1,19 @@
 #!/usr/bin/env python
 """Crowd study under load (issue 26, item 4): N participants arriving through one study link within a minute
-and labelling at once, against gunicorn on PostgreSQL, as production runs it (bench/bench_assignment.py's
-server: sync workers, DEBUG off).
+and labelling at once, on the two ways the app runs:
 
-The script makes its own database, migrates it, seeds a classification task with enough items for everyone's
-quota at overlap k, a batch and a generic-platform study link (no consent, no practice), and starts gunicorn.
+- **sqlite**, the embedded default, as `scripts/run` (the README's run command) starts it: SQLite in WAL mode,
+  `manage.py runserver` with DEBUG on, a real Celery worker on Redis;
+- **postgres**, as production runs it (bench/bench_assignment.py's server): gunicorn with sync workers, DEBUG
+  off, PostgreSQL, and the same real Celery worker.
+
+Both run by default, one after the other (each in a process of its own, since Django binds its database at
+start). The worker matters: every stored answer queues the task's debounced report, which the worker computes
+while the participants keep answering.
+
+For each, the script makes its own database, migrates it, seeds a classification task with enough items for
+everyone's quota at overlap k, a batch and a generic-platform study link (no consent, no practice), and starts
+the server and the worker.
 Each participant is a thread with its own cookies that starts at a uniformly spread moment of --spread
 seconds and goes the way a browser does: GET the link with `?participant=…` (following the redirects to its
 first item: the *arrival*), then per item POST the answer and follow the redirect to the next page (a
@@ -16,8 +25,12 @@ no item answered by more than k people, and no answer lost (every submit the ser
 Annotation; every participant who reached the completion page has the quota stored).
 
     python bench/bench_crowd.py                              # 300 participants within 60 s, quota 5, k = 3
-    python bench/bench_crowd.py --participants 60 --spread 20
-    BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench python bench/bench_crowd.py
+    python bench/bench_crowd.py --participants 60 --spread 20 --backend postgres
+    BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench REDIS_URL=redis://127.0.0.1:6379/3 \
+        python bench/bench_crowd.py
+
+REDIS_URL (the settings' default otherwise) is the broker and the arrival counter; give the bench a Redis
+database of its own. The SQLite file goes to a temporary folder that is removed afterwards.
 """
 from __future__ import annotations
 
@@ -26,8 +39,11 @@ import http.client
 import os
 import random
 import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -38,7 +54,15 @@ from urllib.parse import urlencode, urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_assignment import HOST, migrate, recreate_database, start_gunicorn, stop, vacuum_analyze  # noqa: E402
+from bench.bench_assignment import (  # noqa: E402
+    HOST,
+    migrate,
+    recreate_database,
+    request,
+    server_env,
+    start_gunicorn,
+    stop,
+)
 
 DEFAULT_URL = "postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench"
 FIELD = r'name="{}" value="([^"]*)"'
@@ -64,8 +88,51 @@ def seed(url: str, participants: int, quota: int, overlap: int) -> tuple[str, in
                                   payload={"text": f"Crowd bench sentence {i}."}) for i in range(n_items))
     batch, _ = create_batch(BatchSpec(task=task, overlap=overlap))
     link = studies.create_study_link(batch, studies.LinkSettings(quota=quota, minutes=30, completion_code="BENCH"))
-    vacuum_analyze()
+    analyze()
     return link.token, batch.pk
+
+
+def analyze() -> None:
+    """Planner statistics, as autovacuum (PostgreSQL) or the app's own use leave them."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE" if connection.vendor == "sqlite" else "VACUUM ANALYZE")
+
+
+def start_runserver(url: str, port: int) -> subprocess.Popen:
+    """The embedded mode's web server, as scripts/run starts it: `manage.py runserver --noreload`, DEBUG on."""
+    env = server_env(url) | {"DJANGO_SETTINGS_MODULE": "hume.settings", "DEBUG": "true"}
+    server = subprocess.Popen([sys.executable, "manage.py", "runserver", f"{HOST}:{port}", "--noreload"], cwd=REPO,
+                              env=env, start_new_session=True, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if request(port, "GET", "/healthz/", None, None)[0] == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.3)
+    stop(server)
+    raise RuntimeError("runserver did not answer /healthz/ within a minute")
+
+
+def wait_for_worker(timeout: float = 60) -> None:
+    from hume.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if app.control.ping(timeout=1):
+            return
+    raise RuntimeError("the Celery worker did not answer a ping within a minute")
+
+
+def start_worker(url: str, debug: bool) -> subprocess.Popen:
+    """A real Celery worker, as scripts/run starts it (beat inside, two processes)."""
+    env = server_env(url) | {"DJANGO_SETTINGS_MODULE": "hume.settings", "DEBUG": "true" if debug else "false"}
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "hume", "worker", "-B", "--without-gossip",
+                             "--without-mingle", "--loglevel=ERROR", "--concurrency=2"], cwd=REPO, env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL)
 
 
 class Browser:
@@ -113,6 +180,15 @@ class Tally:
 
 def participant(port: int, token: str, name: str, delay: float, tally: Tally) -> None:
     time.sleep(delay)
+    try:
+        _participate(port, token, name, tally)
+    except OSError as error:  # a refused or timed-out connection counts, as a status of its own
+        with tally.lock:
+            tally.statuses[599] += 1
+            tally.problems.append(f"{name}: {error!r}")
+
+
+def _participate(port: int, token: str, name: str, tally: Tally) -> None:
     browser = Browser(port)
     started = time.perf_counter()
     status, page, _ = browser.request("GET", f"/study/{token}/?participant={name}")
@@ -168,7 +244,7 @@ def check_database(batch_id: int, overlap: int, quota: int, tally: Tally) -> lis
 def percentiles(values: list[float]) -> str:
     if len(values) < 2:
         return "n/a"
-    cuts = statistics.quantiles(values, n=100)
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
     return (f"p50 {cuts[49] * 1000:.0f} ms, p95 {cuts[94] * 1000:.0f} ms, max {max(values) * 1000:.0f} ms "
             f"(n = {len(values)})")
 
@@ -179,15 +255,38 @@ def main() -> None:
     parser.add_argument("--spread", type=float, default=60.0, help="seconds over which they arrive")
     parser.add_argument("--quota", type=int, default=5)
     parser.add_argument("--overlap", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (postgres)")
     parser.add_argument("--port", type=int, default=8131)
+    parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"],
+                        help="sqlite: the embedded default (runserver, as scripts/run); postgres: gunicorn")
     args = parser.parse_args()
-    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    if len(args.backend) > 1:  # one process per backend: Django binds its database once per process
+        for backend in args.backend:
+            rest = [arg for arg in sys.argv[1:] if arg not in args.backend and arg != "--backend"]
+            subprocess.run([sys.executable, __file__, *rest, "--backend", backend], check=True)
+        return
     os.environ["CROWD_ARRIVALS_PER_MINUTE"] = str(10 * args.participants)
-    recreate_database(url)
+    folder = tempfile.mkdtemp(prefix="hume-crowd-bench-")
+    try:
+        if args.backend == ["sqlite"]:
+            url = f"sqlite:///{folder}/crowd_bench.sqlite3"
+            described = "SQLite, runserver (the embedded default, as scripts/run)"
+        else:
+            url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+            recreate_database(url)
+            described = f"PostgreSQL, gunicorn {args.workers} sync workers"
+        bench(args, url, described)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench(args: argparse.Namespace, url: str, described: str) -> None:
+    sqlite = url.startswith("sqlite")
     migrate(url)
     token, batch_id = seed(url, args.participants, args.quota, args.overlap)
-    server = start_gunicorn(url, args.port, args.workers, 0)
+    server = start_runserver(url, args.port) if sqlite else start_gunicorn(url, args.port, args.workers, 0)
+    worker = start_worker(url, debug=sqlite)
+    wait_for_worker()
     tally = Tally()
     try:
         threads = [threading.Thread(target=participant, args=(args.port, token, f"p{i:04d}",
@@ -201,9 +300,10 @@ def main() -> None:
         wall = time.perf_counter() - began
     finally:
         stop(server)
+        stop(worker)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{args.participants} participants within {args.spread:.0f} s, quota {args.quota}, k = {args.overlap}, "
-          f"gunicorn {args.workers} sync workers, PostgreSQL; {wall:.1f} s in all; load {load}")
+          f"{described}, a Celery worker; {wall:.1f} s in all; {os.cpu_count()} CPUs, load {load}")
     print(f"arrival (link to first page): {percentiles(tally.arrivals)}")
     print(f"submit (answer and next page): {percentiles(tally.submits)}")
     fivexx = sum(n for code, n in tally.statuses.items() if code >= 500)
@@ -211,6 +311,7 @@ def main() -> None:
     print(f"completed: {len(tally.completed)} of {args.participants}")
     for line in check_database(batch_id, args.overlap, args.quota, tally) + tally.problems[:10]:
         print(line)
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,11 @@ times out, leaves or declines is deactivated, which hands their leased items bac
 One tab at a time: every page carries the tab token the participant's last arrival was given; a request with
 another token gets a page saying so and changes nothing. A new arrival takes over only when the earlier tab
 has been quiet for TAB_IDLE_SECONDS, or when the participant asks to continue here.
+
+Queries per page (docs/crowd.md, "Under load"): a participant's request reads the link, the session and the
+participant once, and what is the same for every participant of a study (which items are practice and
+attention checks) comes from a per-process cache for CHECK_IDS_SECONDS, so no page's query count grows with the
+participants or the items (tests/test_crowd_queries.py counts them).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -38,6 +44,11 @@ PLATFORM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 COMPLETION_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MINUTES = 24 * 60
 TAB_IDLE_SECONDS = 60
+# A live tab's `tab_seen_at` is written again only when older than this: one write per page would be a row
+# lock per request, and the idle test above needs the time to a few seconds, not to the request.
+TAB_SEEN_REFRESH_SECONDS = 10
+# How long a process keeps a study's practice and attention item ids (they are the task's, set at import).
+CHECK_IDS_SECONDS = 60
 RUNNING = (Participant.Stage.CONSENT, Participant.Stage.INSTRUCTIONS, Participant.Stage.PRACTICE,
            Participant.Stage.WORK)
 
@@ -211,10 +222,15 @@ def open_tab(participant: Participant, *, take_over: bool = False, now: datetime
 
 
 def holds_tab(participant: Participant, tab: str, *, now: datetime | None = None) -> bool:
-    """Whether `tab` is the participant's one live tab (and note that it was seen now)."""
+    """Whether `tab` is the participant's one live tab (and note that it was seen now, unless it was noted
+    less than TAB_SEEN_REFRESH_SECONDS ago: the participant row was just read, so no write is needed)."""
     if not tab or tab != participant.tab:
         return False
-    return bool(Participant.objects.filter(pk=participant.pk, tab=tab).update(tab_seen_at=now or timezone.now()))
+    now = now or timezone.now()
+    seen = participant.tab_seen_at
+    if seen is not None and now - seen < timedelta(seconds=TAB_SEEN_REFRESH_SECONDS):
+        return True
+    return bool(Participant.objects.filter(pk=participant.pk, tab=tab).update(tab_seen_at=now))
 
 
 # --- what comes next --------------------------------------------------------------------------------------------
@@ -227,12 +243,31 @@ class Step:
     page: str
     item: Item | None = None
     role: str = ""
+    n_work: int | None = None  # work items answered, where the step counted them (None: not counted)
 
 
 def n_work(participant: Participant) -> int:
     """The work items the participant answered: the quota counts these (a skipped item does not)."""
     return Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
                                      skipped=False).count()
+
+
+def check_item_ids(link: StudyLink, role: str) -> list[int]:
+    """The ids of the task's check items of `role` (practice or attention), in order: the same for every
+    participant of the study, so one query per process and CHECK_IDS_SECONDS (keyed by the link's token)."""
+    key = f"crowd-check-ids:{link.token}"
+    ids = cache.get(key)
+    if ids is None:
+        rows = (Item.objects.filter(task_id=link.batch.task_id, item_check__isnull=False)
+                .order_by("position", "pk").values_list("pk", "item_check__role"))
+        ids = {wanted: [pk for pk, got in rows if got == wanted]
+               for wanted in (ItemCheck.Role.PRACTICE, ItemCheck.Role.ATTENTION)}
+        cache.set(key, ids, timeout=CHECK_IDS_SECONDS)
+    return ids[role]
+
+
+def _item(pk: int) -> Item:
+    return Item.objects.select_related("task").get(pk=pk)
 
 
 def practice_items(link: StudyLink) -> list[Item]:
@@ -255,9 +290,9 @@ def current_step(participant: Participant, *, now: datetime | None = None) -> St
     if stage in (Participant.Stage.CONSENT, Participant.Stage.INSTRUCTIONS):
         return Step(stage)
     if stage == Participant.Stage.PRACTICE:
-        items = practice_items(participant.link)
-        if participant.practice_done < len(items):
-            return Step("item", items[participant.practice_done], CheckResult.Role.PRACTICE)
+        ids = check_item_ids(participant.link, CheckResult.Role.PRACTICE)
+        if participant.practice_done < len(ids):
+            return Step("item", _item(ids[participant.practice_done]), CheckResult.Role.PRACTICE)
         Participant.objects.filter(pk=participant.pk).update(stage=Participant.Stage.WORK)
         participant.stage = Participant.Stage.WORK
     if participant.stage == Participant.Stage.WORK:
@@ -267,43 +302,46 @@ def current_step(participant: Participant, *, now: datetime | None = None) -> St
 
 def _work_step(participant: Participant, now: datetime) -> Step:
     link = participant.link
-    if participant.check_item_id is not None:
-        return Step("item", participant.check_item, participant.check_role)
     done = n_work(participant)
+    if participant.check_item_id is not None:
+        return Step("item", participant.check_item, participant.check_role, done)
     if done >= link.quota:
         end(participant, Participant.Stage.COMPLETED, now=now)
         return Step(Participant.Stage.COMPLETED)
-    holds = Lease.objects.filter(annotator_id=participant.annotator_id, expires_at__gt=now).exists()
-    if not holds:
-        check = _due_check(participant, done)
+    attention = check_item_ids(link, CheckResult.Role.ATTENTION)
+    if attention or link.gold_rate > 0:  # a study without checks never asks whether one is due
+        holds = Lease.objects.filter(annotator_id=participant.annotator_id, expires_at__gt=now).exists()
+        check = None if holds else _due_check(participant, done, attention)
         if check is not None:
             item, role = check
             Participant.objects.filter(pk=participant.pk).update(check_item=item, check_role=role)
             participant.check_item, participant.check_role = item, role
-            return Step("item", item, role)
+            return Step("item", item, role, done)
     item = next_item(participant.annotator, link.batch, now=now)
     if item is None:  # nothing left for them in the batch: they did what there was
         end(participant, Participant.Stage.COMPLETED, now=now)
         return Step(Participant.Stage.COMPLETED)
-    return Step("item", item, "work")
+    return Step("item", item, "work", done)
 
 
-def _due_check(participant: Participant, done: int) -> tuple[Item, str] | None:
+def _due_check(participant: Participant, done: int, attention: list[int]) -> tuple[Item, str] | None:
+    """The check item due after `done` work answers, if any, and its role; one query for the participant's
+    checks so far (and, when a gold check is due, the pool to draw it from)."""
     link = participant.link
-    results = CheckResult.objects.filter(participant=participant)
-    attention = attention_items(link)
-    seen = set(results.filter(role=CheckResult.Role.ATTENTION).values_list("item_id", flat=True))
+    done_checks = list(CheckResult.objects.filter(
+        participant=participant, role__in=(CheckResult.Role.ATTENTION, CheckResult.Role.GOLD))
+        .values_list("role", "item_id"))
+    seen = {item_id for role, item_id in done_checks if role == CheckResult.Role.ATTENTION}
     if checks.attention_due(done, len(seen), len(attention), link.quota):
-        return next(item for item in attention if item.pk not in seen), CheckResult.Role.ATTENTION
-    n_gold = results.filter(role=CheckResult.Role.GOLD).count()
-    if checks.gold_due(done, n_gold, link.gold_rate):
-        used = results.filter(role=CheckResult.Role.GOLD).values_list("item_id", flat=True)
+        return _item(next(pk for pk in attention if pk not in seen)), CheckResult.Role.ATTENTION
+    used = [item_id for role, item_id in done_checks if role == CheckResult.Role.GOLD]
+    if checks.gold_due(done, len(used), link.gold_rate):
         answered = Annotation.objects.filter(annotator_id=participant.annotator_id).values_list("item_id", flat=True)
         pool = list(gold_items(link.batch).exclude(pk__in=used).exclude(pk__in=answered)
                     .order_by("pk").values_list("pk", flat=True))
         if pool:  # seeded by participant and count, so a reload draws the same item
-            chosen = random.Random(f"{participant.pk}:{n_gold}").choice(pool)
-            return Item.objects.select_related("task").get(pk=chosen), CheckResult.Role.GOLD
+            chosen = random.Random(f"{participant.pk}:{len(used)}").choice(pool)
+            return _item(chosen), CheckResult.Role.GOLD
     return None
 
 
@@ -404,8 +442,9 @@ def advance(participant: Participant) -> None:
     """One step on from consent (to instructions) or instructions (to practice, or to work when the task has
     no practice items); a conditional UPDATE, so a repeated click changes nothing."""
     following = {Participant.Stage.CONSENT: Participant.Stage.INSTRUCTIONS,
-                 Participant.Stage.INSTRUCTIONS: (Participant.Stage.PRACTICE if practice_items(participant.link)
-                                                  else Participant.Stage.WORK)}
+                 Participant.Stage.INSTRUCTIONS: (
+                     Participant.Stage.PRACTICE if check_item_ids(participant.link, CheckResult.Role.PRACTICE)
+                     else Participant.Stage.WORK)}
     stage = following.get(participant.stage)
     if stage is not None and Participant.objects.filter(pk=participant.pk, stage=participant.stage).update(stage=stage):
         participant.stage = stage

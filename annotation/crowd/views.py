@@ -92,8 +92,13 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
         title = "This study is closed" if problem.status == 410 else "This link is incomplete"
         message = problem.message if problem.status == 410 else f"Parameter {problem.field}: {problem.message}."
         return _problem(request, link, title, message, problem.status)
-    request.session.cycle_key()  # a fresh session id on each arrival (no fixation of a shared one)
+    if request.session.session_key:  # a fresh session id on each arrival (no fixation of a shared one); a
+        request.session.cycle_key()  # browser without one gets a new id when the session is first saved
     request.session[f"{SESSION_PREFIX}{link.pk}"] = participant.pk
+    if participant.stage in studies.RUNNING:  # straight to this tab's page: one redirect fewer per arrival
+        fresh = studies.open_tab(participant)
+        if fresh is not None:
+            return redirect(_run_url(link, fresh))
     return redirect("crowd:run", token=link.token)
 
 
@@ -176,7 +181,7 @@ def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: 
     if step.page == Participant.Stage.INSTRUCTIONS:
         return _render(request, link, "instructions.html", {
             **context, "instructions": instructions.to_html(link.batch.task.instructions),
-            "n_practice": len(studies.practice_items(link))})
+            "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE))})
     if step.page == Participant.Stage.COMPLETED:
         return _render(request, link, "completed.html", context)
     if step.page == Participant.Stage.RETURNED:
@@ -190,12 +195,12 @@ def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, 
     task = link.batch.task
     if form is None:
         form = answer_form_for(task, item.payload)
-    done = studies.n_work(participant)
+    done = studies.n_work(participant) if step.n_work is None else step.n_work
     practice = step.role == CheckResult.Role.PRACTICE
     context = {
         "participant": participant, "tab": tab, "task": task, "item": item, "form": form, "practice": practice,
         "shown": _shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
-        "n_practice": len(studies.practice_items(link)) if practice else 0,
+        "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE)) if practice else 0,
         "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
         "instructions": instructions.to_html(task.instructions),
         **({} if practice else _side_context(participant, **side)),
