@@ -240,6 +240,7 @@ def test_the_last_answer_of_the_quota_can_be_revised_from_the_completion_page_un
     revising = person.client.get(back.replace("&amp;", "&")).content.decode()
     assert 'id="revising"' in revising and f'name="item" value="{last}"' in revising
     assert f"revise={first}" in revising and "Back to your completion code" in revising
+    assert 'value="leave"' not in revising  # finished: nothing to leave
     page = person.post(action="revise", item=last, label="negative").content.decode()
     assert 'id="completion-code"' in page  # back to the code
     person.post(action="revise", item=first, label="negative")
