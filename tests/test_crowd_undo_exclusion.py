@@ -3,6 +3,7 @@ the reports; an item that reached k with others meanwhile keeps every answer and
 history of exclusions and undos keeps who, when and why; the page button has the exclude button's role guard."""
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 import time
@@ -10,15 +11,17 @@ from collections import Counter
 
 import pytest
 import requests
+from django.apps import apps
 from django.core.cache import caches
 from django.core.management import CommandError, call_command
 from django.db import connections
 from django.test import Client
+from django.utils import timezone
 
 from agreement.models import Report
 from agreement.reports import reincluded_annotators
 from annotation.annotators import create_annotator
-from annotation.crowd.models import ExclusionEvent, Participant
+from annotation.crowd.models import CheckResult, ExclusionEvent, Participant
 from annotation.crowd.participants import exclude_annotator, include_annotator
 from annotation.models import Annotation, Annotator, BatchItem, Lease
 from tasks_app.models import Item, ItemGold, Task
@@ -328,3 +331,24 @@ def work_through(base: str, link, n: int) -> int:
 def _csrf(session: requests.Session, page: str) -> str:
     found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
     return found.group(1) if found else session.cookies.get("csrftoken", "")
+
+
+def test_the_migration_marks_earlier_skipped_checks_unanswered_and_starts_each_exclusions_history():
+    """annotation/migrations/0011: a check skipped or flagged before it (no value, a "skipped:" or "flagged:"
+    note) becomes unanswered; an answered check with a flag note stays as judged; an annotator excluded before
+    it gets the exclude event of their history."""
+    backfill = importlib.import_module("annotation.migrations.0011_crowd_undo_exclusion").backfill
+    link = make_study(make_crowd_task(n=4, attention=2, practice=0), consent="", quota=2)
+    person = Person(link, 1)
+    person.start()
+    participant = person.participant
+    skipped, answered = link.batch.task.items.filter(item_check__isnull=False).order_by("pk")
+    CheckResult.objects.create(participant=participant, item=skipped, role="attention", value=None, passed=False,
+                               note="skipped: unsure")
+    CheckResult.objects.create(participant=participant, item=answered, role="attention", value="positive",
+                               passed=False, note="flagged: odd")
+    Annotator.objects.filter(pk=participant.annotator_id).update(excluded_at=timezone.now(), excluded_reason="old")
+    backfill(apps, None)
+    assert dict(CheckResult.objects.values_list("item_id", "unanswered")) == {skipped.pk: True, answered.pk: False}
+    assert list(ExclusionEvent.objects.values_list("annotator_id", "action", "reason")) == [
+        (participant.annotator_id, "exclude", "old")]
