@@ -28,7 +28,7 @@ from tasks_app.models import Item, ItemGold, Task
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD, require_postgres
 from tests.crowd_helpers import Person, arrival_url, make_crowd_task, make_study, pid
-from tests.report_builders import wait_for_report
+from tests.report_builders import cli_report, wait_for_report
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +87,13 @@ def test_an_undo_counts_the_answers_again_and_keeps_every_answer_of_items_filled
     listed = reincluded_annotators(link.batch.task)  # what the recomputed report lists (agreement/reports.py)
     assert [(e["name"], e["reason"], e["n_items_over_k"]) for e in listed] == [
         (annotator.name, "the negatives were right after all", 4)]
+    doc = cli_report(link.batch.task)
+    assert doc["excluded_annotators"] == [] and doc["n_annotators"] == 3 and doc["n_answers"] == 12
+    assert [(e["name"], e["n_items_over_k"]) for e in doc["reincluded_annotators"]] == [(annotator.name, 4)]
+    admin = Client()
+    assert admin.login(username="carol", password=PASSWORD)
+    page = admin.get(f"/reports/task/{link.batch.task_id}/").content.decode()
+    assert 'id="reincluded-annotators"' in page and "4 items above k, every answer kept" in page
 
 
 def test_an_undo_right_after_the_exclusion_leaves_no_item_over_k():
