@@ -359,3 +359,4 @@ def test_the_migration_marks_earlier_skipped_checks_unanswered_and_starts_each_e
     assert dict(CheckResult.objects.values_list("item_id", "unanswered")) == {skipped.pk: True, answered.pk: False}
     assert list(ExclusionEvent.objects.values_list("annotator_id", "action", "reason")) == [
         (participant.annotator_id, "exclude", "old")]
+
