@@ -81,6 +81,8 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     yield from pair_rows(part, base)
     yield from human_rows(part["human"], base)
     yield from model_rows(part.get("annotator_models"), base)
+    if scope == "task":  # a whole-task block: the batch and language parts inherit it unchanged
+        yield from spread_rows(part.get("annotator_models"), base)
     for annotator in part["annotators"]:
         who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_kind": annotator["kind"]}
         for metric in ("n_answers", "n_skipped", "n_flagged"):
@@ -112,6 +114,21 @@ def model_rows(block: dict[str, Any] | None, base: dict[str, Any]) -> Iterator[d
                    "value": annotator["skill"]}
             if annotator.get("spam") is not None:
                 yield {**row, "annotator": annotator["name"], "metric": f"{method}.spam", "value": annotator["spam"]}
+
+
+SPREAD_METRICS = ("n_answers", "modal_share", "entropy_bits", "pool_share", "straightlining")
+
+
+def spread_rows(block: dict[str, Any] | None, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each annotator's answer spread (straight-lining; docs/reports.md, "Annotator models"): one row per
+    number, `straightlining` as 1 or 0, the modal label named in the note of `modal_share`."""
+    spread = (block or {}).get("answer_spread") or {}
+    for annotator in spread.get("annotators", []):
+        row = {**base, "section": "answer_spread", "annotator": annotator["name"]}
+        for metric in SPREAD_METRICS:
+            value = annotator[metric]
+            yield {**row, "metric": metric, "value": int(value) if isinstance(value, bool) else value,
+                   "note": f"modal label {annotator['modal_label']}" if metric == "modal_share" else ""}
 
 
 def human_rows(human: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -31,7 +31,7 @@ from agreement.loading import LoadedAnswers
 from agreement.models import Report
 from agreement.scoring import KINDS as SCORERS
 from agreement.scoring import check_aggregation, score_task
-from annotation.models import Annotator
+from annotation.models import Annotator, ExclusionEvent
 from hume import jobs
 from hume.jobs import recovery
 from hume.jobs.lease import Lease, lapsed
@@ -73,6 +73,7 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
         "excluded_reasons": dict(Counter(entry["reason"] for entry in whole["excluded"])),
         "n_rows_read": len(loaded),
         "excluded_annotators": excluded_annotators(task),
+        "reincluded_annotators": reincluded_annotators(task),
         "answers_digest": loaded.answers_digest,
         "inputs_digest": loaded.inputs_digest,
     }
@@ -97,6 +98,21 @@ def excluded_annotators(task: Task) -> list[dict[str, Any]]:
     rows = (Annotator.objects.filter(excluded_at__isnull=False, annotations__item__task_id=task.pk).distinct()
             .order_by("user__username").values_list("user__username", "excluded_reason", "excluded_at"))
     return [{"name": name, "reason": reason, "excluded_at": at.isoformat()} for name, reason, at in rows]
+
+
+def reincluded_annotators(task: Task) -> list[dict[str, Any]]:
+    """The annotators with answers on this task who were excluded and then included again (their answers are
+    read), each with their latest undo: its reason, time and how many of their items it left above overlap k
+    (every answer is kept; docs/crowd.md, "Exclusion")."""
+    events = (ExclusionEvent.objects.filter(action=ExclusionEvent.Action.INCLUDE, annotator__excluded_at__isnull=True,
+                                            annotator__annotations__item__task_id=task.pk).distinct()
+              .order_by("annotator__user__username", "-at", "-pk")
+              .values_list("annotator__user__username", "reason", "at", "n_items_over_k"))
+    latest: dict[str, dict[str, Any]] = {}
+    for name, reason, at, n_over in events:
+        latest.setdefault(name, {"name": name, "reason": reason, "included_at": at.isoformat(),
+                                 "n_items_over_k": n_over})
+    return list(latest.values())
 
 
 def distinct_and_inverse(column: np.ndarray) -> tuple[list[int], np.ndarray]:

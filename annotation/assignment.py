@@ -365,6 +365,22 @@ def reopen_after_exclusion(annotator: Annotator) -> int:
     return sum(recount_answers(batch) for batch in Batch.objects.filter(pk__in=list(batch_ids)).order_by("pk"))
 
 
+def recount_after_inclusion(annotator: Annotator) -> int:
+    """After `annotator` was included again (excluded_at cleared, in the caller's transaction): recount the cached
+    answers of every batch they answered in, so their answers fill overlap slots again. Nothing is dropped: an
+    item that was handed to someone else meanwhile now holds more than k included answers, and keeps them all
+    (the engine gives it to no one more). A live lease on an item that is now full is dropped, under the locks
+    the recount holds: its holder could not answer it (answers never exceed k), and would be shown it again and
+    again; they get their next item instead. Returns how many of the annotator's items are above k now."""
+    answered = Annotation.objects.filter(annotator_id=annotator.pk, batch__isnull=False, skipped=False)
+    batch_ids = sorted(set(answered.values_list("batch_id", flat=True)))
+    for batch in Batch.objects.filter(pk__in=batch_ids).order_by("pk"):
+        recount_answers(batch)
+    full = BatchItem.objects.filter(batch_id__in=batch_ids, human_answers__gte=F("batch__overlap"))
+    Lease.objects.filter(batch_item__in=full).delete()
+    return full.filter(item_id__in=answered.values("item_id"), human_answers__gt=F("batch__overlap")).count()
+
+
 def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | None = None) -> dict[str, int]:
     """What this annotator has done in the batch and how many items they can still get (for progress bars):
     {"done", "skipped", "total", "leased", "available"} (docs/batches.md, "Engine API"). One statement that

@@ -2,6 +2,8 @@
 (and MACE's spam score), lowest first, read from the stored report; researchers only; no inline style or script."""
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
@@ -97,3 +99,26 @@ def test_the_report_page_links_to_it_and_names_a_model_aggregation(dave) -> None
     assert f'href="/reports/task/{task.pk}/annotator-models/"' in html
     assert "aggregated by <strong>glad</strong>" in html
     assert "glad consensus per item (crowd-kit 1.4.2)" in html  # "How annotators were combined"
+
+
+def test_the_report_csv_gives_each_annotators_answer_spread(dave, settings) -> None:
+    """The quality page's answer spread in the report CSV (docs/reports.md, "Annotator models"): on the spam crowd
+    each spammer gave "a" 20 times (share 1, 0 bits, flagged); the careful two gave gold, 10 "a" and 10 "b"
+    (share 0.5 with "a" the smaller label as text, 1 bit). The pool gave "a" 3·20 + 2·10 = 80 times of 100."""
+    settings.ANNOTATOR_MODELS_MAX_ANSWERS = 1000
+    task = spam_crowd("spam-csv")
+    cli_report(task)
+    status, html = page_of(dave, task)
+    assert status == 200 and f'id="spread-csv" href="/reports/task/{task.pk}/report.csv"' in html
+    text = client_for(dave).get(f"/reports/task/{task.pk}/report.csv").content.decode()
+    rows = [row for row in csv.DictReader(io.StringIO(text)) if row["section"] == "answer_spread"]
+    values = {(row["annotator"], row["metric"]): row["value"] for row in rows}
+    assert {name for name, _ in values} == {"ann1", "ann2", "spam0", "spam1", "spam2"}
+    for spammer in ("spam0", "spam1", "spam2"):
+        assert [values[(spammer, metric)] for metric in ("n_answers", "modal_share", "entropy_bits", "pool_share",
+                                                        "straightlining")] == ["20", "1.0", "0.0", "0.8", "1"]
+    assert [float(values[("ann1", metric)]) for metric in ("n_answers", "modal_share", "entropy_bits", "pool_share",
+                                                          "straightlining")] == [20, 0.5, 1.0, 0.8, 0]
+    notes = {row["annotator"]: row["note"] for row in rows if row["metric"] == "modal_share"}
+    assert notes == {name: "modal label a" for name in ("ann1", "ann2", "spam0", "spam1", "spam2")}
+    assert all(row["scope"] == "task" for row in rows)

@@ -3,6 +3,8 @@ straight-lining, comprehension (practice) failures, Prolific's two-failure rule,
 CSV lists, and exclusion with the report recomputed without the excluded annotator."""
 from __future__ import annotations
 
+import csv
+import io
 import time
 
 import pytest
@@ -270,3 +272,24 @@ def test_an_exclusion_recomputes_the_report_without_the_annotator_and_lists_it(s
     assert sorted(a["name"] for a in before["annotators"]) == ["spammer", "u1", "u2"]
     assert sorted(a["name"] for a in after["annotators"]) == ["u1", "u2"]
     assert Annotation.objects.filter(annotator=people["spammer"]).count() == 4  # the answers stay stored
+
+
+def test_the_participants_csv_gives_each_participants_checks_and_answer_spread(carol):
+    """The answer spread (measures/annotator_models.py, `answer_spread`) per participant in the participants CSV:
+    one who answers "positive" to all ten items straight-lines (share 1, 0 bits, flagged at >= 0.9 of >= 10
+    answers); one who alternates has share 0.5 ("negative", the smaller label as text, on a tie) and 1 bit."""
+    link = make_study(make_crowd_task(n=10, attention=0, practice=0), consent="", quota=10, overlap=2)
+    for n, labels in ((1, ["positive"] * 10), (2, ["positive", "negative"] * 5)):
+        person = Person(link, n)
+        person.start()
+        for label in labels:
+            person.answer(label)
+        assert person.participant.stage == Participant.Stage.COMPLETED
+    text = admin_client(carol).get(f"/manage/studies/{link.pk}/participants.csv").content.decode()
+    table = {row["participant_id"]: row for row in csv.DictReader(io.StringIO(text))}
+    spread = ("n_work", "n_answers", "modal_label", "modal_share", "entropy_bits", "straightlining", "suggestion")
+    assert [table[pid(1)][c] for c in spread] == ["10", "10", "positive", "1.0", "0.0", "True", "approve"]
+    assert [table[pid(2)][c] for c in spread] == ["10", "10", "negative", "0.5", "1.0", "False", "approve"]
+    assert table[pid(2)]["agreement"] == "0.5" and table[pid(2)]["n_compared"] == "10"  # 5 of 10 match 1's answer
+    assert text.splitlines()[0].startswith("participant_id,annotator,stage,returned_reason,n_work,n_skipped")
+    assert Client().get(f"/manage/studies/{link.pk}/participants.csv").status_code in (302, 403)  # admins only

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import caches
 
+from annotation.annotators import create_annotator
+from annotation.batches import speakers_of
 from annotation.crowd.models import Participant
 from annotation.models import Annotation
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick annotator creation)
@@ -98,3 +100,16 @@ def test_nothing_but_the_platform_ids_is_kept_about_a_participant():
     assert (user.email, user.first_name, user.last_name) == ("", "", "")
     assert (participant.platform_id, participant.platform_study_id, participant.platform_session_id) == (
         pid(9), "5" * 24, "6" * 24)
+
+
+def test_a_participant_is_never_among_the_speakers_a_new_batch_is_assigned_to():
+    """A participant exists for one study: a batch made with its language's speakers (batches.speakers_of) leaves
+    them out, while they work and while, completed, they may still revise until their deadline."""
+    link = make_study(make_crowd_task(n=4, attention=0, practice=0), consent="", quota=1)
+    person = Person(link, 1)
+    person.start()
+    speaker = create_annotator("speaker-eng", languages={"eng-Latn": None})
+    assert speakers_of("eng-Latn") == [speaker]
+    person.answer("positive")
+    assert person.participant.stage == Participant.Stage.COMPLETED and person.participant.annotator.active
+    assert speakers_of("eng-Latn") == [speaker]

@@ -3,6 +3,8 @@ loop allows: a skipped item goes to others and never back to them, a flag keeps 
 a revision keeps every earlier answer, and the quota counts answered items."""
 from __future__ import annotations
 
+import csv
+import io
 import re
 from datetime import timedelta
 
@@ -12,10 +14,12 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.crowd.models import CheckResult, Participant
+from annotation.crowd.participants import participant_rows
+from annotation.crowd.studies import expire_overdue
 from annotation.models import Annotation, AnnotationRevision
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick annotator creation)
 from tests.conftest import PASSWORD
-from tests.crowd_helpers import Person, make_crowd_task, make_study
+from tests.crowd_helpers import Person, make_crowd_task, make_study, pid
 
 pytestmark = pytest.mark.django_db
 
@@ -183,4 +187,89 @@ def test_a_revision_with_an_invalid_answer_names_the_field_and_changes_nothing()
     body = response.content.decode()
     assert response.status_code == 422 and 'id="revising"' in body and "neutral" in body
     assert "is not one of the available choices" in body
+    assert Annotation.objects.get(item_id=item).value == "positive" and not AnnotationRevision.objects.exists()
+
+
+def test_a_skipped_or_flagged_check_is_neither_passed_nor_failed_for_the_two_failure_rule(carol):
+    """Prolific lets only failed fair checks count toward a rejection (docs/crowd.md): two attention checks left
+    unanswered (one skipped, one flagged) suggest no rejection; they are shown apart from failures."""
+    link = work_study(n=6, quota=3, attention=2)  # the checks come after ⌊1·3/3⌋ = 1 and ⌊2·3/3⌋ = 2 work items
+    person = started(link, 1)
+    person.answer("positive")
+    person.post(side="skip", action="answer", item=person.item_on_screen(), skip_reason="unsure")
+    person.answer("positive")
+    person.post(side="flag", action="answer", item=person.item_on_screen(), flag_comment="odd instruction")
+    person.answer("positive")
+    assert person.participant.stage == Participant.Stage.COMPLETED
+    results = CheckResult.objects.filter(participant=person.participant).order_by("pk")
+    assert [(r.role, r.passed, r.unanswered) for r in results] == [("attention", False, True)] * 2
+    careless = started(link, 2)
+    careless.answer("positive")
+    careless.answer("positive")  # the first check, answered wrongly: a failure
+    careless.answer("positive")
+    careless.post(side="skip", action="answer", item=careless.item_on_screen(), skip_reason="unsure")
+    careless.answer("positive")
+    rows = {row.participant.platform_id: row for row in participant_rows(link)}
+    assert (rows[pid(1)].failed["attention"], rows[pid(1)].unanswered["attention"]) == (0, 2)
+    assert (rows[pid(1)].fair_failures, rows[pid(1)].suggestion) == (0, "approve")
+    assert (rows[pid(2)].failed["attention"], rows[pid(2)].unanswered["attention"]) == (1, 1)
+    assert (rows[pid(2)].fair_failures, rows[pid(2)].suggestion) == (1, "approve")
+    admin = Client()
+    assert admin.login(username="carol", password=PASSWORD)
+    body = admin.get(f"/manage/studies/{link.pk}/").content.decode()
+    assert '<td class="check-attention">0 passed, 0 failed, 2 not answered</td>' in body
+    assert '<td class="check-attention">0 passed, 1 failed, 1 not answered</td>' in body
+    assert admin.get(f"/manage/studies/{link.pk}/reject.csv").content.decode().splitlines() == [
+        "participant_id,failed_attention_checks"]
+    table = list(csv.DictReader(io.StringIO(admin.get(f"/manage/studies/{link.pk}/participants.csv").content.decode())))
+    assert [(r["participant_id"], r["attention_passed"], r["attention_failed"], r["attention_unanswered"],
+             r["suggestion"]) for r in table] == [(pid(1), "0", "0", "2", "approve"),
+                                                  (pid(2), "0", "1", "1", "approve")]
+
+
+def test_the_last_answer_of_the_quota_can_be_revised_from_the_completion_page_until_the_time_limit():
+    link = work_study(n=6, quota=2)
+    person = started(link, 1)
+    first = person.item_on_screen()
+    person.answer("positive")
+    last = person.item_on_screen()
+    completed = person.answer("positive").content.decode()
+    assert 'id="completion-code"' in completed and "C0DE42" in completed
+    back = re.search(r'id="revise-after".*?class="back" href="([^"]+)"', completed, flags=re.S).group(1)
+    assert back.replace("&amp;", "&").endswith(f"revise={last}")
+    revising = person.client.get(back.replace("&amp;", "&")).content.decode()
+    assert 'id="revising"' in revising and f'name="item" value="{last}"' in revising
+    assert f"revise={first}" in revising and "Back to your completion code" in revising
+    assert 'value="leave"' not in revising  # finished: nothing to leave
+    page = person.post(action="revise", item=last, label="negative").content.decode()
+    assert 'id="completion-code"' in page  # back to the code
+    person.post(action="revise", item=first, label="negative")
+    assert Annotation.objects.get(item_id=last).value == "negative"
+    assert Annotation.objects.get(item_id=first).value == "negative"
+    assert list(AnnotationRevision.objects.filter(annotation__item_id=last).values_list("value", flat=True)) == [
+        "positive"]  # the first value is kept
+    participant = person.participant
+    assert participant.stage == Participant.Stage.COMPLETED and participant.annotator.active
+    assert Annotation.objects.filter(annotator=participant.annotator).count() == 2  # no new item was handed out
+    other_tab = Client()
+    other_tab.cookies = person.client.cookies
+    elsewhere = other_tab.get(f"/study/{link.token}/run/", {"tab": "not-the-tab"}).content.decode()
+    assert 'id="completion-code"' in elsewhere and 'id="revise-after"' not in elsewhere  # the one tab only
+    Participant.objects.filter(pk=participant.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    late = person.post(action="revise", item=last, label="positive").content.decode()
+    assert 'id="completion-code"' in late and 'id="revise-after"' not in late
+    assert Annotation.objects.get(item_id=last).value == "negative"  # past the time limit: nothing changes
+    expire_overdue()
+    assert not Participant.objects.get(pk=participant.pk).annotator.active  # its time to revise is over
+
+
+def test_a_completed_participant_cannot_revise_once_the_study_is_closed():
+    link = work_study(n=6, quota=1)
+    person = started(link, 1)
+    item = person.item_on_screen()
+    person.answer("positive")
+    link.is_open = False
+    link.save(update_fields=["is_open"])
+    page = person.post(action="revise", item=item, label="negative").content.decode()
+    assert 'id="completion-code"' in page and 'id="revise-after"' not in page
     assert Annotation.objects.get(item_id=item).value == "positive" and not AnnotationRevision.objects.exists()

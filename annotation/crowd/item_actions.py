@@ -7,9 +7,14 @@ others), a flag without an answer is a flagged skip, and a revision is a second 
 (the engine keeps every earlier value in AnnotationRevision; reports read the latest).
 
 Check items (attention, hidden gold) look like work items, so they offer Skip and Flag too, or the participant
-could tell them apart; a skipped or flagged check is recorded as not passed (an instructed-response item asks for
-an answer), with the reason in `CheckResult.note` for the researcher. Check answers are not revised: going back
-walks over the participant's work answers only.
+could tell them apart; a skipped or flagged check is recorded as *unanswered*: not passed (an instructed-response
+item asks for an answer) and not failed either, since Prolific lets only failed fair checks count toward a
+rejection (docs/crowd.md, "Checks and Prolific's rules"); the reason stays in `CheckResult.note` for the
+researcher. Check answers are not revised: going back walks over the participant's work answers only.
+
+A participant who finished the quota may still revise their work answers from the completion page until their
+time limit ends (`revisable`, `revise`): the last answer of the quota would otherwise be the one answer that could
+never be corrected.
 """
 from __future__ import annotations
 
@@ -45,7 +50,8 @@ def flag_step(participant: Participant, step: Step, *, comment: str) -> None:
 def _leave_check(participant: Participant, step: Step, *, note: str) -> None:
     with transaction.atomic():
         CheckResult.objects.get_or_create(participant=participant, item=step.item, role=step.role,
-                                          defaults={"value": None, "passed": False, "note": note[:2100]})
+                                          defaults={"value": None, "passed": False, "unanswered": True,
+                                                    "note": note[:2100]})
         Participant.objects.filter(pk=participant.pk, check_item=step.item).update(check_item=None, check_role="")
     participant.check_item, participant.check_role = None, ""
 
@@ -63,10 +69,19 @@ def previous_answer(participant: Participant, *, before: int | None = None) -> A
     return answers.select_related("item").order_by("-pk").first()
 
 
+def may_revise(participant: Participant, *, now: datetime | None = None) -> bool:
+    """Whether the participant may revise answers now: while they work, or after the last answer of the quota
+    until their deadline (from the completion page; they have the code already), while the study is open."""
+    if participant.stage == Participant.Stage.WORK:
+        return True
+    return (participant.stage == Participant.Stage.COMPLETED and participant.link.is_open
+            and participant.deadline >= (now or timezone.now()))
+
+
 def revisable(participant: Participant, item_id: str | int | None) -> Annotation | None:
-    """The participant's own (not skipped) work answer to `item_id` in the study's batch while they work, or None
-    (a malformed id, another item, a skip, a participant no longer in the work stage)."""
-    if participant.stage != Participant.Stage.WORK or not str(item_id or "").isdigit():
+    """The participant's own (not skipped) work answer to `item_id` in the study's batch while they may revise
+    (`may_revise`), or None (a malformed id, another item, a skip, a participant past that time)."""
+    if not may_revise(participant) or not str(item_id or "").isdigit():
         return None
     return (Annotation.objects.select_related("item").filter(
         annotator_id=participant.annotator_id, batch_id=participant.link.batch_id, item_id=int(item_id),
@@ -80,6 +95,6 @@ def revise(participant: Participant, answer: Annotation, value: object, *,
     StudyProblem(status 410) says so; the engine refuses a closed batch (AssignmentRefused)."""
     now = now or timezone.now()
     if participant.deadline < now:
-        end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
+        end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)  # a completed run stays completed
         raise StudyProblem("time", "Your time for this study ran out; the answer was not changed.", status=410)
     return submit_answer(participant.annotator, participant.link.batch, answer.item, value, source="crowd", now=now)

@@ -61,6 +61,7 @@ def detail(request: HttpRequest, link_id: int) -> HttpResponse:
     link = get_link_for(request.user, link_id)
     studies.expire_overdue()
     context = {"link": link, "rows": participants.participant_rows(link), "flags": participants.flags(link),
+               "history": participants.exclusion_history(link),
                "can_manage": is_admin(request.user),
                "url": request.build_absolute_uri(f"/study/{link.token}/") if is_admin(request.user) else "",
                "query": "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -78,20 +79,49 @@ def set_open(request: HttpRequest, link_id: int) -> HttpResponse:
     return redirect("studies:detail", link_id=link.pk)
 
 
+def _participant_in(link: StudyLink, participant_id: int) -> Participant:
+    participant = Participant.objects.select_related("annotator__user").filter(pk=participant_id, link=link).first()
+    if participant is None:
+        raise Http404("No such participant in this study.")
+    return participant
+
+
 @admins_only
 @require_POST
 def exclude(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
     link = get_link_for(request.user, link_id)
-    participant = Participant.objects.select_related("annotator").filter(pk=participant_id, link=link).first()
-    if participant is None:
-        raise Http404("No such participant in this study.")
+    participant = _participant_in(link, participant_id)
     reason = request.POST.get("reason", "").strip()
     if not reason:
         messages.error(request, "Give a reason to exclude a participant.")
+        return redirect("studies:detail", link_id=link.pk)
+    try:
+        participants.exclude_annotator(participant.annotator, reason, by=request.user)
+    except ValueError as problem:  # excluded meanwhile (another tab, another admin)
+        messages.error(request, f"{problem}; nothing changed.")
     else:
-        participants.exclude_annotator(participant.annotator, reason)
         messages.success(request, f"{participant.annotator.name} excluded; the reports recompute without them, "
                                   "and the items they answered go to other participants.")
+    return redirect("studies:detail", link_id=link.pk)
+
+
+@admins_only
+@require_POST
+def include(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
+    """Undo an exclusion (same role as excluding): the answers count again and the reports recompute."""
+    link = get_link_for(request.user, link_id)
+    participant = _participant_in(link, participant_id)
+    reason = request.POST.get("reason", "").strip()
+    if not reason:
+        messages.error(request, "Give a reason to include a participant again.")
+        return redirect("studies:detail", link_id=link.pk)
+    try:
+        inclusion = participants.include_annotator(participant.annotator, reason, by=request.user)
+    except ValueError as problem:
+        messages.error(request, f"{problem}; nothing changed.")
+    else:
+        messages.success(request, f"{participant.annotator.name} included again; the reports recompute with their "
+                                  f"answers. {participants.inclusion_summary(inclusion.n_items_over_k)}")
     return redirect("studies:detail", link_id=link.pk)
 
 

@@ -111,6 +111,9 @@ class CheckResult(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     value = models.JSONField(null=True, blank=True)
     passed = models.BooleanField()
+    # A check item the participant skipped or flagged without answering: not passed, and not failed either
+    # (Prolific counts only failed fair checks toward a rejection; docs/crowd.md, "Checks and Prolific's rules").
+    unanswered = models.BooleanField(default=False)
     time_spent_ms = models.PositiveIntegerField(null=True, blank=True)
     note = models.CharField(max_length=2100, blank=True,
                             help_text="The participant's skip reason or flag comment on a check item they skipped.")
@@ -121,4 +124,30 @@ class CheckResult(models.Model):
         constraints = [models.UniqueConstraint(fields=["participant", "item", "role"], name="check_once_per_item")]
 
     def __str__(self) -> str:
-        return f"{self.role} of participant {self.participant_id}: {'passed' if self.passed else 'failed'}"
+        outcome = "passed" if self.passed else "not answered" if self.unanswered else "failed"
+        return f"{self.role} of participant {self.participant_id}: {outcome}"
+
+
+class ExclusionEvent(models.Model):
+    """One exclusion of an annotator, or its undoing, with who, when and why: the history behind
+    Annotator.excluded_at (which holds only the current state)."""
+
+    class Action(models.TextChoices):
+        EXCLUDE = "exclude", "excluded"
+        INCLUDE = "include", "included again"
+
+    annotator = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="exclusion_events")
+    action = models.CharField(max_length=8, choices=Action.choices)
+    reason = models.CharField(max_length=500)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                           related_name="+", help_text="Empty: the command line.")
+    at = models.DateTimeField()
+    was_active = models.BooleanField(default=True, help_text="Whether the annotator was active before an exclusion.")
+    n_items_over_k = models.PositiveIntegerField(
+        default=0, help_text="Re-inclusion: items that now hold more than k included answers (all are kept).")
+
+    class Meta:
+        ordering = ["annotator", "at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} {self.get_action_display()} at {self.at:%Y-%m-%d %H:%M}"

@@ -31,10 +31,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.annotators import create_annotator
-from annotation.assignment import SubmitResult, next_item, set_active, submit_answer
+from annotation.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
 from annotation.crowd import checks
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from annotation.models import Annotation, Batch, BatchAssignee, BatchItem, Lease
+from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item, ItemCheck, ItemGold
 
 # Prolific's ids (PROLIFIC_PID, STUDY_ID, SESSION_ID) are 24 hexadecimal characters; another platform's
@@ -186,21 +186,29 @@ def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Partic
 
 def end(participant: Participant, stage: str, *, reason: str = "", now: datetime | None = None) -> None:
     """Finish a participant's run (completed or returned with `reason`); their leased items go back to the
-    pool at once and the engine takes no more answers from them. Answers already given stay."""
+    pool at once and the engine takes no new answers from them. Answers already given stay. A returned
+    participant is deactivated; a completed one stays active until their deadline, only so that they may revise
+    their answers from the completion page (annotation/crowd/item_actions.py), then `expire_overdue` deactivates
+    them."""
     with transaction.atomic():
         changed = Participant.objects.filter(pk=participant.pk, stage__in=RUNNING).update(
             stage=stage, returned_reason=reason, finished_at=now or timezone.now(), check_item=None, check_role="")
-        if changed:
+        if changed and stage == Participant.Stage.COMPLETED:
+            release_leases(participant.annotator)
+        elif changed:
             set_active(participant.annotator, False)
     participant.refresh_from_db()
 
 
 def expire_overdue(*, now: datetime | None = None) -> int:
-    """Mark every running participant past their deadline returned (timed out); returns how many."""
+    """Mark every running participant past their deadline returned (timed out), and deactivate the completed
+    ones past it (their time to revise is over); returns how many were returned."""
     now = now or timezone.now()
     overdue = list(Participant.objects.filter(stage__in=RUNNING, deadline__lt=now).select_related("annotator"))
     for participant in overdue:
         end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
+    Annotator.objects.filter(participant__stage=Participant.Stage.COMPLETED, participant__deadline__lt=now,
+                             active=True).update(active=False)
     return len(overdue)
 
 

@@ -140,19 +140,39 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
     if isinstance(found, HttpResponse):
         return found
     link, participant = found
-    running = participant.stage in studies.RUNNING
-    if running and not (link.is_open and link.batch.is_open):
+    if participant.stage not in studies.RUNNING:
+        return _after_the_run(request, link, participant)
+    if not (link.is_open and link.batch.is_open):
         return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
                         "The answers you gave are kept. Please return the study on your platform.", 410)
     tab = (request.POST if request.method == "POST" else request.GET).get("tab", "")
-    if running and request.method == "GET" and not tab:
+    if request.method == "GET" and not tab:
         fresh = studies.open_tab(participant)
         return _other_tab(request, link) if fresh is None else redirect(_run_url(link, fresh))
-    if running and not studies.holds_tab(participant, tab):
+    if not studies.holds_tab(participant, tab):
         return _other_tab(request, link)
-    if request.method == "POST" and running:
+    if request.method == "POST":
         return _act(request, link, participant, tab)
-    if running and request.GET.get("revise"):
+    if request.GET.get("revise"):
+        return _revision_page(request, link, participant, tab, request.GET["revise"])
+    return _show(request, link, participant, tab)
+
+
+def _after_the_run(request: HttpRequest, link: StudyLink, participant: Participant) -> HttpResponse:
+    """A finished run shows its page (the code, or why it ended). A completed participant may still revise their
+    answers from the tab that holds the study until their deadline (item_actions.may_revise); another tab, or a
+    later visit, gets the completion page without the way back."""
+    if not item_actions.may_revise(participant):
+        return _show(request, link, participant, "")
+    tab = (request.POST if request.method == "POST" else request.GET).get("tab", "")
+    if request.method == "GET" and not tab:
+        fresh = studies.open_tab(participant)
+        return redirect(_run_url(link, fresh)) if fresh else _show(request, link, participant, "")
+    if not studies.holds_tab(participant, tab):
+        return _show(request, link, participant, "")
+    if request.method == "POST" and request.POST.get("action") == "revise":
+        return _revise(request, link, participant, tab)
+    if request.GET.get("revise"):
         return _revision_page(request, link, participant, tab, request.GET["revise"])
     return _show(request, link, participant, tab)
 
@@ -183,7 +203,7 @@ def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: 
             **context, "instructions": instructions.to_html(link.batch.task.instructions),
             "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE))})
     if step.page == Participant.Stage.COMPLETED:
-        return _render(request, link, "completed.html", context)
+        return _render(request, link, "completed.html", {**context, **_revise_after_context(participant, tab)})
     if step.page == Participant.Stage.RETURNED:
         return _render(request, link, "returned.html", context)
     return _item_page(request, link, participant, step, tab, form=form, status=status, notice=notice, **side)
@@ -292,6 +312,14 @@ def _skip_or_flag(request: HttpRequest, link: StudyLink, participant: Participan
     return redirect(_run_url(link, tab))
 
 
+def _revise_after_context(participant: Participant, tab: str) -> dict[str, Any]:
+    """The completion page's way back to revise (only from the tab that holds the study, while it may)."""
+    if not tab or not item_actions.may_revise(participant):
+        return {}
+    return {"last_answer": item_actions.previous_answer(participant),
+            "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60))}
+
+
 def _revision_page(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, item_id: str, *,
                    form: Any = None, status: int = 200) -> HttpResponse:
     """One of the participant's earlier work answers, open for revision (their current item stays theirs)."""
@@ -301,6 +329,7 @@ def _revision_page(request: HttpRequest, link: StudyLink, participant: Participa
     task = link.batch.task
     context = {
         "participant": participant, "tab": tab, "task": task, "item": answer.item, "revising": True,
+        "completed": participant.stage == Participant.Stage.COMPLETED,
         "form": form or answer_form_for(task, answer.item.payload, answer=answer.value),
         "shown": _shown_token(link.batch, answer.item), "done": studies.n_work(participant), "quota": link.quota,
         "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),

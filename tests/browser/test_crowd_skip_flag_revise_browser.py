@@ -71,3 +71,26 @@ def test_a_participant_skips_flags_and_revises_with_the_keyboard(page, live_serv
     assert list(AnnotationRevision.objects.filter(annotation=revised).values_list("value", flat=True)) == ["positive"]
     assert Annotation.objects.filter(skipped=False).count() == 3  # the quota counted answers, not skips
     assert not page.page_errors
+
+
+def test_the_last_answer_is_revised_from_the_completion_page_and_the_code_stays(page, live_server, screenshot):
+    link = make_study(make_crowd_task(n=6, attention=0, practice=0), consent="", quota=2)
+    page.goto(live_server.url + arrival_url(link, 1))
+    page.click("button[value=instructions]")
+    first = item_id(page)
+    answer_by_keys(page, "1")  # positive
+    last = item_id(page)
+    answer_by_keys(page, "1")
+    assert page.inner_text("#completion-code") == "C0DE42"
+    with page.expect_navigation():
+        page.click("#revise-after a.back")
+    page.wait_for_selector("#revising")
+    assert item_id(page) == last and page.is_checked("input[value=positive]")
+    screenshot(page, "crowd-revise-after-completion")
+    answer_by_keys(page, "2")  # negative, Enter saves and goes back to the code
+    assert page.inner_text("#completion-code") == "C0DE42"
+    assert Annotation.objects.get(item_id=last).value == "negative"
+    assert Annotation.objects.get(item_id=first).value == "positive"
+    assert list(AnnotationRevision.objects.filter(annotation__item_id=last).values_list("value", flat=True)) == [
+        "positive"]
+    assert not page.page_errors
