@@ -258,7 +258,7 @@ LOGGING = {
     "loggers": {"django": {"handlers": [], "level": os.environ.get("LOG_LEVEL", "WARNING"), "propagate": True}},
 }
 
-# LLM annotator runs (annotation/llm/runs.py): the worker executing a run heart-beats this often; a run whose
+# LLM annotator runs (annotation/llm/run_executor.py): the worker executing a run heart-beats this often; a run whose
 # heartbeat is three intervals old is taken over by another worker, with its in-flight requests. A worker
 # executes a run for at most LLM_SLICE_SECONDS before handing it back to the queue (fair to other runs,
 # quick warm shutdowns).

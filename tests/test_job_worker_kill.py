@@ -35,7 +35,7 @@ from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers
 from agreement.sage.study import run_study
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import create_run
+from annotation.llm.run_executor import create_run
 from annotation.llm.tasks import enqueue_run
 from annotation.models import Annotation
 from hume import jobs

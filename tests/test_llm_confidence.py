@@ -13,8 +13,8 @@ from annotation.annotators import create_annotator
 from annotation.importing import import_annotations
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.prompts import PROMPTS
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.prompting import PROMPTS
+from annotation.llm.run_executor import create_run, execute_run
 from annotation.models import Annotation
 from tasks_app.importing import ImportFailed
 from tasks_app.kinds import content_digest

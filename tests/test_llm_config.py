@@ -6,7 +6,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.run_executor import create_run, execute_run
 from annotation.models import Annotator
 from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError, RateLimiter, parse_retry_after
-from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, parse_reply
+from annotation.llm.prompting import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, parse_reply
 from tasks_app.kinds import KINDS
 from tasks_app.models import Task
 from tests.llm_helpers import make_task

@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import (
+from annotation.llm.run_executor import (
     cancel_run,
     claim,
     create_run,

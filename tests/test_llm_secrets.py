@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from agreement.tasks import refresh_judge_panel
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import run_progress
+from annotation.llm.run_executor import run_progress
 from tests.conftest import PASSWORD, require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_task
 from tests.llm_server import ChatServer, Reply, malformed, throttled

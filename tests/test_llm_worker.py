@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import create_run
+from annotation.llm.run_executor import create_run
 from annotation.llm.tasks import enqueue_run
 from annotation.models import Annotation
 from tests.conftest import require_postgres

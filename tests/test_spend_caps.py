@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from agreement.model_runs.models import EmbeddingModel, ModelRun
 from agreement.model_runs.similarity import embed
 from annotation.llm.models import LLMRun
-from annotation.llm.runs import create_run, execute_run, resume_run
+from annotation.llm.run_executor import create_run, execute_run, resume_run
 from annotation.llm.spend import SpendCapReached
 from annotation.models import Annotation
 from tests import model_data as data

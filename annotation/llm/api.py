@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import (
+from annotation.llm.run_executor import (
     cancel_run,
     create_llm_annotator,
     create_run,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.llm.client import ChatClient, EndpointError, ProtocolError
-from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages, has_own_format, prompt_for
+from annotation.llm.prompting import AnswerProblem, answer_from_reply, build_messages, has_own_format, prompt_for
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
 

@@ -10,7 +10,7 @@ import logging
 from celery import shared_task
 
 from annotation.llm.models import LLMRun
-from annotation.llm.runs import execute_run, heartbeat_seconds
+from annotation.llm.run_executor import execute_run, heartbeat_seconds
 
 log = logging.getLogger(__name__)
 BUSY_ROUNDS = 6  # × heartbeat: longer than the 3 intervals after which a silent executor counts as dead

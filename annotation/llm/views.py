@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from annotation.llm.forms import LLMAnnotatorForm, PanelForm, RunForm
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import (
+from annotation.llm.run_executor import (
     cancel_run,
     create_llm_annotator,
     create_run,

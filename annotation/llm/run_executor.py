@@ -40,7 +40,13 @@ from annotation.llm.client import ChatClient, EndpointError, ProtocolError, Rate
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.inflight import RequestPool
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey, request_key
-from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, correction_message
+from annotation.llm.prompting import (
+    PROMPT_VERSIONS,
+    AnswerProblem,
+    answer_from_reply,
+    build_messages,
+    correction_message,
+)
 from annotation.llm.request_sql import insert_claims, store_outcomes
 from annotation.llm.simulated import Example, run_examples, simulated_answers
 from annotation.llm.spend import RequestBudget
