@@ -42,7 +42,8 @@ django.setup()
 
 from annotation.llm.client import ChatClient, RateLimiter  # noqa: E402
 from annotation.llm.models import LLMRequest  # noqa: E402
-from annotation.llm.run_executor import create_llm_annotator, create_run, execute_run  # noqa: E402
+from annotation.llm.run_control import create_llm_annotator, create_run  # noqa: E402
+from annotation.llm.run_executor import execute_run  # noqa: E402
 from annotation.models import Annotation  # noqa: E402
 from tasks_app.kinds import content_digest  # noqa: E402
 from tasks_app.models import Item, Task  # noqa: E402

@@ -1,5 +1,6 @@
 """Settings for a test worker whose report runs pause between reading the answers and storing the result
-(and whose SAGE runs, retrieval evaluations and split-run chunks pause before they compute).
+(and whose SAGE runs, retrieval evaluations and split-run chunks pause before they compute, and whose LLM runs
+pause after their third answer).
 
 Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
 mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
@@ -52,3 +53,23 @@ def pause_other_jobs() -> None:
             return _original(*args, **kwargs)
 
         setattr(module, name, paused)
+    pause_llm_runs()
+
+
+def pause_llm_runs() -> None:
+    """An LLM run pauses once, holding its lease, before it claims the next item after its third answer: with
+    one request in flight at most, nothing is in flight then, so a kill there loses no request already sent."""
+    from annotation.llm import run_executor
+    from annotation.llm.models import LLMRequest
+
+    original = run_executor.claim_many
+    paused_runs: set[int] = set()
+
+    def paused(run: Any, lease: Any, items: Any) -> Any:
+        answered = LLMRequest.objects.filter(run=run, status=LLMRequest.Status.SUCCEEDED).count()
+        if answered >= 3 and run.pk not in paused_runs:
+            paused_runs.add(run.pk)
+            time.sleep(REPORT_PAUSE_SECONDS)
+        return original(run, lease, items)
+
+    run_executor.claim_many = paused

@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 from annotation.llm import endpoint_policy
 from annotation.llm.client import ChatClient, EndpointError, RateLimiter
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
-from annotation.llm.run_executor import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotator
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer, Reply

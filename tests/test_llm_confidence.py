@@ -14,7 +14,8 @@ from annotation.importing import import_annotations
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.prompting import PROMPTS
-from annotation.llm.run_executor import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation
 from tasks_app.importing import ImportFailed
 from tasks_app.kinds import content_digest

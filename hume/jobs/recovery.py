@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from hume import jobs
 from hume.jobs.lease import lease_seconds
-from hume.jobs.registry import JobType, call, types
+from hume.jobs.registry import JobType, types
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,8 @@ def requeue_lapsed() -> dict[str, list[object]]:
     sent: dict[str, list[object]] = {}
     for job_type in types():
         keys = set(job_type.stranded_keys())
-        if job_type.leased:
-            keys |= set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
-                        .values_list(job_type.key, flat=True))
+        keys |= set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
+                    .values_list(job_type.key, flat=True))
         keys = sorted(keys)
         for key in keys:
             try:
@@ -57,8 +56,6 @@ def waiting(job_type: JobType) -> list[tuple[object, float]]:
     running ones once their lease lapses (a live holder keeps renewing it, and the look finds nothing to
     do), and ones queued for longer than a lease (a broker restarted without its data lost their message;
     one sent just now is left to do its work)."""
-    if job_type.resume is not None:
-        return list(call(job_type.resume))
     now = timezone.now()
     waited = now - timedelta(seconds=lease_seconds())
     look = Q(status=job_type.running_status)

@@ -38,11 +38,6 @@ class JobType:
     # Optional "module:function" returning more keys that need a message although no lease lapsed (a split
     # run whose chunks are all done but whose merge was never written: its worker died in between).
     stranded: str | None = None
-    # A type whose rows have no lease yet (LLM runs keep their own heartbeat): False skips the lapsed-lease
-    # query, and `resume` ("module:function" returning (key, seconds to wait) pairs) replaces the default
-    # look of a starting worker.
-    leased: bool = True
-    resume: str | None = None
 
     def model_class(self) -> type[models.Model]:
         return apps.get_model(self.model)
