@@ -1,6 +1,6 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
-the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval run and
-an LLM run (issue 21 item 2).
+the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval run, an
+LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -19,10 +19,16 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from agreement.escalation.jobs import ask
+from agreement.escalation.loading import escalation_plan
+from agreement.escalation.models import EscalationPlan
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.model_runs.runs import enqueue, run_in_process, start_run
 from agreement.model_runs.similarity import embed
 from agreement.models import Report
+from agreement.ppi.cli import ppi_document
+from agreement.ppi.jobs import request_ppi
+from agreement.ppi.models import PPIEstimate
 from agreement.reports import request_report
 from agreement.retrieval.models import Collection, Evaluation, RunEntry
 from agreement.retrieval.models import Run as Ranking
@@ -42,7 +48,9 @@ from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer, slow
+from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.retrieval_helpers import judged_collection, load_minifact
+from tests.test_escalation_page import study as escalation_study
 from tests.test_report_worker_crash import kill_whole_worker, small_task
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -216,6 +224,46 @@ def test_an_llm_run_whose_worker_is_killed_mid_run_is_finished_without_asking_tw
     assert LLMRequest.objects.filter(annotator=judge.annotator, status="succeeded").count() == 10
     assert counts == Counter(dict.fromkeys(answers, 1))  # each item asked exactly once: no duplicate request
     assert done.http_requests == 10
+
+
+@pytest.mark.usefixtures("production", "local_llm_endpoints")
+def test_an_escalation_plan_whose_worker_is_killed_mid_run_is_computed_again_with_the_same_plan(start_worker) -> None:
+    task = escalation_study()
+    doomed = start_worker(report_pause=120)
+    ask(task, ["small"], 0.15, 0.1)
+    held = wait_for(lambda: EscalationPlan.objects.filter(status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+    assert EscalationPlan.objects.get(pk=held.pk).status == "running"  # left behind by the dead worker
+
+    start_worker()
+    done = wait_for(lambda: EscalationPlan.objects.exclude(status__in=("queued", "running")).first(), 90, "finished")
+
+    assert done.status == "done", done.error
+    assert (EscalationPlan.objects.count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder
+    expected = escalation_plan(task, ["small"], 0.15, 0.1, seed=done.seed)  # the same seed, in-process
+    assert done.result == {**expected.result, "escalated_item_ids": expected.escalated}
+    assert len(done.result["escalated_item_ids"]) == done.result["rest"]["n_escalated"] == 10
+
+
+@pytest.mark.usefixtures("production")
+def test_a_ppi_estimate_whose_worker_is_killed_mid_run_is_computed_again_with_the_same_numbers(start_worker) -> None:
+    task, _ = rated_likert_study("ppi-killed", 60, list(range(0, 60, 2)), seed=9)
+    doomed = start_worker(report_pause=120)
+    request_ppi(task, JUDGE, alpha=0.1)
+    held = wait_for(lambda: PPIEstimate.objects.filter(task=task, status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+
+    start_worker()
+    done = wait_for(lambda: PPIEstimate.objects.filter(task=task).exclude(status__in=("queued", "running")).first(),
+                    90, "finished")
+
+    assert done.status == "done", done.error
+    assert (PPIEstimate.objects.filter(task=task).count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder
+    expected = ppi_document(task, JUDGE, alpha=0.1, computed_in=done.document["computed_in"])
+    assert {**done.document, "computed_at": None} == {**expected, "computed_at": None}  # all but the time
+    assert done.document["n_labelled"] == 30
 
 
 def answers_of(annotator) -> dict[str, object]:  # type: ignore[no-untyped-def]
