@@ -9,7 +9,8 @@ Why it is shaped this way:
   ON CONFLICT DO NOTHING on the unique (item, annotator)).
 - Claims and answers are written inside the run's `Lease.fenced()`: the transaction first renews the run's
   lease under the run row's lock, so a holder that lost the run claims nothing and stores nothing
-  (`LeaseLost`), and a new holder's claim waits until a store in progress has committed.
+  (`LeaseLost`), and a new holder's claim waits until a store in progress has committed. On PostgreSQL a store
+  is one statement that does the same itself (annotation/llm/request_sql.py): the hot path keeps one round trip.
 - Claims and answers are written a chunk at a time (`claim_many`, `store_many`): one round trip per chunk,
   not per item, so the main thread keeps hundreds of requests in flight; the report hears of a stored
   chunk through one `annotations_imported` signal. On PostgreSQL the two statements are plain SQL
@@ -31,7 +32,7 @@ from annotation.llm.models import LLMRequest, LLMRun, request_key
 from annotation.llm.request_sql import insert_claims, store_outcomes
 from annotation.models import Annotation
 from annotation.signals import annotations_imported
-from hume.jobs.lease import Lease
+from hume.jobs.lease import Lease, lease_until
 from tasks_app.models import Item
 
 STORE_CHUNK = 200  # answers per statement: its join grows faster than linearly past a few hundred
@@ -140,18 +141,29 @@ def store_many(run: LLMRun, lease: Lease, finished: list[tuple[Claim, Outcome]])
     `annotations_imported` signal for the report instead of a post_save per row."""
     if not finished:
         return
-    with lease.fenced():
-        stored = _store_many(run, lease.token, finished)
+    if connection.vendor == "postgresql" and not any(out.fatal for _, out in finished):
+        stored = _store_many_sql(run, lease, finished)
+    else:
+        with lease.fenced():
+            stored = _store_many(run, lease.token, finished)
     if stored:
         annotations_imported.send(sender=Annotation, task_id=run.task_id)
 
 
+def _store_many_sql(run: LLMRun, lease: Lease, finished: list[tuple[Claim, Outcome]]) -> int:
+    """PostgreSQL: a chunk per statement, each fenced by the lease inside the statement (request_sql.py)."""
+    now, pairs, stored = timezone.now(), [(row.pk, out) for row, out in finished], 0
+    for start in range(0, len(pairs), STORE_CHUNK):
+        held, inserted = store_outcomes(run, lease.token, now, pairs[start:start + STORE_CHUNK], lease_until())
+        if not held:
+            lease.lost.set()
+            lease.check()  # raises LeaseLost: this chunk wrote nothing
+        stored += inserted
+    return stored
+
+
 def _store_many(run: LLMRun, token: uuid.UUID, finished: list[tuple[Claim, Outcome]]) -> int:
     now = timezone.now()
-    if connection.vendor == "postgresql" and not any(out.fatal for _, out in finished):
-        pairs = [(row.pk, out) for row, out in finished]
-        return sum(store_outcomes(run, token, now, pairs[start:start + STORE_CHUNK])
-                   for start in range(0, len(pairs), STORE_CHUNK))
     with transaction.atomic():
         LLMRun.objects.filter(pk=run.pk).update(
             http_requests=F("http_requests") + sum(out.attempts for _, out in finished),
