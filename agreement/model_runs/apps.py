@@ -17,4 +17,4 @@ class ModelRunsConfig(AppConfig):
         register(JobType(name="model-run chunk", model="model_runs.RunChunk", task="model_runs.embed_chunk",
                          scope={"run__status": "queued"}))
         register(JobType(name="model-run scoring", model="model_runs.ModelRun", task="model_runs.score_run",
-                         queued_status=None))
+                         resume_queued=False))
