@@ -11,6 +11,8 @@ class AgreementConfig(AppConfig):
 
         signals.connect()
         from agreement.reports import JOB as REPORT_JOB
-        from hume.jobs.registry import register
+        from hume.jobs.registry import JobType, register
 
         register(REPORT_JOB)
+        register(JobType(name="ppi estimate", model="agreement.PPIEstimate", task="agreement.compute_ppi",
+                         queued_since="requested_at"))

@@ -22,6 +22,7 @@ from django.db.models.signals import post_delete, post_save
 
 from agreement.reports import ReportQueueError, request_report
 from annotation.models import Annotation
+from hume import jobs
 from tasks_app.models import Item, Task
 
 log = logging.getLogger(__name__)
@@ -116,10 +117,9 @@ def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) 
 
 
 def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) -> None:
-    """Enqueue the panel refresh after commit; a broker error is raised to the admin, not swallowed."""
-    from agreement.tasks import refresh_judge_panel
-
-    refresh_judge_panel.delay_on_commit(panel_id)
+    """Enqueue the panel refresh after commit, by task name (this module need not import agreement/tasks.py); a
+    broker error is raised to the admin, not swallowed."""
+    jobs.enqueue_on_commit("agreement.refresh_judge_panel", panel_id)
 
 
 def connect() -> None:

@@ -53,10 +53,11 @@ def rerun_wait(task_id: int) -> float | None:
     return max(0.0, (expires - timezone.now()).total_seconds()) + 1
 
 
-@shared_task(name="agreement.compute_ppi", bind=True, acks_late=True)
+@shared_task(name="agreement.compute_ppi", bind=True, acks_late=True, reject_on_worker_lost=True)
 def compute_ppi(self, estimate_id: int) -> str:
     """A task's PPI estimates with one judge (docs/ppi.md), if this message wins the row's claim."""
-    return ppi_jobs.run_ppi(estimate_id, computed_in=f"worker {self.request.hostname}")
+    return ppi_jobs.run_ppi(estimate_id, computed_in=f"worker {self.request.hostname}",
+                            claimed_by=self.request.id or "")
 
 
 @shared_task(name="agreement.refresh_judge_panel")

@@ -17,7 +17,5 @@ class AnnotationConfig(AppConfig):
 
         from hume.jobs.registry import JobType, register
 
-        # LLM runs keep their own executor token and heartbeat (annotation/llm/runs.py): the job layer only
-        # resumes them when a worker starts, through its one worker_ready hook.
-        register(JobType(name="LLM run", model="annotation.LLMRun", task="annotation.llm_run", leased=False,
-                         resume="annotation.llm.runs:resumable_runs"))
+        # A paused run is held by an admin: neither re-sent when its lease lapses nor when a worker starts.
+        register(JobType(name="LLM run", model="annotation.LLMRun", task="annotation.llm_run", scope={"paused": False}))

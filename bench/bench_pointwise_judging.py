@@ -15,6 +15,10 @@ Measured 2026-11-25 on 2 cores, PostgreSQL 15 on the same machine, load average 
 in flight: 0.88×, 0.86×, 0.88× of the bound (1,100-1,124 requests/s; bare threads 0.91-0.92×); 5,000 pairs at
 64: 0.96×; 30,000 at 1,024: 1,485/s = 0.29× (the machine's ceiling: bare threads 0.22×). Before this session's
 changes (h11, model instances for items and claims, half a queued job per slot): 0.56-0.64× at 256.
+Runs on the job layer (2026-11-26, the run's lease renewed by the loop, every store fenced by it in the same
+statement), 4,000 pairs at 64, alternated with the code before on the same machine, load average 6-12: 0.92×,
+0.89× against 0.89×, 0.89× before (the same); with the store fenced by a separate transaction (`Lease.fenced()`,
+three round trips instead of one) it had been 0.90×, 0.89× against 0.95×, 0.94×.
 
 Run: DATABASE_URL=... ENDPOINT_ALLOWED_NETWORKS=127.0.0.0/8 .venv/bin/python bench/bench_pointwise_judging.py
      [pairs] [in_flight] [asyncio|threads]
@@ -41,7 +45,8 @@ import django
 django.setup()
 
 from annotation.llm.models import LLMRequest  # noqa: E402
-from annotation.llm.runs import create_llm_annotator, create_run, execute_run  # noqa: E402
+from annotation.llm.run_control import create_llm_annotator, create_run  # noqa: E402
+from annotation.llm.run_executor import execute_run  # noqa: E402
 from annotation.models import Annotation  # noqa: E402
 from hume.lib.http_client import ChatClient, RateLimiter  # noqa: E402
 from tasks_app.kinds import content_digest  # noqa: E402

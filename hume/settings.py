@@ -258,11 +258,9 @@ LOGGING = {
     "loggers": {"django": {"handlers": [], "level": os.environ.get("LOG_LEVEL", "WARNING"), "propagate": True}},
 }
 
-# LLM annotator runs (annotation/llm/runs.py): the worker executing a run heart-beats this often; a run whose
-# heartbeat is three intervals old is taken over by another worker, with its in-flight requests. A worker
+# LLM annotator runs (annotation/llm/run_executor.py) are jobs of the job layer (JOB_LEASE_SECONDS below). A worker
 # executes a run for at most LLM_SLICE_SECONDS before handing it back to the queue (fair to other runs,
 # quick warm shutdowns).
-LLM_HEARTBEAT_SECONDS = float(os.environ.get("LLM_HEARTBEAT_SECONDS", "5"))
 LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 
 # Model runs (agreement/model_runs): chunks are jobs of the job layer (JOB_LEASE_SECONDS, JOB_MAX_ATTEMPTS below).

@@ -1,5 +1,5 @@
 """The frame of every kind's LLM prompt (each kind's own prompt is kinds/<name>/prompt.py): the preamble, the
-output rules, the base class `KindPrompt` and the reply parser. annotation/llm/prompts.py builds the messages
+output rules, the base class `KindPrompt` and the reply parser. annotation/llm/prompting.py builds the messages
 from the kind's prompt it finds in the registry.
 
 A prompt is built from what a human annotator gets and nothing else: the task's own instructions and the
@@ -8,7 +8,7 @@ one JSON object, reasoning first and answer last (`{"reasoning": "...", "answer"
 think before committing to a value and reduces anchoring (graded-relevance judging practice). The answer is
 then decoded into the kind's value format and goes through the same `Task.validate_answer` as a human submit.
 
-Each template has a version (`"<kind>-v<revision>"`, annotation/llm/prompts.py `PROMPT_VERSIONS`); it is part
+Each template has a version (`"<kind>-v<revision>"`, annotation/llm/prompting.py `PROMPT_VERSIONS`); it is part
 of every request key, so changing a template's wording must bump its revision, and answers bought with the old
 wording are never mistaken for new ones.
 """

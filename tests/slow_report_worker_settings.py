@@ -1,5 +1,6 @@
 """Settings for a test worker whose report runs pause between reading the answers and storing the result
-(and whose SAGE runs, retrieval evaluations and split-run chunks pause before they compute).
+(and whose SAGE runs, retrieval evaluations, split-run chunks, escalation plans and PPI estimates pause before
+they compute, and whose LLM runs pause after their third answer).
 
 Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
 mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
@@ -37,14 +38,18 @@ def pause_report_runs(**kwargs: Any) -> None:
 
 
 def pause_other_jobs() -> None:
-    """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores) and a
-    split run's chunk (before it ranks), so tests/test_job_worker_kill.py can kill their worker mid-run."""
+    """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores), a
+    split run's chunk (before it ranks), an escalation plan and a PPI estimate (before they compute), so
+    tests/test_job_worker_kill.py can kill their worker mid-run."""
+    from agreement.escalation import jobs as escalation_jobs
+    from agreement.ppi import jobs as ppi_jobs
     from agreement.retrieval import reports as retrieval_reports
     from agreement.retrieval import split_runs
     from agreement.sage import study_jobs as sage_jobs
 
     for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
-                         (split_runs, "rank_chunk")):
+                         (split_runs, "rank_chunk"), (escalation_jobs, "escalation_plan"),
+                         (ppi_jobs, "ppi_document")):
         original = getattr(module, name)
 
         def paused(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
@@ -52,3 +57,23 @@ def pause_other_jobs() -> None:
             return _original(*args, **kwargs)
 
         setattr(module, name, paused)
+    pause_llm_runs()
+
+
+def pause_llm_runs() -> None:
+    """An LLM run pauses once, holding its lease, before it claims the next item after its third answer: with
+    one request in flight at most, nothing is in flight then, so a kill there loses no request already sent."""
+    from annotation.llm import run_executor
+    from annotation.llm.models import LLMRequest
+
+    original = run_executor.claim_many
+    paused_runs: set[int] = set()
+
+    def paused(run: Any, lease: Any, items: Any) -> Any:
+        answered = LLMRequest.objects.filter(run=run, status=LLMRequest.Status.SUCCEEDED).count()
+        if answered >= 3 and run.pk not in paused_runs:
+            paused_runs.add(run.pk)
+            time.sleep(REPORT_PAUSE_SECONDS)
+        return original(run, lease, items)
+
+    run_executor.claim_many = paused

@@ -8,7 +8,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotator
 from hume.lib import endpoint_policy
 from hume.lib.http_client import ChatClient, EndpointError, RateLimiter

@@ -1,7 +1,6 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
-the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run and a split retrieval run
-and an LLM run (issue 21 item 2; the LLM run keeps its own heartbeat and is resumed by the job layer's
-worker_ready hook).
+the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval run, an
+LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -12,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections import Counter
 from io import StringIO
 from pathlib import Path
 
@@ -19,10 +19,16 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from agreement.escalation.escalation_loading import escalation_plan
+from agreement.escalation.models import EscalationPlan
+from agreement.escalation.plan_jobs import ask
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.execution import enqueue, run_in_process, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.models import Report
+from agreement.ppi.document import ppi_document
+from agreement.ppi.estimate_jobs import request_ppi
+from agreement.ppi.models import PPIEstimate
 from agreement.reports import request_report
 from agreement.retrieval.models import Collection, Evaluation, RunEntry
 from agreement.retrieval.models import Run as Ranking
@@ -35,15 +41,16 @@ from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import metric_scorers
 from agreement.sage.study import run_study
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import create_run
-from annotation.llm.tasks import enqueue_run
+from annotation.llm.run_control import create_run, enqueue_run
 from annotation.models import Annotation
 from hume import jobs
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer, slow
+from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.retrieval_helpers import judged_collection, load_minifact
+from tests.test_escalation_page import study as escalation_study
 from tests.test_report_worker_crash import kill_whole_worker, small_task
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -185,32 +192,78 @@ def test_a_split_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_one_p
 
 @pytest.mark.usefixtures("production", "local_llm_endpoints")
 def test_an_llm_run_whose_worker_is_killed_mid_run_is_finished_without_asking_twice(
-        start_worker, monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
+        start_worker, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One request in flight at most; the doomed worker holds the run's lease, paused after its third answer
+    with nothing in flight (tests/slow_report_worker_settings.py). Its lease lapses and the new worker takes
+    the run over: every item is asked exactly once (the local server counts each request) and none is lost."""
     monkeypatch.setenv(API_KEY_ENV, "sk-test-worker-5555")
-    monkeypatch.setenv("LLM_HEARTBEAT_SECONDS", "1")
-    settings.LLM_HEARTBEAT_SECONDS = 1.0
     task, _items, answers = make_task("sts", 10, prefix="k")
     with ChatServer(answers, {marker: [slow(0.4, answer)] for marker, answer in answers.items()}) as server:
         judge = make_judge("judge-k", server.base_url, max_concurrency=1)
-        doomed = start_worker()
+        doomed = start_worker(report_pause=120)
         run = create_run(judge.annotator, task=task)
         enqueue_run(run)
         wait_for(lambda: Annotation.objects.filter(annotator=judge.annotator).count() >= 3, 120, "3 answers")
+        time.sleep(1)  # the worker reaches its pause: it claims nothing more and holds the lease
+        held = LLMRun.objects.get(pk=run.pk)
         kill_whole_worker(doomed)
         answered_before = set(answers_of(judge.annotator))
-        assert LLMRun.objects.get(pk=run.pk).status == "running"
+        assert (held.status, held.attempts) == ("running", 1) and held.claim_token is not None
+        assert len(answered_before) == 3 and sum(server.counts().values()) == 3  # nothing was in flight
 
-        start_worker()  # its worker_ready hook (hume/jobs/tasks.py) resumes the run
+        start_worker()  # the job layer sends the run again once its lease lapses
         done = wait_for(lambda: LLMRun.objects.filter(pk=run.pk).exclude(status__in=LLMRun.ACTIVE).first(), 120,
                         "finished")
         counts = server.counts()
 
-    assert done.status == "completed", done.error
+    assert done.status == "done", done.error
+    assert (done.attempts, done.claim_token, done.lease_expires_at) == (2, None, None)
+    assert done.holder != held.holder  # a new worker process finished it
     assert answers_of(judge.annotator) == answers  # every item, the server's answer: none lost
     assert Annotation.objects.filter(annotator=judge.annotator).count() == 10  # none twice
     assert LLMRequest.objects.filter(annotator=judge.annotator, status="succeeded").count() == 10
-    assert all(counts[marker] == 1 for marker in answered_before)  # finished items never asked again
-    assert sum(counts.values()) <= len(answers) + 1  # at most the item in flight at the kill is asked twice
+    assert counts == Counter(dict.fromkeys(answers, 1))  # each item asked exactly once: no duplicate request
+    assert done.http_requests == 10
+
+
+@pytest.mark.usefixtures("production", "local_llm_endpoints")
+def test_an_escalation_plan_whose_worker_is_killed_mid_run_is_computed_again_with_the_same_plan(start_worker) -> None:
+    task = escalation_study()
+    doomed = start_worker(report_pause=120)
+    ask(task, ["small"], 0.15, 0.1)
+    held = wait_for(lambda: EscalationPlan.objects.filter(status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+    assert EscalationPlan.objects.get(pk=held.pk).status == "running"  # left behind by the dead worker
+
+    start_worker()
+    done = wait_for(lambda: EscalationPlan.objects.exclude(status__in=("queued", "running")).first(), 90, "finished")
+
+    assert done.status == "done", done.error
+    assert (EscalationPlan.objects.count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder
+    expected = escalation_plan(task, ["small"], 0.15, 0.1, seed=done.seed)  # the same seed, in-process
+    assert done.result == {**expected.result, "escalated_item_ids": expected.escalated}
+    assert len(done.result["escalated_item_ids"]) == done.result["rest"]["n_escalated"] == 10
+
+
+@pytest.mark.usefixtures("production")
+def test_a_ppi_estimate_whose_worker_is_killed_mid_run_is_computed_again_with_the_same_numbers(start_worker) -> None:
+    task, _ = rated_likert_study("ppi-killed", 60, list(range(0, 60, 2)), seed=9)
+    doomed = start_worker(report_pause=120)
+    request_ppi(task, JUDGE, alpha=0.1)
+    held = wait_for(lambda: PPIEstimate.objects.filter(task=task, status="running").first(), 60, "running")
+    kill_whole_worker(doomed)
+
+    start_worker()
+    done = wait_for(lambda: PPIEstimate.objects.filter(task=task).exclude(status__in=("queued", "running")).first(),
+                    90, "finished")
+
+    assert done.status == "done", done.error
+    assert (PPIEstimate.objects.filter(task=task).count(), done.attempts, done.claim_token) == (1, 2, None)
+    assert done.holder != held.holder
+    expected = ppi_document(task, JUDGE, alpha=0.1, computed_in=done.document["computed_in"])
+    assert {**done.document, "computed_at": None} == {**expected, "computed_at": None}  # all but the time
+    assert done.document["n_labelled"] == 30
 
 
 def answers_of(annotator) -> dict[str, object]:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from agreement.reports import main_agreement
 from agreement.scoring import KINDS as SCORERS
 from annotation.forms import ANSWER_FORMS
-from annotation.llm.prompts import PROMPTS
+from annotation.llm.prompting import PROMPTS
 from kinds.sts.scorer import StsScorer
 from tasks_app.kind_parts import app_parts, missing_parts
 from tasks_app.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind

@@ -13,8 +13,9 @@ from annotation.annotators import create_annotator
 from annotation.answer_import import import_annotations
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.prompts import PROMPTS
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.prompting import PROMPTS
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation
 from hume.lib.import_reader import ImportFailed
 from tasks_app.kinds import content_digest

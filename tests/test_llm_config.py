@@ -6,7 +6,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotator
 from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
@@ -123,9 +124,11 @@ def test_runs_are_started_paused_resumed_and_cancelled_through_the_api(carol, da
     assert detail["progress"] == {"total": 3, "answered": 0, "failed": 0, "in_flight": 0, "done": 0, "percent": 0}
     assert detail["stalled"] is False
     assert api(dave).post(f"/api/v1/llm/runs/{run_id}/pause/").status_code == 403
-    assert api(carol).post(f"/api/v1/llm/runs/{run_id}/pause/").json()["status"] == "paused"
+    paused = api(carol).post(f"/api/v1/llm/runs/{run_id}/pause/").json()
+    assert (paused["status"], paused["paused"]) == ("queued", True)  # a hold, in the job layer's vocabulary
     with django_capture_on_commit_callbacks() as enqueued:
-        assert api(carol).post(f"/api/v1/llm/runs/{run_id}/resume/").json()["status"] == "queued"
+        resumed = api(carol).post(f"/api/v1/llm/runs/{run_id}/resume/").json()
+    assert (resumed["status"], resumed["paused"]) == ("queued", False)
     assert len(enqueued) == 1
     assert api(carol).post(f"/api/v1/llm/runs/{run_id}/cancel/").json()["status"] == "cancelled"
     assert api(carol).post(f"/api/v1/llm/runs/{run_id}/resume/").status_code == 409

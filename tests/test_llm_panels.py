@@ -13,7 +13,8 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from agreement.tasks import refresh_judge_panel
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import recompute_mean
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation
 from tests.conftest import PASSWORD
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from annotation.llm.prompts import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, parse_reply
+from annotation.llm.prompting import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, parse_reply
 from hume.lib.http_client import ChatClient, EndpointError, ProtocolError, RateLimiter, parse_retry_after
 from tasks_app.kinds import KINDS
 from tasks_app.models import Task

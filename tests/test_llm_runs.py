@@ -8,24 +8,20 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from annotation.llm.asking import Outcome
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import (
-    cancel_run,
-    claim,
-    create_run,
-    execute_run,
-    is_stalled,
-    pause_run,
-    resume_run,
-    run_progress,
-)
+from annotation.llm.request_claims import Claim, Pending, claim, claim_many, store_many
+from annotation.llm.run_control import cancel_run, create_run, is_stalled, pause_run, resume_run
+from annotation.llm.run_executor import acquire, execute_run
+from annotation.llm.run_progress import run_progress
 from annotation.models import Annotation, Lease
+from hume.jobs.lease import LeaseLost
+from hume.jobs.lease import claim as claim_job
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, Reply, malformed, server_error, slow, throttled, valid
 
@@ -63,7 +59,7 @@ def test_a_run_stores_each_validated_answer_once_as_an_llm_annotation() -> None:
         run = create_run(judge.annotator, batch=batch)
         assert run_to_end(run) == "done"
     run.refresh_from_db()
-    assert run.status == "completed"
+    assert run.status == "done"
     assert stored(judge.annotator) == {m: a for m, a in answers.items()}
     assert set(Annotation.objects.filter(annotator=judge.annotator).values_list("source", "batch_id")) == {
         ("llm", batch.pk)}
@@ -150,7 +146,7 @@ def test_429_waits_for_retry_after_and_500_is_retried_a_bounded_number_of_times(
     assert (failed.failure_kind, failed.http_status, failed.attempts) == ("http", 500, 3)
     assert "internal error" in failed.raw_outputs[0]["body"]
     run.refresh_from_db()
-    assert run.status == "completed" and run.http_requests == 7
+    assert run.status == "done" and run.http_requests == 7
 
 
 @pytest.mark.django_db
@@ -183,27 +179,57 @@ def test_a_rerun_pays_for_nothing_already_answered_or_failed_unless_asked_to_ret
     row = LLMRequest.objects.get(item__external_id="[m02]")
     assert row.status == "succeeded" and len(row.raw_outputs) == 3 and row.attempts == 3
     again.refresh_from_db()
-    assert again.status == "completed" and again.http_requests == 0
+    assert again.status == "done" and again.http_requests == 0
 
 
 @pytest.mark.django_db
-def test_a_claim_of_a_live_executor_is_respected_and_a_dead_ones_is_taken_over() -> None:
+def test_a_claim_of_a_live_run_is_respected_and_a_lapsed_ones_is_taken_over() -> None:
     task, items, _answers = make_task("sts", 1)
     judge = make_judge("judge-a", "http://127.0.0.1:9/v1")
     run = create_run(judge.annotator, task=task)
     other = create_run(judge.annotator, task=task)
-    other_token = uuid.uuid4()
-    LLMRun.objects.filter(pk=other.pk).update(executor_token=other_token, heartbeat_at=timezone.now())
-    first = claim(other, other_token, items[0])
-    assert first is not None
-    mine = uuid.uuid4()
+    theirs = claim_job(LLMRun.objects.filter(pk=other.pk))
+    first = claim(other, theirs, items[0])
+    assert first is not None and first.claimed_by == theirs.token  # the request claim carries the run's lease
+    mine = claim_job(LLMRun.objects.filter(pk=run.pk))
     assert claim(run, mine, items[0]) is None
-    LLMRun.objects.filter(pk=other.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    LLMRun.objects.filter(pk=other.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     taken = claim(run, mine, items[0])
     assert taken is not None and taken.pk == first.pk
     taken.refresh_from_db()
-    assert taken.claimed_by == mine and taken.run_id == run.pk
+    assert taken.claimed_by == mine.token and taken.run_id == run.pk
     assert LLMRequest.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_holder_that_lost_the_run_stores_no_answer_and_claims_nothing() -> None:
+    """The request claims are children of the run's lease: once another worker holds the run, the old holder's
+    answer is refused (LeaseLost, nothing written) and the new holder takes the claim over and asks itself."""
+    task, items, answers = make_task("sts", 2)
+    judge = make_judge("judge-a", "http://127.0.0.1:9/v1")
+    run = create_run(judge.annotator, task=task)
+    old, verdict = acquire(run.pk)
+    assert verdict == "acquired"
+    pending = [Pending(item.pk, item.uid, item.payload) for item in items]
+    [held] = claim_many(run, old, pending[:1])
+    LLMRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))  # it stalled
+    new, verdict = acquire(run.pk)
+    assert verdict == "acquired" and new.token != old.token
+
+    answer = Outcome(value=answers["[m01]"], ok=True, attempts=1, prompt_tokens=10)
+    with pytest.raises(LeaseLost):
+        store_many(run, old, [(held, answer)])
+    with pytest.raises(LeaseLost):
+        claim_many(run, old, pending[1:])
+
+    assert not Annotation.objects.filter(annotator=judge.annotator).exists()
+    assert LLMRun.objects.get(pk=run.pk).http_requests == 0  # the counters were not written either
+    assert list(LLMRequest.objects.values_list("status", "claimed_by")) == [("claimed", old.token)]
+    taken = claim_many(run, new, pending)
+    assert len(taken) == 2 and taken[0].pk == held.pk  # the lapsed claim taken over, and the second item's
+    assert set(LLMRequest.objects.values_list("claimed_by", flat=True)) == {new.token}
+    store_many(run, new, [(Claim(held.pk, held.item_id, held.claimed_at), answer)])
+    assert Annotation.objects.get(annotator=judge.annotator).value == answers["[m01]"]
 
 
 @pytest.mark.django_db
@@ -212,12 +238,10 @@ def test_a_stalled_run_is_resumed_and_its_dead_executors_claim_is_asked_again() 
     with ChatServer(answers) as server:
         judge = make_judge("judge-a", server.base_url)
         run = create_run(judge.annotator, task=task)
-        dead = uuid.uuid4()
-        LLMRun.objects.filter(pk=run.pk).update(status="running", executor_token=dead,
-                                                heartbeat_at=timezone.now() - timedelta(seconds=1))
+        dead = claim_job(LLMRun.objects.filter(pk=run.pk))  # a worker took the run and its first item, then died
         claim(run, dead, items[0])
         assert not is_stalled(LLMRun.objects.get(pk=run.pk)) and execute_run(run.pk) == "busy-run"
-        LLMRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=1))
+        LLMRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert is_stalled(LLMRun.objects.get(pk=run.pk)) and resume_run(run)
         assert run_to_end(run) == "done"
     assert server.counts() == {"[m01]": 1, "[m02]": 1, "[m03]": 1}
@@ -307,12 +331,13 @@ def test_pause_stops_taking_items_and_resume_finishes_without_asking_twice() -> 
         server.on_request = pause_after_two
         assert run_to_end(run) == "done"
         run.refresh_from_db()
-        assert run.status == "paused" and server.count == 2
+        assert (run.state, run.status, run.paused, server.count) == ("paused", "queued", True, 2)
+        assert execute_run(run.pk) == "gone"  # a held run is not claimed
         assert Annotation.objects.filter(annotator=judge.annotator).count() == 2
         assert resume_run(run)
         run_to_end(run)
     run.refresh_from_db()
-    assert run.status == "completed" and server.count == 6
+    assert run.status == "done" and server.count == 6
     assert set(server.counts().values()) == {1}
 
 
@@ -363,3 +388,28 @@ def test_a_run_whose_every_request_failed_is_failed_with_the_reason() -> None:
     assert run.status == "failed" and run.finished_at is not None
     assert run.error.startswith("every request failed (2 item(s), none answered); the last error: ")
     assert "500" in run.error
+
+
+@pytest.mark.django_db
+def test_the_old_run_statuses_are_migrated_to_the_job_layers_vocabulary() -> None:
+    """annotation/migrations/0010: completed is done, paused a held queued run, a run executing under the old
+    heartbeat is queued again (no lease covers it)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("annotation.migrations.0012_llm_runs_on_job_layer")
+    task, _items, _answers = make_task("sts", 1)
+    judge = make_judge("judge-a", "http://127.0.0.1:9/v1")
+    old = {status: create_run(judge.annotator, task=task).pk for status in ("completed", "paused", "running", "failed")}
+    for status, pk in old.items():
+        LLMRun.objects.filter(pk=pk).update(status=status)
+
+    migration.to_job_vocabulary(apps, None)
+
+    now = {status: LLMRun.objects.values_list("status", "paused").get(pk=pk) for status, pk in old.items()}
+    assert now == {"completed": ("done", False), "paused": ("queued", True), "running": ("queued", False),
+                   "failed": ("failed", False)}
+    migration.to_old_vocabulary(apps, None)
+    assert dict(LLMRun.objects.values_list("pk", "status")) == {old["completed"]: "completed", old["paused"]: "paused",
+                                                                old["running"]: "queued", old["failed"]: "failed"}

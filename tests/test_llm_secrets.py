@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 
 from agreement.tasks import refresh_judge_panel
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import run_progress
+from annotation.llm.run_progress import run_progress
 from tests.conftest import PASSWORD, require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_task
 from tests.llm_server import ChatServer, Reply, malformed, throttled
@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.usefixtures(
 def wait_for_runs(timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not LLMRun.objects.exclude(status__in=("completed", "failed", "cancelled")).exists():
+        if not LLMRun.objects.exclude(status__in=("done", "failed", "cancelled")).exists():
             return
         time.sleep(0.3)
     raise AssertionError("the runs did not finish")

@@ -13,8 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.llm.runs import create_run
-from annotation.llm.tasks import enqueue_run
+from annotation.llm.run_control import create_run, enqueue_run
 from annotation.models import Annotation
 from tests.conftest import require_postgres
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
@@ -25,10 +24,8 @@ pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.usefixtures(
 
 @pytest.fixture(autouse=True)
 def worker_environment(monkeypatch: pytest.MonkeyPatch, settings) -> None:
-    """What the worker process inherits: the key variable and a short heartbeat."""
+    """What the worker process inherits: the key variable."""
     monkeypatch.setenv(API_KEY_ENV, "sk-test-worker-5555")
-    monkeypatch.setenv("LLM_HEARTBEAT_SECONDS", "1")
-    settings.LLM_HEARTBEAT_SECONDS = 1.0
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 120, what: str = "condition") -> None:
@@ -41,7 +38,7 @@ def wait_until(condition: Callable[[], bool], timeout: float = 120, what: str = 
 
 
 def all_finished(runs: list[LLMRun]) -> bool:
-    return all(status in ("completed", "failed", "cancelled") for status in
+    return all(status in ("done", "failed", "cancelled") for status in
                LLMRun.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True))
 
 
@@ -80,7 +77,7 @@ def test_batches_of_four_kinds_are_answered_by_a_worker_with_retries_failures_an
         failed = LLMRequest.objects.get(status="failed")
         assert failed.item.external_id == "[s03]" and len(failed.raw_outputs) == 2
         assert failed.raw_outputs[0]["content"] == malformed().content
-        assert {r.status for r in LLMRun.objects.all()} == {"completed"}
+        assert {r.status for r in LLMRun.objects.all()} == {"done"}
         assert sum(LLMRun.objects.values_list("http_requests", flat=True)) == first_count == 18
 
         again = [create_run(judge.annotator, batch=batch) for batch in batches.values()]
@@ -109,7 +106,7 @@ def test_a_run_survives_its_worker_being_killed_without_asking_again_for_finishe
         wait_until(lambda: all_finished([run]), what="the resumed run")
 
         run.refresh_from_db()
-        assert run.status == "completed"
+        assert run.status == "done"
         assert answers_of(judge.annotator) == answers
         counts = server.counts()
         assert all(counts[marker] == 1 for marker in finished_before_kill)

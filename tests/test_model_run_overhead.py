@@ -44,7 +44,7 @@ def test_a_run_scored_where_its_chunks_ran_reads_no_vector_back_and_scores_as_on
     assert run.pk not in execution._held  # given up once scored
 
     # the same run scored again by a process that holds nothing: every vector read from the cache
-    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING)
+    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.QUEUED)
     with CaptureQueriesContext(connection) as queries:
         assert execution.score_if_ready(run.pk) == "scored"
     assert [q for q in queries.captured_queries if cache_table in q["sql"]]
@@ -121,7 +121,7 @@ def test_a_run_in_one_process_reads_its_items_once_and_scores_as_a_worker_would(
     assert len(payload_reads) == 1  # start_run's; not again per chunk nor for the scoring
     in_process = run.scores
 
-    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING)  # scored again, reading it all
+    ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.QUEUED)  # scored again, reading it all
     assert execution.score_if_ready(run.pk) == "scored"
     run.refresh_from_db()
     assert run.scores == in_process

@@ -129,7 +129,7 @@ def test_an_admin_starts_runs_through_the_api_and_they_are_queued(client, carol)
     assert not ModelRun.objects.exists()
     response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"]}, content_type="application/json")
     assert response.status_code == 202
-    assert ModelRun.objects.get().status == "embedding"  # queued for a worker, not run inline
+    assert ModelRun.objects.get().status == "queued"  # queued for a worker, not run inline
     response = client.post(f"/api/v1/models/tasks/{task.pk}/", {"models": ["rouge"], "protocol": "pooled"},
                            content_type="application/json")
     assert response.status_code == 400  # pooled is classification's option: an STS task has MTEB's protocol only

@@ -142,7 +142,7 @@ def test_a_researcher_starts_only_models_whose_switch_is_on_on_the_page_and_in_t
     assert messages_of(response) == [f"1 model run(s) queued on {task.name}."]
     assert response.redirect_chain[-1][0] == f"/models/{task.pk}/"
     run = ModelRun.objects.get()
-    assert (run.model.name, run.status) == ("jaccard", "embedding")  # queued for a worker, not run here
+    assert (run.model.name, run.status, run.stage) == ("jaccard", "queued", "queued")  # for a worker, not run here
     assert 'id="model-rows"' in response.content.decode() and 'hx-trigger="every 2s"' in response.content.decode()
     # An admin turns the endpoint's switch on: now the researcher may start it (the API is asked; the
     # page's check is the same function).

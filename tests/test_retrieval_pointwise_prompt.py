@@ -5,7 +5,7 @@ import pytest
 
 from agreement.retrieval.models import Run, Subset
 from agreement.retrieval.pooling import build_pool
-from annotation.llm.prompts import AnswerProblem, answer_from_reply, build_messages
+from annotation.llm.prompting import AnswerProblem, answer_from_reply, build_messages
 from kinds.graded_relevance.prompt import POINTWISE_PROMPT
 from tasks_app.models import Item, Task
 from tests.retrieval_helpers import load_minifact, load_run

@@ -21,7 +21,8 @@ from agreement.retrieval.evaluation import evaluate_collection, judge_usage
 from agreement.retrieval.models import Collection, PoolUnit, Run, RunEntry, Subset
 from agreement.retrieval.pooling import build_pool, pair_id
 from annotation.batches import BatchSpec, create_batch
-from annotation.llm.runs import create_run, execute_run
+from annotation.llm.run_control import create_run
+from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation
 from kinds.graded_relevance.prompt import POINTWISE_PROMPT
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)

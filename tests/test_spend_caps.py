@@ -14,7 +14,8 @@ from django.core.management.base import CommandError
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel, ModelRun
 from annotation.llm.models import LLMRun
-from annotation.llm.runs import create_run, execute_run, resume_run
+from annotation.llm.run_control import create_run, resume_run
+from annotation.llm.run_executor import execute_run
 from annotation.llm.spend import SpendCapReached
 from annotation.models import Annotation
 from tests import model_data as data
@@ -54,7 +55,7 @@ def test_an_llm_run_stops_at_its_endpoints_cap_having_sent_exactly_that_many_req
         judge.save(update_fields=["max_requests"])
         assert resume_run(run)
         run = run_until_settled(run)
-        assert run.status == LLMRun.Status.COMPLETED, run.error
+        assert run.status == LLMRun.Status.DONE, run.error
         assert len(server.seen) == 8  # the 3 answered items were not asked again
         judge.refresh_from_db()
         assert judge.requests_sent == 8
@@ -67,7 +68,7 @@ def test_without_a_cap_nothing_is_counted_or_stopped(monkeypatch: pytest.MonkeyP
     with ChatServer(answers) as server:
         judge = make_judge("judge-free", server.base_url)
         run = run_until_settled(create_run(judge.annotator, task=task))
-    assert run.status == LLMRun.Status.COMPLETED and len(server.seen) == 4
+    assert run.status == LLMRun.Status.DONE and len(server.seen) == 4
     judge.refresh_from_db()
     assert judge.requests_sent == 0
 

@@ -8,3 +8,9 @@ class EscalationConfig(AppConfig):
     label = "escalation"
     verbose_name = "Calibrated escalation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from hume.jobs.registry import JobType, register
+
+        register(JobType(name="escalation plan", model="escalation.EscalationPlan", task="escalation.compute_plan",
+                         queued_since="created_at"))

@@ -1,16 +1,18 @@
 """Asking for an escalation plan and computing it in a worker: the page never computes inside a request.
 
 `ask` checks what can be checked at once (the judges exist, are LLM annotators with confidences; α and δ in
-(0, 1)), so bad input stores nothing; `execute` claims the row with a conditional UPDATE (queued → running), so a
-message delivered twice computes once, and runs the `escalate` command's own code (`loading.escalation_plan`).
+(0, 1)), so bad input stores nothing; `execute` claims the row through the job layer (hume/jobs/lease.py: one
+conditional UPDATE), so a message delivered twice computes once, and runs the `escalate` command's own code
+(`loading.escalation_plan`). The lease is renewed while it computes; a worker killed meanwhile leaves a lease that
+lapses, and the layer sends the plan to another worker, which computes it again from its seed (the same plan).
 `create_batch` makes the human batch of exactly the escalated items, once per plan.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from agreement.escalation.calibration import check_levels
 from agreement.escalation.escalation_loading import (
@@ -23,6 +25,7 @@ from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import EscalationProblem
 from annotation.models import Batch
 from hume import jobs
+from hume.jobs.lease import claim
 from tasks_app.models import Task
 
 
@@ -41,23 +44,26 @@ def ask(task: Task, judges: list[str], alpha: float, delta: float, *, n_calibrat
     return plan
 
 
-def execute(plan_id: int) -> str:
-    if not EscalationPlan.objects.filter(pk=plan_id, status=EscalationPlan.Status.QUEUED).update(
-            status=EscalationPlan.Status.RUNNING):
+def execute(plan_id: int, claimed_by: str = "") -> str:
+    """Compute and store the plan if this call wins its claim: "done", "failed" (the reason on the row), or
+    "taken" (another worker holds it, it is finished, or this worker lost it meanwhile)."""
+    lease = claim(EscalationPlan.objects.filter(pk=plan_id), claimed_by=claimed_by,
+                  max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "taken"
     row = EscalationPlan.objects.select_related("task").get(pk=plan_id)
     try:
-        plan = escalation_plan(row.task, row.judges, row.alpha, row.delta, n_calibration=row.n_calibration,
-                               tolerance=row.tolerance, seed=row.seed)
+        with lease.kept():
+            plan = escalation_plan(row.task, row.judges, row.alpha, row.delta, n_calibration=row.n_calibration,
+                                   tolerance=row.tolerance, seed=row.seed)
+            alt_tests = [alt_test_summary(row.task, judge, row.alt_test_epsilon) for judge in row.judges]
     except EscalationProblem as error:
-        row.status, row.error, row.finished_at = EscalationPlan.Status.FAILED, str(error), timezone.now()
-        row.save(update_fields=["status", "error", "finished_at"])
-        return "failed"
-    row.result = {**plan.result, "escalated_item_ids": plan.escalated}
-    row.alt_tests = [alt_test_summary(row.task, judge, row.alt_test_epsilon) for judge in row.judges]
-    row.status, row.finished_at = EscalationPlan.Status.DONE, timezone.now()
-    row.save(update_fields=["result", "alt_tests", "status", "finished_at"])
-    return "done"
+        return "failed" if lease.fail(str(error)) else "taken"
+    except Exception as exc:  # say why on the page, then let the worker log it
+        lease.fail(f"{type(exc).__name__}: {exc}")
+        raise
+    stored = lease.finish(result={**plan.result, "escalated_item_ids": plan.escalated}, alt_tests=alt_tests)
+    return "done" if stored else "taken"
 
 
 def alt_test_summary(task: Task, judge: str, epsilon: float) -> dict[str, Any]:

@@ -12,8 +12,9 @@ class ModelRunsConfig(AppConfig):
     def ready(self) -> None:
         from hume.jobs.registry import JobType, register
 
-        # A chunk of a run still embedding; a run's scoring step (its status says "scoring" while held).
+        # A chunk of a run still embedding (the run is queued meanwhile); a run's scoring step (running while held;
+        # a queued run waits for its chunks, which have their own messages).
         register(JobType(name="model-run chunk", model="model_runs.RunChunk", task="model_runs.embed_chunk",
-                         scope={"run__status": "embedding"}))
+                         scope={"run__status": "queued"}))
         register(JobType(name="model-run scoring", model="model_runs.ModelRun", task="model_runs.score_run",
-                         running_status="scoring", queued_status=None))
+                         resume_queued=False))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-import uuid
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, Ru
 from agreement.model_runs.stages import timed
 from annotation.models import Annotation
 from hume import jobs
-from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
+from hume.jobs.lease import Lease, LeaseLost, claim
 from hume.lib.http_client import EndpointError, ProtocolError
 from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
@@ -100,7 +99,8 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         RunChunk.objects.bulk_create([RunChunk(run=run, index=n, item_ids=c) for n, c in enumerate(chunks)])
         ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
     elif run.status == ModelRun.Status.FAILED:
-        ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.EMBEDDING, error="", claim_token=None)
+        ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.QUEUED, error="", claim_token=None,
+                                                  lease_expires_at=None, attempts=0, finished_at=None)
         # a fresh start: each unfinished chunk gets its attempts again
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
             status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_expires_at=None)
@@ -116,14 +116,14 @@ class OutOfAttempts(Exception):
 def claim_chunk(chunk_id: int) -> Lease | None:
     """The job layer's claim of a chunk of a run still embedding (the run, not the chunk, fails when its
     attempts are used up: give_up_if_out_of_attempts)."""
-    return claim(RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.EMBEDDING,
+    return claim(RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.QUEUED,
                                          attempts__lt=settings.JOB_MAX_ATTEMPTS))
 
 
 def give_up_if_out_of_attempts(chunk_id: int) -> bool:
     """Fail the run of a chunk that may not be claimed again (every attempt's lease lapsed); True if so."""
     chunk = RunChunk.objects.filter(
-        pk=chunk_id, run__status=ModelRun.Status.EMBEDDING, attempts__gte=settings.JOB_MAX_ATTEMPTS).filter(
+        pk=chunk_id, run__status=ModelRun.Status.QUEUED, attempts__gte=settings.JOB_MAX_ATTEMPTS).filter(
         Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_expires_at__lt=timezone.now())
     ).select_related("run").first()
     if chunk is None:
@@ -220,18 +220,18 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
 
 
 def fail(run: ModelRun, exc: Exception) -> None:
+    """Fail the run with the reason (a scoring step that held it loses its claim: it stores nothing)."""
     message = f"{type(exc).__name__}: {exc}"
     ModelRun.objects.filter(pk=run.pk).exclude(status=ModelRun.Status.DONE).update(
-        status=ModelRun.Status.FAILED, error=message[:2000])
+        status=ModelRun.Status.FAILED, error=message[:2000], claim_token=None, lease_expires_at=None,
+        finished_at=timezone.now())
 
 
 def claim_scoring(run_id: int) -> Lease | None:
-    token, now = uuid.uuid4(), timezone.now()
-    ready = Q(status=ModelRun.Status.EMBEDDING, chunks_done__gte=F("chunks_total"))
-    stale = Q(status=ModelRun.Status.SCORING, lease_expires_at__lt=now)
-    claimed = ModelRun.objects.filter(ready | stale, pk=run_id).update(
-        status=ModelRun.Status.SCORING, claim_token=token, lease_expires_at=lease_until(now))
-    return Lease(ModelRun, run_id, token) if claimed else None
+    """The job layer's claim of the run's scoring step: a queued run whose chunks are all done, or one whose
+    scoring worker stopped renewing its lease. Claimed JOB_MAX_ATTEMPTS times without finishing, it fails."""
+    return claim(ModelRun.objects.filter(pk=run_id, chunks_done__gte=F("chunks_total")),
+                 max_attempts=settings.JOB_MAX_ATTEMPTS)
 
 
 def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
@@ -239,10 +239,10 @@ def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
     if lease is None:
         return None
     with lease.kept():
-        return score_run(run_id, lease.token, inputs)
+        return score_run(run_id, lease, inputs)
 
 
-def score_run(run_id: int, token: uuid.UUID, inputs: Inputs | None = None) -> str:
+def score_run(run_id: int, lease: Lease, inputs: Inputs | None = None) -> str:
     """Score against gold and against the humans' consensus; store scores and predictions in one transaction.
     inputs: those the run was started on, when this process has them (start_run's `run.inputs`)."""
     with timed("score read"):
@@ -274,8 +274,7 @@ def score_run(run_id: int, token: uuid.UUID, inputs: Inputs | None = None) -> st
     with timed("significance"):
         scores["significance"] = ev.compare(kind, dict(items), gold, targets["humans"], model_on_gold)
     with timed("predictions write"), transaction.atomic():
-        finished = ModelRun.objects.filter(pk=run_id, claim_token=token, status=ModelRun.Status.SCORING).update(
-            status=ModelRun.Status.DONE, scores=scores, finished_at=timezone.now())
+        finished = lease.finish(scores=scores)  # only while the claim is ours (a failed run's is not)
         if finished:
             write_predictions(run_id, predictions)
     return "scored" if finished else "taken"
@@ -283,7 +282,7 @@ def score_run(run_id: int, token: uuid.UUID, inputs: Inputs | None = None) -> st
 
 def seconds_held(chunk_id: int) -> float | None:
     """How long another worker's claim on a running chunk still lasts (None: nothing left to wait for)."""
-    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING, run__status=ModelRun.Status.EMBEDDING) \
+    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING, run__status=ModelRun.Status.QUEUED) \
         .values_list("lease_expires_at", flat=True).first()
     return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
 
@@ -292,7 +291,7 @@ def resumable_chunks() -> list[tuple[int, float]]:
     """(chunk id, seconds until it may be taken) for every unfinished chunk of a run still embedding:
     0 for a queued chunk or one whose lease lapsed, the lease's remaining time for one a worker holds."""
     now = timezone.now()
-    rows = RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING).exclude(status=RunChunk.Status.DONE)
+    rows = RunChunk.objects.filter(run__status=ModelRun.Status.QUEUED).exclude(status=RunChunk.Status.DONE)
     held = RunChunk.Status.RUNNING
     return [(chunk_id, max(0.0, (lease - now).total_seconds()) if lease and status == held else 0.0)
             for chunk_id, status, lease in rows.values_list("id", "status", "lease_expires_at")]
@@ -300,13 +299,13 @@ def resumable_chunks() -> list[tuple[int, float]]:
 
 def dead_chunks() -> list[int]:
     """Chunks of a run still embedding whose worker stopped holding them (lease lapsed)."""
-    return list(RunChunk.objects.filter(run__status=ModelRun.Status.EMBEDDING, status=RunChunk.Status.RUNNING,
+    return list(RunChunk.objects.filter(run__status=ModelRun.Status.QUEUED, status=RunChunk.Status.RUNNING,
                                         lease_expires_at__lt=timezone.now()).values_list("id", flat=True))
 
 
 def dead_scorings() -> list[int]:
     """Runs whose scoring worker stopped holding them (lease lapsed)."""
-    return list(ModelRun.objects.filter(status=ModelRun.Status.SCORING, lease_expires_at__lt=timezone.now())
+    return list(ModelRun.objects.filter(status=ModelRun.Status.RUNNING, lease_expires_at__lt=timezone.now())
                 .values_list("id", flat=True))
 
 

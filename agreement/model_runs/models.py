@@ -155,14 +155,11 @@ class CachedEmbedding(models.Model):
         return f"{self.model_identity[:12]}/{self.text_hash[:12]}"
 
 
-class ModelRun(models.Model):
-    """One model over one task's items: its chunks, its scores against gold and humans, its predictions."""
+class ModelRun(Job):
+    """One model over one task's items: its chunks, its scores against gold and humans, its predictions.
 
-    class Status(models.TextChoices):
-        EMBEDDING = "embedding", "embedding"
-        SCORING = "scoring", "scoring"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
+    A job of the job layer in its vocabulary: queued while its chunks (jobs themselves) embed, running while a
+    worker holds its scoring step under the lease, then done or failed. `stage` says which, in words."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="model_runs")
     model = models.ForeignKey(EmbeddingModel, on_delete=models.CASCADE, related_name="runs")
@@ -171,7 +168,6 @@ class ModelRun(models.Model):
     protocol = models.CharField(max_length=16, default="mteb",
                                 help_text="How it is scored: mteb (MTEB's own protocol, every kind), or pooled "
                                           "(classification: cross-validation without undersampling, pooled).")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.EMBEDDING)
     chunks_total = models.PositiveIntegerField(default=0)
     chunks_done = models.PositiveIntegerField(default=0)
     texts_encoded = models.PositiveIntegerField(default=0, help_text="Texts sent to the model (cache misses).")
@@ -179,13 +175,7 @@ class ModelRun(models.Model):
                               help_text="Where it was computed: cpu, cuda:0, mps, remote (an endpoint); several, "
                                         "comma-separated, when workers on different devices shared its chunks.")
     scores = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    # The scoring step's claim (the run is not a hume.jobs Job yet: its status says embedding/scoring), renewed
-    # and fenced by the job layer's Lease like any job's (agreement/model_runs/execution.py).
-    claim_token = models.UUIDField(null=True, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -193,6 +183,14 @@ class ModelRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model.name} on {self.task.name} ({self.status})"
+
+    @property
+    def stage(self) -> str:
+        """What the run is doing, in words: "embedding" (its chunks; a classical metric has nothing to embed and
+        waits as "queued"), "scoring" (a worker holds it), "done" or "failed"."""
+        if self.status == self.Status.QUEUED:
+            return "embedding" if self.model.is_encoder else "queued"
+        return "scoring" if self.status == self.Status.RUNNING else self.status
 
     @property
     def progress(self) -> int:

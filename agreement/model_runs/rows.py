@@ -22,18 +22,11 @@ def protocol_note(run: ModelRun) -> str:
     return evaluation_of(run.task.kind).protocol_note(gold, run.protocol)
 
 
-def stage(run: ModelRun) -> str:
-    """What the run is doing, in words: a classical metric has nothing to embed, so it waits as "queued"."""
-    if run.status == ModelRun.Status.EMBEDDING and not run.model.is_encoder:
-        return "queued"
-    return run.status
-
-
 def run_row(run: ModelRun) -> dict[str, Any]:
     scores = run.scores or {}
     return {
         "model": run.model.describe(), "run_id": run.pk, "status": run.status, "progress": run.progress,
-        "stage": stage(run),
+        "stage": run.stage,
         "error": run.error or None, "texts_encoded": run.texts_encoded,
         "device": run.device or None, "protocol": run.protocol, "protocol_note": protocol_note(run),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,

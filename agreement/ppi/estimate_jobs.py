@@ -3,14 +3,16 @@
 
 Queueing checks the judge at once (a person or an unknown name is refused before any row changes), then marks
 the row queued and sends `agreement.compute_ppi` after commit; a broker that is down marks the row failed with
-the reason and raises (never computed inline instead). Running claims the row with a conditional UPDATE, so a
-second copy of the message does nothing; refused input (a judge that missed items, …) fails the row with the
-reason.
+the reason and raises (never computed inline instead). Running claims the row through the job layer
+(hume/jobs/lease.py), so a second copy of the message does nothing, and renews its lease while it computes, so
+a worker killed meanwhile leaves an estimate the layer sends to another worker; refused input (a judge that
+missed items, …) fails the row with the reason.
 """
 from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,6 +20,7 @@ from agreement.ppi.document import ppi_document
 from agreement.ppi.models import PPIEstimate
 from agreement.ppi.ppi_loading import PPIInputError, find_judge
 from hume import jobs
+from hume.jobs.lease import claim
 from tasks_app.models import Task
 
 log = logging.getLogger(__name__)
@@ -38,7 +41,7 @@ def request_ppi(task: Task, judge_name: str, *, alpha: float = 0.05,
         row, _ = PPIEstimate.objects.update_or_create(
             task=task, judge=judge_name,
             defaults={"alpha": alpha, "target_half_width": target_half_width, "status": Status.QUEUED, "error": "",
-                      "requested_at": timezone.now()})
+                      "requested_at": timezone.now(), "attempts": 0, "claim_token": None, "lease_expires_at": None})
         transaction.on_commit(lambda: enqueue(row.pk))
     row.refresh_from_db()
     return row
@@ -56,22 +59,21 @@ def enqueue(estimate_id: int) -> None:
         raise PPIQueueError(message) from exc
 
 
-def run_ppi(estimate_id: int, computed_in: str = "worker") -> str:
+def run_ppi(estimate_id: int, computed_in: str = "worker", claimed_by: str = "") -> str:
     """Compute and store the estimate if this call wins the claim; returns what happened."""
-    if not PPIEstimate.objects.filter(pk=estimate_id, status=Status.QUEUED).update(status=Status.RUNNING):
+    lease = claim(PPIEstimate.objects.filter(pk=estimate_id), claimed_by=claimed_by,
+                  max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "not claimed: not queued"
     row = PPIEstimate.objects.select_related("task").get(pk=estimate_id)
     try:
-        doc = ppi_document(row.task, row.judge, alpha=row.alpha, target_half_width=row.target_half_width,
-                           computed_in=computed_in)
+        with lease.kept():
+            doc = ppi_document(row.task, row.judge, alpha=row.alpha, target_half_width=row.target_half_width,
+                               computed_in=computed_in)
     except PPIInputError as problem:
-        PPIEstimate.objects.filter(pk=estimate_id, status=Status.RUNNING).update(
-            status=Status.FAILED, error=str(problem), finished_at=timezone.now())
+        lease.fail(str(problem))
         return f"failed: {problem}"
     except Exception as exc:
-        PPIEstimate.objects.filter(pk=estimate_id, status=Status.RUNNING).update(
-            status=Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now())
+        lease.fail(f"{type(exc).__name__}: {exc}")
         raise
-    PPIEstimate.objects.filter(pk=estimate_id, status=Status.RUNNING).update(
-        status=Status.DONE, document=doc, error="", finished_at=timezone.now())
-    return "done"
+    return "done" if lease.finish(document=doc) else "not stored: another worker holds it now"

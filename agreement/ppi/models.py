@@ -1,33 +1,27 @@
 """A task's stored PPI estimates, one row per (task, judge): the request, the job's state and the document.
 
-The row is the job's lock, as a report's is (agreement/models.py): a worker computes only after its
-conditional ``UPDATE … WHERE status = 'queued'`` changed the row, so a duplicated message is harmless. Django
-registers these models from agreement/models.py (app `agreement`).
+The row is a job of the job layer (hume/jobs/), as a report is: a worker computes only after its claim (one
+conditional UPDATE) changed the row, so a duplicated message is harmless, and it renews the lease while it
+computes, so a killed worker's estimate is sent to another once the lease lapses. Django registers these models
+from agreement/models.py (app `agreement`).
 """
 from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
 
+from hume.jobs.models import Job
 
-class PPIEstimate(models.Model):
+
+class PPIEstimate(Job):
     """The latest PPI document of one task with one judge (docs/ppi.md), and the state of its computation."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
 
     task = models.ForeignKey("tasks_app.Task", on_delete=models.CASCADE, related_name="ppi_estimates")
     judge = models.CharField(max_length=150, help_text="The judge's annotator name.")
     alpha = models.FloatField(default=0.05)
     target_half_width = models.FloatField(null=True, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    error = models.TextField(blank=True, help_text="Why the last run failed or could not be queued.")
     document = models.JSONField(null=True, blank=True, help_text="The PPI document (docs/ppi.md, 'The JSON').")
     requested_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["task", "judge"]

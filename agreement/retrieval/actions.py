@@ -23,7 +23,7 @@ from agreement.retrieval.models import Collection, Pool, Run, RunChunk
 from agreement.retrieval.split_runs import start_split_embedding_run
 from agreement.retrieval.system_runs import _new_run, fill_bm25_run
 from annotation.batches import BatchSpec, create_batch, speakers_of
-from annotation.llm.runs import create_run
+from annotation.llm.run_control import create_run
 from annotation.models import Annotator, Batch
 from hume import jobs
 

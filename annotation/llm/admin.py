@@ -39,10 +39,11 @@ class LLMAnnotatorConfigAdmin(admin.ModelAdmin):
 
 @admin.register(LLMRun)
 class LLMRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "annotator", "task", "batch", "status", "http_requests", "prompt_tokens", "created_at")
+    list_display = ("id", "annotator", "task", "batch", "status", "paused", "http_requests", "created_at")
     list_filter = ("status",)
     raw_id_fields = ("annotator", "task", "batch", "created_by")
-    readonly_fields = ("executor_token", "heartbeat_at", "http_requests", "prompt_tokens", "completion_tokens")
+    readonly_fields = ("claim_token", "claimed_by", "holder", "lease_expires_at", "attempts", "http_requests",
+                       "prompt_tokens", "completion_tokens")
 
 
 @admin.register(LLMRequest)

@@ -20,16 +20,16 @@ from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import (
+from annotation.llm.run_control import (
     cancel_run,
     create_llm_annotator,
     create_run,
+    enqueue_run,
     is_stalled,
     pause_run,
     resume_run,
-    run_progress,
 )
-from annotation.llm.tasks import enqueue_run
+from annotation.llm.run_progress import run_progress
 from annotation.models import Annotator, Batch
 from annotation.signals import judge_panel_refresh_requested
 from hume.roles import IsAdmin, IsResearcher, is_researcher
@@ -121,10 +121,11 @@ class LLMRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = LLMRun
         fields = ("id", "annotator", "annotator_name", "task", "batch", "model", "prompt_version", "retry_failed",
-                  "status", "total_items", "http_requests", "prompt_tokens", "completion_tokens", "cost", "error",
-                  "created_at", "started_at", "finished_at", "heartbeat_at")
-        read_only_fields = ("model", "prompt_version", "status", "total_items", "http_requests", "prompt_tokens",
-                            "completion_tokens", "error", "created_at", "started_at", "finished_at", "heartbeat_at")
+                  "status", "paused", "total_items", "http_requests", "prompt_tokens", "completion_tokens", "cost",
+                  "error", "attempts", "created_at", "started_at", "finished_at", "lease_expires_at")
+        read_only_fields = ("model", "prompt_version", "status", "paused", "total_items", "http_requests",
+                            "prompt_tokens", "completion_tokens", "error", "attempts", "created_at", "started_at",
+                            "finished_at", "lease_expires_at")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         batch, task = attrs.get("batch"), attrs.get("task")
@@ -177,7 +178,7 @@ class LLMRunViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.Re
                 enqueue_run(run)
         run.refresh_from_db()
         if not changed:
-            return Response({"detail": f"the run is {run.status}; it cannot be {name}d now"},
+            return Response({"detail": f"the run is {run.state}; it cannot be {name}d now"},
                             status=status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(run).data)
 

@@ -13,7 +13,7 @@ Two sources, in this order:
   also with A and B swapped, the answer mapped back); the confidence is the share of all the answers (the
   stored one included) equal to the stored answer.
 
-Neither: no confidence (None). The functions here are pure; the requests are made in `annotation/llm/runs.py`.
+Neither: no confidence (None). The functions here are pure; the requests are made in `annotation/llm/asking.py`.
 """
 from __future__ import annotations
 

@@ -28,6 +28,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from hume.jobs import models as job_models
+from hume.jobs.models import Job
 from hume.lib import endpoint_policy
 from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
@@ -171,16 +173,14 @@ class LLMAnnotatorConfig(SpendCapped):
         return self.api_key_secret or None
 
 
-class LLMRun(models.Model):
-    """One LLM annotator answering a batch (or a whole task's pool), as a resumable Celery job."""
+class LLMRun(Job):
+    """One LLM annotator answering a batch (or a whole task's pool): a job of the job layer (hume/jobs/).
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        PAUSED = "paused", "paused"
-        CANCELLED = "cancelled", "cancelled"
-        COMPLETED = "completed", "completed"
-        FAILED = "failed", "failed"
+    Its status is the layer's (queued, running, done, failed, cancelled); a worker claims it, keeps its lease
+    while it asks (annotation/llm/run_executor.py), and every request row it claims carries the lease's token
+    (`LLMRequest.claimed_by`), so a worker that lost the run writes none of them. `paused` is an admin's hold,
+    not a status: a paused run keeps its status (queued, or running while its requests in flight finish) and
+    no worker claims it until it is resumed."""
 
     annotator = models.ForeignKey("annotation.Annotator", on_delete=models.CASCADE, related_name="llm_runs")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="llm_runs")
@@ -189,20 +189,15 @@ class LLMRun(models.Model):
     model = models.CharField(max_length=200, help_text="The model at the time the run was created.")
     prompt_version = models.CharField(max_length=64)
     retry_failed = models.BooleanField(default=False, help_text="Ask again for items that failed before.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    paused = models.BooleanField(default=False, help_text="An admin paused it: no worker claims it until resumed.")
     total_items = models.PositiveIntegerField(default=0)
-    executor_token = models.UUIDField(null=True, blank=True, help_text="The worker currently executing the run.")
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
     http_requests = models.PositiveIntegerField(default=0, help_text="HTTP requests this run sent (retries included).")
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    ACTIVE = job_models.ACTIVE
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -220,7 +215,12 @@ class LLMRun(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        return self.status in (self.Status.CANCELLED, self.Status.COMPLETED, self.Status.FAILED)
+        return self.status in job_models.FINISHED
+
+    @property
+    def state(self) -> str:
+        """What pages say: the status, or "paused" for a held run that has not finished."""
+        return "paused" if self.paused and self.status in job_models.ACTIVE else self.status
 
 
 def request_key(model: str, prompt_version: str, item_uid: str) -> str:
@@ -243,6 +243,8 @@ class LLMRequest(models.Model):
     model = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CLAIMED)
+    # A child claim of the run's lease: the claim token of the run that holds it (hume/jobs/lease.py). It is
+    # live while that run is running under an unexpired lease; the holder writes it only inside `fenced()`.
     claimed_by = models.UUIDField(null=True, blank=True)
     claimed_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -6,14 +6,17 @@ each store cost more than a millisecond per pair (the loop could not keep up wit
 chunk is one statement each way, the claims' columns passed as arrays (`unnest`), the answers as one JSON
 document (`jsonb_to_recordset`: quoting a dozen arrays cost the loop's thread more than the statement), and the
 store is a single
-UPDATE ... FROM whose RETURNING rows feed the INSERT of the annotations in the same statement. The UPDATE also
+UPDATE ... FROM whose RETURNING rows feed the INSERT of the annotations in the same statement. The store is fenced
+by the run's lease inside that statement: it renews the lease on the run row only where the claim token is still
+the holder's, and stores nothing when that UPDATE found no row (another worker holds the run now; a claim in
+progress waits for the statement, as for `Lease.fenced()`, at one round trip instead of three). The UPDATE also
 names its rows with `id = ANY(...)`, and the answers are unnested once (a MATERIALIZED CTE): on fresh statistics
 PostgreSQL joined a chunk of under ~200 answers to the request log in a nested loop over a sequential scan (2-3
 ms per answer instead of 0.3 ms, growing with the log), or re-ran the unnest for every row; now the rows come
 from the primary key whatever the statistics say. The rules are
-the ORM path's (`runs.claim_many` / `runs.store_many` keep it for other databases): a claim is an INSERT that
-the unique (annotator, request key) decides; an answer is stored only on a row still claimed by this
-executor, and the annotation is inserted ON CONFLICT DO NOTHING on the unique (item, annotator).
+the ORM path's (`request_claims.claim_many` / `request_claims.store_many` keep it for other databases): a claim is
+an INSERT that the unique (annotator, request key) decides; an answer is stored only on a row still claimed by
+this lease, and the annotation is inserted ON CONFLICT DO NOTHING on the unique (item, annotator).
 """
 from __future__ import annotations
 
@@ -48,9 +51,12 @@ def insert_claims(run: LLMRun, token: uuid.UUID, now: datetime, keys: dict[str, 
         return dict(cursor.fetchall())
 
 
-def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[tuple[int, Any]]) -> int:
+def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[tuple[int, Any]],
+                   lease_until: datetime) -> tuple[bool, int]:
     """Store (row id, Outcome) pairs on the rows still claimed by `token`, and the valid answers as annotations,
-    in one statement; the run's counters in the same statement. Returns how many answers were inserted."""
+    in one statement; the run's counters and its lease (renewed to `lease_until`) in the same statement, which
+    stores nothing unless the run's claim token is still `token`. Returns (whether the run is still held by
+    `token`, how many answers were inserted)."""
     rows = [{"id": pk, "status": LLMRequest.Status.SUCCEEDED if out.ok else LLMRequest.Status.FAILED,
              "answer": json.dumps(out.value) if out.ok else None, "attempts": out.attempts,
              "prompt": out.prompt_tokens, "completion": out.completion_tokens, "reasoning": out.reasoning,
@@ -64,7 +70,8 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
                 confidence double precision)),
         counted AS (
             UPDATE {_table(LLMRun)} SET http_requests = http_requests + %s, prompt_tokens = prompt_tokens + %s,
-                completion_tokens = completion_tokens + %s WHERE id = %s),
+                completion_tokens = completion_tokens + %s, lease_expires_at = %s
+            WHERE id = %s AND claim_token = %s RETURNING id),
         stored AS (
             UPDATE {_table(LLMRequest)} AS r SET status = v.status, finished_at = %s, answer = v.answer::jsonb,
                 attempts = r.attempts + v.attempts, prompt_tokens = r.prompt_tokens + v.prompt,
@@ -72,16 +79,20 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
                 raw_outputs = r.raw_outputs || v.raw::jsonb, error = v.error, failure_kind = v.kind,
                 http_status = v.http, latency_ms = v.latency, confidence = v.confidence
             FROM v WHERE r.id = v.id AND r.id = ANY(%s::bigint[]) AND r.claimed_by = %s AND r.status = %s
-            RETURNING r.item_id, r.answer, r.claimed_at, r.latency_ms, r.status, r.confidence)
-        INSERT INTO {_table(Annotation)} (item_id, annotator_id, batch_id, value, skipped, skip_reason, flagged,
-            flag_comment, started_at, submitted_at, updated_at, time_spent_ms, source, confidence)
-        SELECT item_id, %s, %s, answer, false, '', false, '', claimed_at, %s, %s, latency_ms, 'llm', confidence
-        FROM stored WHERE status = %s
-        ON CONFLICT (item_id, annotator_id) DO NOTHING"""
+                AND EXISTS (SELECT 1 FROM counted)
+            RETURNING r.item_id, r.answer, r.claimed_at, r.latency_ms, r.status, r.confidence),
+        inserted AS (
+            INSERT INTO {_table(Annotation)} (item_id, annotator_id, batch_id, value, skipped, skip_reason, flagged,
+                flag_comment, started_at, submitted_at, updated_at, time_spent_ms, source, confidence)
+            SELECT item_id, %s, %s, answer, false, '', false, '', claimed_at, %s, %s, latency_ms, 'llm', confidence
+            FROM stored WHERE status = %s
+            ON CONFLICT (item_id, annotator_id) DO NOTHING RETURNING 1)
+        SELECT (SELECT count(*) FROM counted), (SELECT count(*) FROM inserted)"""
     outs = [out for _, out in outcomes]
     params = [json.dumps(rows), sum(o.attempts for o in outs), sum(o.prompt_tokens for o in outs),
-              sum(o.completion_tokens for o in outs), run.pk, now, [pk for pk, _ in outcomes], token,
-              LLMRequest.Status.CLAIMED, run.annotator_id, run.batch_id, now, now, LLMRequest.Status.SUCCEEDED]
+              sum(o.completion_tokens for o in outs), lease_until, run.pk, token, now, [pk for pk, _ in outcomes],
+              token, LLMRequest.Status.CLAIMED, run.annotator_id, run.batch_id, now, now, LLMRequest.Status.SUCCEEDED]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        held, inserted = cursor.fetchone()
+    return bool(held), inserted

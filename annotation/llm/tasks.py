@@ -1,37 +1,23 @@
-"""Celery tasks of LLM annotator runs. They take ids, and are safe to deliver twice (see runs.py). A starting
-worker gives every active run a message through the job layer's one `worker_ready` hook (the type is
-registered in annotation/apps.py; `runs.resumable_runs`).
+"""The Celery task of LLM annotator runs. It takes an id and is safe to deliver twice: the run's claim decides who
+executes it (annotation/llm/run_executor.py). Runs are sent by task name (`run_control.enqueue_run`); a run whose
+worker died is sent again by the job layer (its type is registered in annotation/apps.py).
 
 A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/judge_panels.py)."""
 from __future__ import annotations
 
-import logging
+from celery import Task, shared_task
 
-from celery import shared_task
-
-from annotation.llm.models import LLMRun
-from annotation.llm.runs import execute_run, heartbeat_seconds
-
-log = logging.getLogger(__name__)
-BUSY_ROUNDS = 6  # × heartbeat: longer than the 3 intervals after which a silent executor counts as dead
+from annotation.llm.run_executor import execute_run
+from hume.jobs.lease import renew_seconds
 
 
-@shared_task(name="annotation.llm_run")
-def run_llm(run_id: int, busy_rounds: int = 0) -> str:
-    """Execute a slice of a run, then hand the rest back to the queue.
-
-    "busy-run" means another executor heart-beat recently: it may be alive (this message is a duplicate)
-    or have just died (a worker restart); looking again a few times tells the two apart."""
-    verdict = execute_run(run_id)
+@shared_task(name="annotation.llm_run", bind=True, acks_late=True, reject_on_worker_lost=True)
+def run_llm(self: Task, run_id: int) -> str:
+    """Execute a slice of a run, then hand the rest back to the queue: at once when the slice ended, a little
+    later when another run of the same annotator is executing ("wait")."""
+    verdict = execute_run(run_id, claimed_by=self.request.id or "")
     if verdict == "continue":
         run_llm.apply_async((run_id,))
     elif verdict == "wait":
-        run_llm.apply_async((run_id,), countdown=2 * heartbeat_seconds())
-    elif verdict == "busy-run" and busy_rounds < BUSY_ROUNDS:
-        run_llm.apply_async((run_id, busy_rounds + 1), countdown=heartbeat_seconds())
+        run_llm.apply_async((run_id,), countdown=renew_seconds())
     return verdict
-
-
-def enqueue_run(run: LLMRun) -> None:
-    """Enqueue after the transaction that created or resumed the run commits; a broker error is loud."""
-    run_llm.delay_on_commit(run.pk)

@@ -15,16 +15,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.llm.forms import LLMAnnotatorForm, PanelForm, RunForm
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
-from annotation.llm.runs import (
+from annotation.llm.run_control import (
     cancel_run,
     create_llm_annotator,
     create_run,
+    enqueue_run,
     is_stalled,
     pause_run,
     resume_run,
-    run_progress,
 )
-from annotation.llm.tasks import enqueue_run
+from annotation.llm.run_progress import run_progress
 from annotation.models import Annotator
 from annotation.signals import judge_panel_refresh_requested
 from hume.lib.htmx import vary_on_htmx, wants_partial
@@ -147,7 +147,7 @@ def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
         if changed and action == "resume":
             enqueue_run(run)
     if not changed:
-        messages.error(request, f"The run is {run.status}; it cannot be {action}d now.")
+        messages.error(request, f"The run is {run.state}; it cannot be {action}d now.")
     return redirect("llm:run", run.pk)
 
 

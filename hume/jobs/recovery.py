@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from hume import jobs
 from hume.jobs.lease import lease_seconds
-from hume.jobs.registry import JobType, call, types
+from hume.jobs.models import JobStatus
+from hume.jobs.registry import JobType, types
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +38,8 @@ def requeue_lapsed() -> dict[str, list[object]]:
     sent: dict[str, list[object]] = {}
     for job_type in types():
         keys = set(job_type.stranded_keys())
-        if job_type.leased:
-            keys |= set(rows(job_type).filter(status=job_type.running_status, lease_expires_at__lt=timezone.now())
-                        .values_list(job_type.key, flat=True))
+        keys |= set(rows(job_type).filter(status=JobStatus.RUNNING, lease_expires_at__lt=timezone.now())
+                    .values_list(job_type.key, flat=True))
         keys = sorted(keys)
         for key in keys:
             try:
@@ -57,18 +57,16 @@ def waiting(job_type: JobType) -> list[tuple[object, float]]:
     running ones once their lease lapses (a live holder keeps renewing it, and the look finds nothing to
     do), and ones queued for longer than a lease (a broker restarted without its data lost their message;
     one sent just now is left to do its work)."""
-    if job_type.resume is not None:
-        return list(call(job_type.resume))
     now = timezone.now()
     waited = now - timedelta(seconds=lease_seconds())
-    look = Q(status=job_type.running_status)
-    if job_type.queued_status is not None:
+    look = Q(status=JobStatus.RUNNING)
+    if job_type.resume_queued:
         since = job_type.queued_since
-        look |= Q(status=job_type.queued_status) & (Q(**{f"{since}__isnull": True}) | Q(**{f"{since}__lt": waited}))
+        look |= Q(status=JobStatus.QUEUED) & (Q(**{f"{since}__isnull": True}) | Q(**{f"{since}__lt": waited}))
     found = rows(job_type).filter(look).values_list(job_type.key, "status", "lease_expires_at")
     soonest: dict[object, float] = {}
     for key, status, expires in found:
-        held = status == job_type.running_status and expires is not None
+        held = status == JobStatus.RUNNING and expires is not None
         wait = max(0.0, (expires - now).total_seconds()) if held else 0.0
         soonest[key] = min(wait, soonest.get(key, wait))
     return sorted(soonest.items(), key=lambda pair: (pair[1], str(pair[0])))

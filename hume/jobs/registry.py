@@ -31,18 +31,12 @@ class JobType:
     requeue: Callable[[Any], Any] | None = None
     # Only these rows are looked at (e.g. chunks of a run still embedding: a failed run's chunks are left alone).
     scope: dict[str, Any] = field(default_factory=dict)
-    # The status values meaning held and waiting, for a row whose own vocabulary is wider (a model run's
-    # scoring step); None: the type has no waiting rows to resume.
-    running_status: str = "running"
-    queued_status: str | None = "queued"
+    # Whether a starting worker also sends queued rows that waited longer than a lease; False for a type whose
+    # queued rows wait for other jobs (a model run waits for its chunks, which have their own messages).
+    resume_queued: bool = True
     # Optional "module:function" returning more keys that need a message although no lease lapsed (a split
     # run whose chunks are all done but whose merge was never written: its worker died in between).
     stranded: str | None = None
-    # A type whose rows have no lease yet (LLM runs keep their own heartbeat): False skips the lapsed-lease
-    # query, and `resume` ("module:function" returning (key, seconds to wait) pairs) replaces the default
-    # look of a starting worker.
-    leased: bool = True
-    resume: str | None = None
 
     def model_class(self) -> type[models.Model]:
         return apps.get_model(self.model)

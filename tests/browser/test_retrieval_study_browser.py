@@ -120,7 +120,7 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
         assert Annotation.objects.filter(annotator=alice).count() == units
 
         page.reload()
-        expect(page.locator(".judge-run")).to_contain_text("LLM judge judge-s: completed", timeout=WORKER_WAIT_MS)
+        expect(page.locator(".judge-run")).to_contain_text("LLM judge judge-s: done", timeout=WORKER_WAIT_MS)
         page.click("form[action$=\"/evaluate/\"] button[type=submit]")
         expect(page.locator(".messages")).to_contain_text("The evaluation is queued")
         for _ in range(120):
