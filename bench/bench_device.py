@@ -111,8 +111,8 @@ def part_encode(pairs: int) -> None:
 
 def part_search(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
+    from agreement.retrieval.cosine_top_k import l2_normalise
     from agreement.retrieval.device_search import exact_top_k
-    from agreement.retrieval.similarity import l2_normalise
 
     device = worker_device()
     generator = torch.Generator().manual_seed(0)
@@ -142,7 +142,7 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
     from agreement.model_runs.similarity import embed
     from agreement.retrieval.models import Collection, Document, Query, Subset
-    from agreement.retrieval.system_runs import embedding_run
+    from agreement.retrieval.system_rankings import embedding_run
 
     model = registered_minilm()
     texts = sentences(docs + queries, seed=3)

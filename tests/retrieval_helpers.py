@@ -4,10 +4,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from agreement.retrieval.importing import import_collection
+from agreement.retrieval.collection_import import import_collection
 from agreement.retrieval.models import PoolUnit, Run, Subset
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.rankings import import_run
 from annotation.models import Annotation
 from tests.conftest import make_annotator
 

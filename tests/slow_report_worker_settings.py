@@ -39,12 +39,12 @@ def pause_report_runs(**kwargs: Any) -> None:
 def pause_other_jobs() -> None:
     """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores) and a
     split run's chunk (before it ranks), so tests/test_job_worker_kill.py can kill their worker mid-run."""
-    from agreement.retrieval import reports as retrieval_reports
-    from agreement.retrieval import split_runs
+    from agreement.retrieval import evaluations as retrieval_reports
+    from agreement.retrieval import split_rankings
     from agreement.sage import jobs as sage_jobs
 
     for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
-                         (split_runs, "rank_chunk")):
+                         (split_rankings, "rank_chunk")):
         original = getattr(module, name)
 
         def paused(*args: Any, _original: Any = original, **kwargs: Any) -> Any:

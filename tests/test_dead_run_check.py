@@ -20,8 +20,8 @@ from agreement.models import Report
 from agreement.retrieval.models import Collection, RunEntry
 from agreement.retrieval.models import Run as RetrievalRun
 from agreement.retrieval.models import RunChunk as SplitChunk
-from agreement.retrieval.split_runs import dead_split_runs
-from agreement.retrieval.system_runs import _new_run, embedding_run
+from agreement.retrieval.split_rankings import dead_split_runs
+from agreement.retrieval.system_rankings import _new_run, embedding_run
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.retrieval_helpers import load_minifact

@@ -24,12 +24,12 @@ from agreement.model_runs.runs import enqueue, run_in_process, start_run
 from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
+from agreement.retrieval.evaluations import request_evaluation, run_evaluation
 from agreement.retrieval.models import Collection, Evaluation, RunEntry
 from agreement.retrieval.models import Run as Ranking
 from agreement.retrieval.models import RunChunk as SplitChunk
-from agreement.retrieval.reports import request_evaluation, run_evaluation
-from agreement.retrieval.split_runs import start_split_embedding_run
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.split_rankings import start_split_embedding_run
+from agreement.retrieval.system_rankings import embedding_run
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
 
-from agreement.retrieval.demo import COLLECTION, DEPTH
+from agreement.retrieval.demo_collection import COLLECTION, DEPTH
 from agreement.retrieval.models import Collection, Evaluation, PoolUnit, RunEntry
 from annotation.models import Annotation, BatchAssignee
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agreement.retrieval.models import Collection, Document, Qrel, Query, Run, RunEntry, Subset
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.rankings import import_run
 from tasks_app.importing.reader import ImportFailed
 from tests.retrieval_helpers import MINIFACT, RUN_FILE, load_minifact, load_run, spoiled_copy
 
@@ -123,5 +123,5 @@ def test_bad_run_lines_name_the_field(tmp_path: Path) -> None:
 
 
 def load_from(folder: Path) -> None:
-    from agreement.retrieval.importing import import_collection
+    from agreement.retrieval.collection_import import import_collection
     import_collection(folder, name="MiniFact", language="eng-Latn", subset="en")

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from agreement.retrieval.evaluations import AVERAGE, run_evaluation, table
 from agreement.retrieval.models import Evaluation, PoolUnit, Run
-from agreement.retrieval.reports import AVERAGE, run_evaluation, table
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.retrieval_helpers import judged_collection
 

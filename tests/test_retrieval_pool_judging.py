@@ -17,7 +17,7 @@ import pytrec_eval
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from agreement.retrieval.evaluation import evaluate_collection, judge_usage
+from agreement.retrieval.evaluation_inputs import evaluate_collection, judge_usage
 from agreement.retrieval.models import Collection, PoolUnit, Run, RunEntry, Subset
 from agreement.retrieval.pooling import build_pool, pair_id
 from annotation.batches import BatchSpec, create_batch

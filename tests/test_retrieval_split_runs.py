@@ -11,8 +11,8 @@ from django.core.management import call_command
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection, Document, Run, RunChunk, RunEntry
-from agreement.retrieval.split_runs import work
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.split_rankings import work
+from agreement.retrieval.system_rankings import embedding_run
 from tests.retrieval_helpers import load_minifact
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

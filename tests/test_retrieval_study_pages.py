@@ -12,11 +12,11 @@ from django.test import Client
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.actions import run_bm25, start_bm25_run
-from agreement.retrieval.evaluation import evaluate_collection
+from agreement.retrieval.evaluation_inputs import evaluate_collection
 from agreement.retrieval.models import Collection, Pool, PoolUnit, Run, RunChunk, RunEntry, Subset
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.split_runs import work
-from agreement.retrieval.system_runs import bm25_run
+from agreement.retrieval.split_rankings import work
+from agreement.retrieval.system_rankings import bm25_run
 from annotation.llm.models import LLMRun
 from annotation.models import Batch, BatchAssignee
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)

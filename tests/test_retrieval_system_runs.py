@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from agreement.retrieval.evaluation import evaluate_collection
+from agreement.retrieval.evaluation_inputs import evaluate_collection
 from agreement.retrieval.models import Collection, Run, RunEntry
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.system_rankings import embedding_run
 from tests.retrieval_helpers import load_minifact
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +75,7 @@ def word_overlap(query: str, documents: list[str]) -> list[float]:
 
 
 def test_a_reranked_run_reorders_the_base_top_k_and_never_adds_a_document() -> None:
-    from agreement.retrieval.system_runs import reranked_run
+    from agreement.retrieval.system_rankings import reranked_run
     from tests.retrieval_helpers import load_run
 
     load_minifact()

@@ -4,7 +4,7 @@ Why it is shaped this way:
 - A page never ranks: a BM25 run is written as a queued ``Run`` and a ``retrieval.bm25_run`` message is sent
   after commit; the worker claims it with a conditional UPDATE (queued → running), so a repeated message does
   nothing, and a failure is stored on the run for the page to show.
-- A model run is a split run (``split_runs``): one chunk per subset unless the researcher asks for smaller
+- A model run is a split run (``split_rankings``): one chunk per subset unless the researcher asks for smaller
   chunks, so the same machinery (claims, exact merge, the dead-run check) serves both buttons, and progress is
   the chunks done.
 - The judging batch is an ordinary batch of the pool task, assigned to the human annotators who list the
@@ -20,8 +20,8 @@ from django.db.models import Count, Q
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection, Pool, Run, RunChunk
-from agreement.retrieval.split_runs import start_split_embedding_run
-from agreement.retrieval.system_runs import _new_run, fill_bm25_run
+from agreement.retrieval.split_rankings import start_split_embedding_run
+from agreement.retrieval.system_rankings import _new_run, fill_bm25_run
 from annotation.batches import BatchSpec, create_batch, speakers_of
 from annotation.llm.runs import create_run
 from annotation.models import Annotator, Batch

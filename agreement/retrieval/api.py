@@ -18,9 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agreement.retrieval import reports
+from agreement.retrieval import evaluations
+from agreement.retrieval.collection_uploads import import_upload
 from agreement.retrieval.models import Collection, Evaluation, collection_name
-from agreement.retrieval.uploads import import_upload
 from hume.roles import IsResearcher
 from tasks_app.importing.reader import ImportFailed
 
@@ -118,8 +118,8 @@ class CollectionEvaluation(APIView):
     def post(self, request: Request, name: str) -> Response:
         collection = get_object_or_404(Collection, name=name)
         try:
-            evaluation = reports.request_evaluation(collection)
-        except reports.QueueError as exc:
+            evaluation = evaluations.request_evaluation(collection)
+        except evaluations.QueueError as exc:
             return Response({"detail": f"the evaluation could not be queued: {exc}"},
                             status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response(EvaluationOut(evaluation).data, status=status.HTTP_202_ACCEPTED)

@@ -13,4 +13,4 @@ class RetrievalConfig(AppConfig):
                          task="retrieval.evaluate_collection", key="collection_id"))
         # A chunk of a split embedding run: its task takes the run id and ranks chunks until none is left.
         register(JobType(name="split-run chunk", model="retrieval.RunChunk", task="retrieval.embedding_chunk",
-                         key="run_id", stranded="agreement.retrieval.split_runs:unmerged_runs"))
+                         key="run_id", stranded="agreement.retrieval.split_rankings:unmerged_runs"))

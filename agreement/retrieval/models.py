@@ -213,7 +213,7 @@ class Evaluation(Job):
 class RunChunk(Job):
     """One slice of a split embedding run: a subset's documents [doc_start, doc_end) (in primary-key order)
     ranked for every query of the subset by one worker; the run's entries are the exact merge of its chunks'
-    top-K (agreement/retrieval/split_runs.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
+    top-K (agreement/retrieval/split_rankings.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
     its lease renewed while it ranks."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agreement.retrieval.importing import chunks
+from agreement.retrieval.collection_import import chunks
 from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Run, RunEntry, Subset
 from tasks_app.importing.items import insert_rows
 from tasks_app.kinds import canonical_json

@@ -3,20 +3,20 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from agreement.retrieval import reports
+from agreement.retrieval import evaluations
 
 
 @shared_task(name="retrieval.evaluate_collection", bind=True, acks_late=True, reject_on_worker_lost=True)
 def evaluate_collection_task(self, collection_id: int) -> str:
-    return reports.run_evaluation(collection_id, claimed_by=self.request.id or "inline")
+    return evaluations.run_evaluation(collection_id, claimed_by=self.request.id or "inline")
 
 
 @shared_task(name="retrieval.embedding_chunk", acks_late=True, reject_on_worker_lost=True)
 def embedding_chunk_task(run_id: int) -> int:
-    """Rank chunks of a split embedding run until none is left; the last worker merges (split_runs.py)."""
-    from agreement.retrieval import split_runs
+    """Rank chunks of a split embedding run until none is left; the last worker merges (split_rankings.py)."""
+    from agreement.retrieval import split_rankings
 
-    return split_runs.work(run_id)
+    return split_rankings.work(run_id)
 
 
 @shared_task(name="retrieval.bm25_run", acks_late=True, reject_on_worker_lost=True)

@@ -3,7 +3,7 @@
 Researchers and admins read and run the study: upload a collection (``upload``), import a TREC run, start BM25
 and model runs (the workers rank them; the runs panel polls their progress), pool runs, create the judging
 batch, evaluate. Every action is a POST that refuses with the form's errors and changes nothing; the numbers
-come from the stored evaluation (``reports``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
+come from the stored evaluation (``evaluations``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
 recall@k, map), ``baseline`` (a run), ``subset``, ``kind`` (a run kind: embedding only, reranked,
 ...), ``ref`` (the reference whose curves are drawn).
 """
@@ -18,9 +18,10 @@ from django.views.decorators.http import require_POST
 
 from agreement.model_runs.models import NotAllowedToRun, check_may_run
 from agreement.results.views import researcher_required
-from agreement.retrieval import plots, reports
+from agreement.retrieval import curves, evaluations
 from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
-from agreement.retrieval.evaluation import judge_usage
+from agreement.retrieval.collection_uploads import import_upload
+from agreement.retrieval.evaluation_inputs import judge_usage
 from agreement.retrieval.forms import (
     Bm25RunForm,
     CollectionUploadForm,
@@ -31,8 +32,7 @@ from agreement.retrieval.forms import (
 )
 from agreement.retrieval.models import Collection, Evaluation, Pool, Run
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.runs import import_run
-from agreement.retrieval.uploads import import_upload
+from agreement.retrieval.rankings import import_run
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
@@ -210,16 +210,16 @@ def leaderboard_context(request: HttpRequest, evaluation: Evaluation) -> dict[st
     picked = {key: request.GET.get(key) or None for key in ("baseline", "subset", "kind", "ref")}
     metric = request.GET.get("metric") or "ndcg@10"
     try:
-        board = reports.table(evaluation.rows, metric=metric, baseline=picked["baseline"], subset=picked["subset"],
+        board = evaluations.table(evaluation.rows, metric=metric, baseline=picked["baseline"], subset=picked["subset"],
                               kind=picked["kind"])
     except ValueError as exc:
         messages.error(request, str(exc))
         metric = "ndcg@10"
-        board = reports.table(evaluation.rows, metric=metric, subset=picked["subset"], kind=picked["kind"])
+        board = evaluations.table(evaluation.rows, metric=metric, subset=picked["subset"], kind=picked["kind"])
     rows = [{"run": run, "cells": [(board["values"][ref].get(run), board["deltas"].get(ref, {}).get(run))
                                    for ref in board["references"]]} for run in board["runs"]]
     ref = picked["ref"] if picked["ref"] in board["references"] else (board["references"] or [None])[0]
-    svg = plots.curves_svg(board["curves"][ref], f"{evaluation.collection.name}: {ref}") if ref else ""
+    svg = curves.curves_svg(board["curves"][ref], f"{evaluation.collection.name}: {ref}") if ref else ""
     return {"board": board, "board_rows": rows, "metric": metric, "picked": picked, "curve_ref": ref,
             "curves_svg": svg, "subset_names": sorted({r["subset"] for r in evaluation.rows})}
 
@@ -245,8 +245,8 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
 def evaluate(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
     try:
-        reports.request_evaluation(target)
+        evaluations.request_evaluation(target)
         messages.success(request, "The evaluation is queued; this page shows it once a worker has computed it.")
-    except reports.QueueError as exc:
+    except evaluations.QueueError as exc:
         messages.error(request, f"The evaluation could not be queued: {exc}")
     return redirect("retrieval:collection", name=target.name)

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page
 
+from agreement.retrieval.evaluations import run_evaluation
 from agreement.retrieval.models import Evaluation, Run
-from agreement.retrieval.reports import run_evaluation
 from tests.browser.test_csp_every_page import WATCH
 from tests.retrieval_helpers import judged_collection
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agreement.retrieval.evaluation import evaluate_collection
+from agreement.retrieval.evaluation_inputs import evaluate_collection
 from agreement.retrieval.models import Collection, PoolUnit, Run, Subset
 from agreement.retrieval.pooling import build_pool
 from annotation.batches import BatchSpec, create_batch

@@ -14,8 +14,8 @@ from django.core.management import call_command
 from django.test import override_settings
 from playwright.sync_api import Page
 
+from agreement.retrieval.evaluations import run_evaluation
 from agreement.retrieval.models import Evaluation, Run
-from agreement.retrieval.reports import run_evaluation
 from agreement.sage.jobs import execute
 from agreement.sage.models import SageRun
 from tests.hume_paper import RESULTS

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.retrieval.models import Collection
-from agreement.retrieval.system_runs import bm25_run
+from agreement.retrieval.system_rankings import bm25_run
 
 
 class Command(BaseCommand):

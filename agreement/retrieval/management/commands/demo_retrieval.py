@@ -1,4 +1,4 @@
-"""python manage.py demo_retrieval: the demo's retrieval study (agreement/retrieval/demo.py), idempotent.
+"""python manage.py demo_retrieval: the demo's retrieval study (agreement/retrieval/demo_collection.py), idempotent.
 
 The shipped all-MiniLM-L6-v2 is registered as `demo_models` registers it; the collection demo/retrieval/ is
 imported, ranked by BM25 and MiniLM, pooled, judged (two demo people and an LLM judge) and evaluated.
@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand
 
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.shipped import MINILM_NAME
-from agreement.retrieval.demo import load
+from agreement.retrieval.demo_collection import load
 from agreement.retrieval.models import Evaluation
 
 

@@ -3,7 +3,7 @@ model's run, here, or with --split as Celery chunks of DOCS documents that any n
 
 The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
 (agreement.model_runs.similarity.embed), so a second run, or another collection holding the same texts,
-encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/similarity.py.
+encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/cosine_top_k.py.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from agreement.model_runs.device import worker_device
 from agreement.model_runs.models import EmbeddingModel
 from agreement.model_runs.similarity import embed
 from agreement.retrieval.models import Collection
-from agreement.retrieval.split_runs import start_split_embedding_run
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.split_rankings import start_split_embedding_run
+from agreement.retrieval.system_rankings import embedding_run
 
 
 class Command(BaseCommand):

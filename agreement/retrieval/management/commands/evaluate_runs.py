@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.retrieval.evaluation import evaluate_collection, qrels_file
-from agreement.retrieval.exports import as_csv, as_json, as_latex
+from agreement.retrieval.evaluation_exports import as_csv, as_json, as_latex
+from agreement.retrieval.evaluation_inputs import evaluate_collection, qrels_file
 from agreement.retrieval.models import Collection
 from tasks_app.importing.reader import ImportFailed
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.retrieval.models import Run
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.rankings import import_run
 from tasks_app.importing.reader import ImportFailed
 
 

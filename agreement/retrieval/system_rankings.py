@@ -16,7 +16,7 @@ from django.db import transaction
 
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
-from agreement.retrieval.runs import finish_ranking, store_entries
+from agreement.retrieval.rankings import finish_ranking, store_entries
 from measures.mteb_texts import document_text, query_text
 
 Embed = Callable[[list[str]], np.ndarray]

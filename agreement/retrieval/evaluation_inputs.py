@@ -17,9 +17,9 @@ from typing import Any, BinaryIO
 import numpy as np
 from django.db.models import Sum
 
-from agreement.retrieval.importing import chunks, iter_qrels
+from agreement.retrieval.collection_import import chunks, iter_qrels
 from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry, Subset
-from agreement.retrieval.runs import Resolver
+from agreement.retrieval.rankings import Resolver
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
 from measures.trec_scoring import K_VALUES, Judgments, Prepared, Scores, evaluate

@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 
-from agreement.retrieval.evaluation import evaluate_collection, pool_scores
+from agreement.retrieval.evaluation_inputs import evaluate_collection, pool_scores
+from agreement.retrieval.judge_leaderboard import deltas, two_stage_average
 from agreement.retrieval.judges import summary as judge_summary
-from agreement.retrieval.leaderboard import deltas, two_stage_average
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
 from annotation.models import Annotation
 from hume import jobs

@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from django.db import connection, transaction
 
-from agreement.retrieval.importing import chunks
+from agreement.retrieval.collection_import import chunks
 from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
 from tasks_app.importing.items import insert_rows
 from tasks_app.importing.reader import ImportFailed, ImportProblem, ProblemLog, read_lines
