@@ -142,7 +142,7 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
     from agreement.model_runs.similarity import embed
     from agreement.retrieval.models import Collection, Document, Query, Subset
-    from agreement.retrieval.system_rankings import embedding_run
+    from agreement.retrieval.system_rankings import embedding_ranking
 
     model = registered_minilm()
     texts = sentences(docs + queries, seed=3)
@@ -160,11 +160,11 @@ def part_retrieval(docs: int, queries: int, k: int = 100) -> None:
 
     device = worker_device()
     start = time.perf_counter()
-    run = embedding_run(collection, "minilm", vectors, k=k, batch=65536, device=device)
+    ranking = embedding_ranking(collection, "minilm", vectors, k=k, batch=65536, device=device)
     whole = time.perf_counter() - start
     print(f"[retrieval] {card()}; {docs} documents, {queries} queries (collection stored in {stored:.1f} s): "
-          f"embedding run end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, encode, cache, "
-          f"rank top-{k}, store {run.entries.count()} entries) on {run.device}", flush=True)
+          f"embedding ranking end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, encode, cache, "
+          f"rank top-{k}, store {ranking.entries.count()} entries) on {ranking.device}", flush=True)
 
 
 def part_pipeline(pairs: int, rate: float) -> None:

@@ -25,11 +25,10 @@ from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
 from agreement.retrieval.evaluations import request_evaluation, run_evaluation
-from agreement.retrieval.models import Collection, Evaluation, RunEntry
-from agreement.retrieval.models import Run as Ranking
-from agreement.retrieval.models import RunChunk as SplitChunk
-from agreement.retrieval.split_rankings import start_split_embedding_run
-from agreement.retrieval.system_rankings import embedding_run
+from agreement.retrieval.models import Collection, Evaluation, Ranking, RankingEntry
+from agreement.retrieval.models import RankingChunk as SplitChunk
+from agreement.retrieval.split_rankings import start_split_embedding_ranking
+from agreement.retrieval.system_rankings import embedding_ranking
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers
@@ -108,7 +107,7 @@ def test_a_retrieval_evaluation_whose_worker_is_killed_mid_run_is_finished_with_
     assert done.holder != held.holder
     rows = done.rows
     assert len(rows) == 10  # two runs × (en: qrels, two judges, their mean; da: qrels only): none lost or doubled
-    assert len({(r["run"], r["subset"], r["reference"]) for r in rows}) == 10
+    assert len({(r["ranking"], r["subset"], r["reference"]) for r in rows}) == 10
     # the same numbers as computing it here, from scratch
     Evaluation.objects.filter(pk=done.pk).update(status="queued", digest="", rows=[], attempts=0)
     assert run_evaluation(collection.pk, claimed_by="test") == "computed"
@@ -165,20 +164,20 @@ def test_a_split_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_one_p
     load_minifact()
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
-    single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
+    single = embedding_ranking(collection, "single", lambda texts: embed(model, texts), k=3)
     doomed = start_worker(report_pause=120)
-    split = start_split_embedding_run(collection, "split", model, k=3, docs_per_chunk=4)
-    held = wait_for(lambda: SplitChunk.objects.filter(run=split, status="running").first(), 60, "a chunk running")
+    split = start_split_embedding_ranking(collection, "split", model, k=3, docs_per_chunk=4)
+    held = wait_for(lambda: SplitChunk.objects.filter(ranking=split, status="running").first(), 60, "a chunk running")
     kill_whole_worker(doomed)
 
     start_worker()
     wait_for(lambda: Ranking.objects.filter(pk=split.pk, depth__gt=0).first(), 120, "merged")
 
-    assert set(SplitChunk.objects.filter(run=split).values_list("status", flat=True)) == {"done"}
+    assert set(SplitChunk.objects.filter(ranking=split).values_list("status", flat=True)) == {"done"}
     assert SplitChunk.objects.get(pk=held.pk).attempts == 2
-    expected = list(RunEntry.objects.filter(run=single).order_by("query_id", "rank")
+    expected = list(RankingEntry.objects.filter(ranking=single).order_by("query_id", "rank")
                     .values_list("query_id", "rank", "document_id"))
-    got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
+    got = list(RankingEntry.objects.filter(ranking=split).order_by("query_id", "rank")
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == len(set(got))  # the one-process ranking: no row lost or doubled
 

@@ -1,6 +1,6 @@
 """Exact cosine top-K on the worker's device: numpy (cosine_top_k.py) on the CPU, torch on a GPU, one ranking.
 
-`exact_top_k` is what embedding runs call. On an accelerator it ranks with torch as follows.
+`exact_top_k` is what embedding rankings call. On an accelerator it ranks with torch as follows.
 
 Documents travel to the device in blocks sized so one block of scores fits the device's free memory; each
 block's best `k + TIE_MARGIN` per query are merged into a running best on the device (matrix product +

@@ -12,16 +12,16 @@ def evaluate_collection_task(self, collection_id: int) -> str:
 
 
 @shared_task(name="retrieval.embedding_chunk", acks_late=True, reject_on_worker_lost=True)
-def embedding_chunk_task(run_id: int) -> int:
-    """Rank chunks of a split embedding run until none is left; the last worker merges (split_rankings.py)."""
+def embedding_chunk_task(ranking_id: int) -> int:
+    """Rank chunks of a split embedding ranking until none is left; the last worker merges (split_rankings.py)."""
     from agreement.retrieval import split_rankings
 
-    return split_rankings.work(run_id)
+    return split_rankings.work(ranking_id)
 
 
 @shared_task(name="retrieval.bm25_run", acks_late=True, reject_on_worker_lost=True)
-def bm25_run_task(run_id: int, k: int) -> str:
-    """Write a BM25 run a researcher started from the collection's page (actions.py); claims it first."""
+def bm25_ranking_task(ranking_id: int, k: int) -> str:
+    """Write a BM25 ranking a researcher started from the collection's page (actions.py); claims it first."""
     from agreement.retrieval import actions
 
-    return actions.run_bm25(run_id, k)
+    return actions.rank_bm25(ranking_id, k)

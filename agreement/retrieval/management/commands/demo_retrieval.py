@@ -18,11 +18,11 @@ from agreement.retrieval.models import Evaluation
 
 
 class Command(BaseCommand):
-    help = "Load the demo retrieval study: a small collection, BM25 and MiniLM runs, a judged pool, its evaluation."
+    help = "Load the demo retrieval study: a small collection, BM25 and MiniLM rankings, a judged pool, its evaluation."
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("add_model", MINILM_NAME, "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
         collection = load(EmbeddingModel.objects.get(name=MINILM_NAME), say=self.stdout.write)
         evaluation = Evaluation.objects.get(collection=collection)
-        self.stdout.write(f"collection {collection.name}: {collection.runs.count()} runs, evaluation "
+        self.stdout.write(f"collection {collection.name}: {collection.rankings.count()} rankings, evaluation "
                           f"{evaluation.status} ({len(evaluation.rows)} rows); see /retrieval/")
