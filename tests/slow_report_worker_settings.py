@@ -1,5 +1,6 @@
 """Settings for a test worker whose report runs pause between reading the answers and storing the result
-(and whose SAGE runs, retrieval evaluations and split-run chunks pause before they compute).
+(and whose SAGE runs, retrieval evaluations and split-ranking chunks pause before they compute, and whose BM25
+rankings pause inside the transaction that writes them, after their entries are written and before it commits).
 
 Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
 mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
@@ -52,3 +53,11 @@ def pause_other_jobs() -> None:
             return _original(*args, **kwargs)
 
         setattr(module, name, paused)
+
+    from agreement.retrieval import actions as retrieval_actions
+
+    def store_then_pause(*args: Any, _store: Any = retrieval_actions.store_bm25_ranking, **kwargs: Any) -> None:
+        _store(*args, **kwargs)
+        time.sleep(REPORT_PAUSE_SECONDS)
+
+    retrieval_actions.store_bm25_ranking = store_then_pause

@@ -1,7 +1,7 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
-the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run and a split retrieval run
-and an LLM run (issue 21 item 2; the LLM run keeps its own heartbeat and is resumed by the job layer's
-worker_ready hook).
+the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval ranking,
+a BM25 ranking started from the page and an LLM run (issue 21 item 2; the LLM run keeps its own heartbeat and
+is resumed by the job layer's worker_ready hook).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -18,17 +18,19 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.model_runs.runs import enqueue, run_in_process, start_run
 from agreement.model_runs.similarity import embed
 from agreement.models import Report
 from agreement.reports import request_report
+from agreement.retrieval.actions import start_bm25_ranking
 from agreement.retrieval.evaluations import request_evaluation, run_evaluation
 from agreement.retrieval.models import Collection, Evaluation, Ranking, RankingEntry
 from agreement.retrieval.models import RankingChunk as SplitChunk
 from agreement.retrieval.split_rankings import start_split_embedding_ranking
-from agreement.retrieval.system_rankings import embedding_ranking
+from agreement.retrieval.system_rankings import bm25_ranking, embedding_ranking
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.scorers import metric_scorers
@@ -129,6 +131,45 @@ def test_a_report_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_und
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 2, 1)
     assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)  # p_o = 5/6, p_e = 1/2
     assert settings.JOB_LEASE_SECONDS == 10
+
+
+def writing_bm25_entries() -> bool:
+    """True while another connection holds an open transaction whose last statement wrote a ranking (the doomed
+    worker paused between writing a BM25 ranking's entries and committing them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                       "AND state = 'idle in transaction' AND query ILIKE %s", ["%retrieval_ranking%"])
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.usefixtures("production")
+def test_a_bm25_ranking_whose_worker_is_killed_mid_write_is_written_once_by_a_new_worker(start_worker) -> None:
+    """The doomed worker has ranked and written the entries inside its fenced transaction when it is killed:
+    nothing of it commits, its lease lapses, and a new worker writes the ranking whole, equal to the command's."""
+    load_minifact()
+    collection = Collection.objects.get()
+    reference = bm25_ranking(collection, "by-command", k=5)
+    doomed = start_worker(report_pause=120)
+    ranking = start_bm25_ranking(collection, "from-the-page", k=5)
+    held = wait_for(lambda: Ranking.objects.filter(pk=ranking.pk, status="running").first(), 60, "running")
+    wait_for(writing_bm25_entries, 60, "entries written, not committed")
+    kill_whole_worker(doomed)
+    assert Ranking.objects.get(pk=ranking.pk).status == "running"  # left behind by the dead worker
+    assert not RankingEntry.objects.filter(ranking=ranking).exists()  # its uncommitted rows went with it
+
+    start_worker()
+    done = wait_for(lambda: Ranking.objects.filter(pk=ranking.pk).exclude(status__in=["queued", "running"]).first(),
+                    90, "finished")
+
+    assert done.status == "done", done.error
+    assert (done.attempts, done.claim_token, done.lease_expires_at) == (2, None, None)
+    assert done.holder != held.holder  # a new worker process wrote it
+    expected = list(RankingEntry.objects.filter(ranking=reference).order_by("query_id", "rank")
+                    .values_list("query_id", "rank", "document_id"))
+    got = list(RankingEntry.objects.filter(ranking=done).order_by("query_id", "rank")
+               .values_list("query_id", "rank", "document_id"))
+    assert got == expected and len(got) == len(set(got)) == 12  # no row lost or doubled
+    assert done.depth == reference.depth == 3
 
 
 @pytest.mark.usefixtures("production", "local_llm_endpoints")

@@ -121,8 +121,8 @@ def test_a_bm25_run_started_on_the_page_is_queued_then_written_by_the_worker_as_
     assert (ranking.kind, ranking.status, ranking.entries.count()) == ("bm25", "queued", 0)
     panel = logged_in(dave).get(PAGE + "rankings/").content.decode()
     assert 'hx-trigger="every 2s"' in panel and 'data-status="queued"' in panel
-    assert rank_bm25(ranking.pk, 5) == "done"
-    assert rank_bm25(ranking.pk, 5) == "not claimed"  # a repeated message does nothing
+    assert rank_bm25(ranking.pk) == "done"
+    assert rank_bm25(ranking.pk) == "not claimed"  # a repeated message does nothing
     ranking.refresh_from_db()
     reference = bm25_ranking(Collection.objects.get(), "bm25-command", k=5)
     assert ranking.status == "done" and entries_of(ranking) == entries_of(reference)
@@ -240,7 +240,7 @@ def test_a_run_still_queued_is_left_out_of_the_evaluation_until_it_is_done(dave)
     load_run()
     queued = start_bm25_ranking(Collection.objects.get(), "bm25", k=5)
     assert {row.ranking for row in evaluate_collection(Collection.objects.get(), ks=[10])} == {"elsewhere"}
-    rank_bm25(queued.pk, 5)
+    rank_bm25(queued.pk)
     assert {row.ranking for row in evaluate_collection(Collection.objects.get(), ks=[10])} == {"bm25", "elsewhere"}
 
 

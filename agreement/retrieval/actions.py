@@ -1,9 +1,12 @@
 """What a researcher starts from a collection's page: BM25 and model rankings for the worker, a pool, the judging batch.
 
 Why it is shaped this way:
-- A page never ranks: a BM25 ranking is written as a queued ``Run`` and a ``retrieval.bm25_run`` message is sent
-  after commit; the worker claims it with a conditional UPDATE (queued → running), so a repeated message does
-  nothing, and a failure is stored on the ranking for the page to show.
+- A page never ranks: a BM25 ranking is written as a queued ``Ranking`` (with its k) and a ``retrieval.rank_bm25``
+  message is sent after commit. The ranking row is a job of the job layer (hume/jobs/): the worker claims it
+  (`claim`, one conditional UPDATE, so a repeated message does nothing), computes with its lease renewed
+  (`Lease.kept`), and writes the entries and "done" in one fenced transaction (`Lease.fenced`): a worker killed
+  mid-run has written nothing, its lease lapses, and the layer's beat sends the ranking to another worker, which
+  writes it whole. A failure is stored on the ranking for the page to show.
 - A model ranking is a split ranking (``split_rankings``): one chunk per subset unless the researcher asks for smaller
   chunks, so the same machinery (claims, exact merge, the dead-run check) serves both buttons, and progress is
   the chunks done.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Q
@@ -21,39 +25,50 @@ from django.db.models import Count, Q
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection, Pool, Ranking, RankingChunk
 from agreement.retrieval.split_rankings import start_split_embedding_ranking
-from agreement.retrieval.system_rankings import _new_ranking, fill_bm25_ranking
+from agreement.retrieval.system_rankings import _new_ranking, bm25_entries, store_bm25_ranking
 from annotation.batches import BatchSpec, create_batch, speakers_of
 from annotation.llm.runs import create_run
 from annotation.models import Annotator, Batch
 from hume import jobs
+from hume.jobs.lease import LeaseLost, claim
 
 Status = Ranking.Status
 
 
+BM25_TASK = "retrieval.rank_bm25"
+
+
 def start_bm25_ranking(collection: Collection, name: str, *, k: int = 100) -> Ranking:
-    """A queued BM25 ranking; the worker writes it (``run_bm25``). ValueError when the name is taken or k < 1."""
+    """A queued BM25 ranking; a worker writes it (``rank_bm25``). ValueError when the name is taken or k < 1."""
     if k < 1:
         raise ValueError("k must be at least 1")
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.BM25)
-        ranking.status = Status.QUEUED
-        ranking.save(update_fields=["status"])
-        jobs.enqueue_on_commit("retrieval.bm25_run", ranking.pk, k)
+        ranking = _new_ranking(collection, name, Ranking.Kind.BM25, status=Status.QUEUED, k=k)
+        jobs.enqueue_on_commit(BM25_TASK, ranking.pk)
     return ranking
 
 
-def rank_bm25(ranking_id: int, k: int) -> str:
-    """The worker's side: claim the queued ranking, rank, mark it done (or failed, with the reason)."""
-    queued = Ranking.objects.filter(pk=ranking_id, kind=Ranking.Kind.BM25, status=Status.QUEUED)
-    if not queued.update(status=Status.RUNNING):
+def rank_bm25(ranking_id: int, *, claimed_by: str = "") -> str:
+    """The worker's side: claim the ranking (queued, or running under a lapsed lease), compute BM25 with the lease
+    kept, then store the entries and mark it done in one fenced transaction; a failure is stored with its reason.
+    "not claimed" when another worker holds it or it is finished; "lost" when the lease was taken over."""
+    lease = claim(Ranking.objects.filter(pk=ranking_id, kind=Ranking.Kind.BM25), claimed_by=claimed_by,
+                  max_attempts=settings.JOB_MAX_ATTEMPTS)
+    if lease is None:
         return "not claimed"
     ranking = Ranking.objects.select_related("collection").get(pk=ranking_id)
     try:
-        fill_bm25_ranking(ranking, k=k)
+        with lease.kept():
+            entries = bm25_entries(ranking.collection, k=ranking.k or 100)
+            lease.check()
+            with lease.fenced():
+                store_bm25_ranking(ranking, entries)
+                lease.finish()
+    except LeaseLost:
+        return "lost"
     except Exception as exc:
-        Ranking.objects.filter(pk=ranking_id).update(status=Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        lease.fail(f"{type(exc).__name__}: {exc}")
         raise
-    Ranking.objects.filter(pk=ranking_id).update(status=Status.DONE, error="")
     return "done"
 
 

@@ -110,8 +110,13 @@ class Qrel(models.Model):
         return f"{self.split}: {self.query_id} {self.document_id} = {self.relevance:g}"
 
 
-class Ranking(models.Model):
-    """One system's ranking of a collection's queries."""
+class Ranking(Job):
+    """One system's ranking of a collection's queries.
+
+    Its status is the job layer's (hume/jobs/models.py): a BM25 ranking started from the page is a job a worker
+    claims and keeps under a lease while it ranks (``actions.rank_bm25``); a split embedding ranking's status
+    follows its chunks, which are jobs of their own (`RankingChunk`); imported rankings and rankings made by a
+    command are written done, in one transaction with their entries."""
 
     class Kind(models.TextChoices):
         IMPORTED = "imported", "imported TREC run"
@@ -124,18 +129,10 @@ class Ranking(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.IMPORTED)
     tag = models.CharField(max_length=200, blank=True, help_text="The run tag of the TREC file (6th column).")
     base_ranking = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
-                                 help_text="For a reranked ranking: the ranking whose top-K it reorders.")
+                                     help_text="For a reranked ranking: the ranking whose top-K it reorders.")
     depth = models.PositiveIntegerField(default=0, help_text="The longest list of a query in this ranking.")
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE,
-                              help_text="A ranking started from the page is queued, then ranked by a worker; imported "
-                                        "rankings and rankings made by a command are done when written.")
-    error = models.TextField(blank=True, help_text="Why a ranking started from the page failed.")
+    k = models.PositiveIntegerField(null=True, blank=True,
+                                    help_text="For a ranking a worker writes: how many documents per query it keeps.")
     device = models.CharField(max_length=100, blank=True,
                               help_text="Where an embedding ranking was computed: cpu, cuda:0, mps (comma-separated "
                                         "when workers on several devices shared it); empty for imported and BM25 "

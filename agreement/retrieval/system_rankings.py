@@ -42,10 +42,13 @@ def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
     return np.vstack(parts)
 
 
-def _new_ranking(collection: Collection, name: str, kind: str) -> Ranking:
+def _new_ranking(collection: Collection, name: str, kind: str, **fields: object) -> Ranking:
+    """A new ranking row, done unless ``fields`` say otherwise (a ranking made here is written in the same
+    transaction as its entries; one for the workers is created queued)."""
     if Ranking.objects.filter(collection=collection, name=name).exists():
         raise ValueError(f"collection {collection.name!r} already has a ranking named {name!r}")
-    return Ranking.objects.create(collection=collection, name=name, kind=kind, tag=name[:200])
+    return Ranking.objects.create(collection=collection, name=name, kind=kind, tag=name[:200],
+                                  **{"status": Ranking.Status.DONE, **fields})
 
 
 def embedding_ranking(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
@@ -90,15 +93,28 @@ def bm25_ranking(collection: Collection, name: str, *, k: int = 100) -> Ranking:
 
 def fill_bm25_ranking(ranking: Ranking, *, k: int) -> None:
     """Write BM25's top-`k` of every subset of the ranking's collection into `ranking` (one with no entries yet)."""
+    store_bm25_ranking(ranking, bm25_entries(ranking.collection, k=k))
+
+
+def bm25_entries(collection: Collection, *, k: int) -> list[tuple[int, int, float]]:
+    """(query pk, document pk, score) of BM25's top-`k` per query of every subset; reads, writes nothing.
+    Kept apart from the write so a worker computes with no transaction open (`actions.rank_bm25`)."""
+    entries: list[tuple[int, int, float]] = []
+    for subset in collection.subsets.all():
+        query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
+        if not query_pks or not doc_pks:
+            continue
+        idx, val = bm25_scores(query_texts, doc_texts, k, subset.language)
+        docs = np.asarray(doc_pks)[idx]
+        entries += [(q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
+                    for d, s in zip(row_d, row_s, strict=True) if s > 0]
+    return entries
+
+
+def store_bm25_ranking(ranking: Ranking, entries: list[tuple[int, int, float]]) -> None:
+    """Store `entries` as the ranking's and rank them (trec_eval's order), in one transaction."""
     with transaction.atomic():
-        for subset in ranking.collection.subsets.all():
-            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
-            if not query_pks or not doc_pks:
-                continue
-            idx, val = bm25_scores(query_texts, doc_texts, k, subset.language)
-            docs = np.asarray(doc_pks)[idx]
-            store_entries(ranking, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
-                                for d, s in zip(row_d, row_s, strict=True) if s > 0))
+        store_entries(ranking, entries)
         finish_ranking(ranking)
 
 

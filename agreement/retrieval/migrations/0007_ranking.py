@@ -1,6 +1,8 @@
 """A system's ranking of a collection's queries is a `Ranking`, no longer a `Run` (issue 21, item 5: "run" meant
 six things). Tables and columns are renamed in place, so every row is kept; the stored evaluation rows name
-their ranking under "ranking" instead of "run"."""
+their ranking under "ranking" instead of "run". A ranking's status and claim become the job layer's
+(hume/jobs/models.py), so a BM25 ranking started from the page is a leased job like the others (issue 21,
+item 2)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -11,6 +13,16 @@ def rows_say_ranking(apps, schema_editor):
 
 def rows_say_run(apps, schema_editor):
     rename_key(apps, "ranking", "run")
+
+
+def bm25_rankings_join_the_job_layer(apps, schema_editor):
+    """A BM25 ranking a worker was writing under the old claim has no lease: give it one that has lapsed, so the
+    job layer's beat sends it to a worker again; its k, if the row has none, is the page's default."""
+    from django.utils import timezone
+
+    Ranking = apps.get_model("retrieval", "Ranking")
+    Ranking.objects.filter(kind="bm25", status="running").update(lease_expires_at=timezone.now(), attempts=1)
+    Ranking.objects.filter(kind="bm25", status__in=["queued", "running"], k__isnull=True).update(k=100)
 
 
 def rename_key(apps, old, new):
@@ -104,4 +116,55 @@ class Migration(migrations.Migration):
             model_name='rankingentry',
             constraint=models.UniqueConstraint(fields=('ranking', 'query', 'document'), name='rankingentry_unique_doc'),
         ),
-        ]
+        migrations.AddField(
+            model_name='ranking',
+            name='attempts',
+            field=models.PositiveIntegerField(default=0, help_text='Claims won, including take-overs after a crash.'),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='claim_token',
+            field=models.UUIDField(blank=True, help_text='Fences writes to the run that holds the claim.', null=True),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='claimed_by',
+            field=models.CharField(blank=True, help_text="What holds the claim: a Celery message id, or 'cli'.", max_length=255),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='finished_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='holder',
+            field=models.CharField(blank=True, help_text='The worker process holding it: host:pid.', max_length=255),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='k',
+            field=models.PositiveIntegerField(blank=True, help_text='For a ranking a worker writes: how many documents per query it keeps.', null=True),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='lease_expires_at',
+            field=models.DateTimeField(blank=True, help_text='A running claim not renewed by then is abandoned.', null=True),
+        ),
+        migrations.AddField(
+            model_name='ranking',
+            name='started_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AlterField(
+            model_name='ranking',
+            name='error',
+            field=models.TextField(blank=True, help_text='Why the last run failed or could not be queued.'),
+        ),
+        migrations.AlterField(
+            model_name='ranking',
+            name='status',
+            field=models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='queued', max_length=16),
+        ),
+        migrations.RunPython(bm25_rankings_join_the_job_layer, migrations.RunPython.noop),
+    ]
