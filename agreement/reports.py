@@ -200,19 +200,22 @@ def gc_paused() -> Iterator[None]:
 # ---------------------------------------------------------------- asking for a run
 
 
-def request_report(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> Report:
+def request_report(task_id: int, *, countdown: float = 0, aggregation: str | None = None) -> Report:
     """Mark the task's report queued (or due for a re-run if one is running) and send the job after commit.
 
-    Raises ReportQueueError when the broker is down; inside an atomic block the message (and so the
-    error) comes after the commit.
+    The job's parameters live on the row, not in the message: `aggregation` replaces the stored one, None
+    keeps it, so a run sent again (a lapsed lease, new answers) computes what was asked. Raises
+    ReportQueueError when the broker is down; inside an atomic block the message (and so the error) comes
+    after the commit.
     """
     now = timezone.now()
     with transaction.atomic():
         report, _ = Report.objects.get_or_create(task_id=task_id, defaults={"requested_at": now})
-        Report.objects.filter(pk=report.pk).update(requested_at=now)
+        asked = {"requested_at": now} if aggregation is None else {"requested_at": now, "aggregation": aggregation}
+        Report.objects.filter(pk=report.pk).update(**asked)
         Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
             status=Status.QUEUED, stage="queued", progress=0, error="")
-    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown, aggregation=aggregation))
+    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown))
     report.refresh_from_db()
     return report
 
@@ -261,14 +264,11 @@ def request_first_report(task_id: int) -> bool:
     return created
 
 
-def enqueue(task_id: int, *, countdown: float = 0, aggregation: str = "majority") -> None:
-    """Send the Celery message; on failure mark the queued report failed with the reason, and raise.
-
-    The aggregation travels in the message only when it is not the default, so messages of the default
-    report stay as they were."""
-    args = (task_id,) if aggregation == "majority" else (task_id, aggregation)
+def enqueue(task_id: int, *, countdown: float = 0) -> None:
+    """Send the Celery message (the task id: the parameters are on the row); on failure mark the queued report
+    failed with the reason, and raise."""
     try:
-        jobs.enqueue("agreement.compute_report", *args, countdown=countdown, retry=True,
+        jobs.enqueue("agreement.compute_report", task_id, countdown=countdown, retry=True,
                      retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
     except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
         message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
@@ -296,8 +296,9 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> Lease | 
                      stage="loading answers", progress=5, error="")
 
 
-def run_report(task_id: int, *, claimed_by: str, computed_in: str, aggregation: str = "majority") -> str:
-    """Claim and run one report; returns what happened ("computed", "unchanged", "not claimed: ...")."""
+def run_report(task_id: int, *, claimed_by: str, computed_in: str, aggregation: str | None = None) -> str:
+    """Claim and run one report with the row's parameters (`aggregation`, when given, is a message of an older
+    version that carried it); returns what happened ("computed", "unchanged", "not claimed: ...")."""
     lease = claim(task_id, claimed_by)
     if lease is None:
         status = Report.objects.filter(task_id=task_id).values_list("status", flat=True).first()
@@ -306,15 +307,17 @@ def run_report(task_id: int, *, claimed_by: str, computed_in: str, aggregation: 
 
 
 def run_claimed(task_id: int, lease: Lease, *, computed_in: str, loaded: LoadedAnswers | None = None,
-                aggregation: str = "majority") -> str:
-    """Compute and store a report whose claim we hold (its lease renewed meanwhile); a failure is stored on
-    the row, then re-raised."""
+                aggregation: str | None = None) -> str:
+    """Compute and store a report whose claim we hold (its lease renewed meanwhile), with the row's aggregation
+    unless one is given; a failure is stored on the row, then re-raised."""
     def progress(stage: str, percent: int) -> None:
         lease.write(stage=stage, progress=percent)
 
     try:
         with lease.kept():
             task = Task.objects.get(pk=task_id)
+            if aggregation is None:
+                aggregation = Report.objects.filter(task_id=task_id).values_list("aggregation", flat=True).get()
             if loaded is None:
                 with gc_paused():
                     loaded = loading.load_answers(task, aggregation=aggregation)
@@ -336,6 +339,7 @@ def finish(task_id: int, lease: Lease, doc: dict[str, Any] | None, loaded: Loade
     fields: dict[str, Any] = {
         "status": Case(When(requested_at__gt=F("started_at"), then=Value(Status.QUEUED)), default=Value(Status.DONE)),
         "stage": "", "progress": 100, "finished_at": now, "claim_token": None, "lease_expires_at": None, "error": "",
+        "aggregation": loaded.aggregation,  # what the stored result was computed with (the CLI may ask another)
     }
     if doc is not None:
         doc = {**doc, "computed_at": now.isoformat(), "computed_in": computed_in}
