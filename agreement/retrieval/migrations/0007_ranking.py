@@ -40,6 +40,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # The old constraints and index name the old field: dropped first (and made again below), so the
+        # migration also runs backwards.
+        migrations.RemoveConstraint(model_name="runchunk", name="run_chunk_once"),
+        migrations.RemoveConstraint(model_name="runentry", name="runentry_unique_doc"),
+        migrations.RemoveIndex(model_name="runentry", name="retrieval_r_run_id_7e4b7b_idx"),
         migrations.RenameModel("Run", "Ranking"),
         migrations.RenameModel("RunEntry", "RankingEntry"),
         migrations.RenameModel("RunChunk", "RankingChunk"),
@@ -51,18 +56,6 @@ class Migration(migrations.Migration):
         migrations.AlterModelOptions(
             name='rankingchunk',
             options={'ordering': ['ranking', 'subset', 'doc_start']},
-        ),
-        migrations.RemoveConstraint(
-            model_name='rankingchunk',
-            name='run_chunk_once',
-        ),
-        migrations.RemoveConstraint(
-            model_name='rankingentry',
-            name='runentry_unique_doc',
-        ),
-        migrations.RemoveIndex(
-            model_name='rankingentry',
-            name='retrieval_r_run_id_7e4b7b_idx',
         ),
         migrations.AlterField(
             model_name='evaluation',
