@@ -84,7 +84,7 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
         page.fill("#id_trec-name", "elsewhere")
         page.set_input_files("#id_trec-run_file", str(english_ranking(tmp_path)))
         page.click("#import-ranking-form button[type=submit]")
-        expect(page.locator(".messages")).to_contain_text("run elsewhere on collection MiniFact: 4 queries")
+        expect(page.locator(".messages")).to_contain_text("ranking elsewhere on collection MiniFact: 4 queries")
 
         page.reload()
         for name in ("bm25", "elsewhere", "minilm"):
