@@ -134,11 +134,13 @@ def test_a_report_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_und
 
 
 def writing_bm25_entries() -> bool:
-    """True while another connection holds an open transaction whose last statement wrote a ranking (the doomed
-    worker paused between writing a BM25 ranking's entries and committing them)."""
+    """True while another connection, idle inside an open transaction, holds the lock an INSERT takes on the
+    ranking entries (the doomed worker paused between writing a BM25 ranking's entries and committing them)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                       "AND state = 'idle in transaction' AND query ILIKE %s", ["%retrieval_ranking%"])
+        cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                       "WHERE a.pid <> pg_backend_pid() AND a.state = 'idle in transaction' "
+                       "AND l.relation = %s::regclass AND l.mode = 'RowExclusiveLock'",
+                       [RankingEntry._meta.db_table])
         return cursor.fetchone()[0] > 0
 
 
