@@ -281,3 +281,27 @@ def test_the_addresses_of_before_the_rename_to_ranking_redirect_keeping_the_meth
     response = client.post(PAGE + "runs/bm25/", {"bm25-name": "old-address", "bm25-k": 5}, follow=True)
     assert [status for _url, status in response.redirect_chain] == [308, 302]
     assert Ranking.objects.get().name == "old-address" and Ranking.objects.get().kind == "bm25"
+
+
+def test_a_bm25_ranking_that_fails_stores_the_reason_frees_its_lease_and_is_not_taken_again(
+        dave, monkeypatch) -> None:
+    """The ranking is a job of the job layer: a failure is written through its lease, with the reason the page
+    shows, and the row is no longer claimable (nothing half-written: the entries are written only at the end)."""
+    from agreement.retrieval import actions
+
+    load_minifact()
+    ranking = start_bm25_ranking(Collection.objects.get(), "broken", k=5)
+
+    def unreadable(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the corpus could not be read")
+
+    monkeypatch.setattr(actions, "bm25_entries", unreadable)  # the part taken away
+    with pytest.raises(RuntimeError):
+        rank_bm25(ranking.pk)
+    ranking.refresh_from_db()
+    assert (ranking.status, ranking.error, ranking.claim_token, ranking.lease_expires_at, ranking.attempts) == (
+        "failed", "RuntimeError: the corpus could not be read", None, None, 1)
+    assert not ranking.entries.exists() and ranking.k == 5
+    assert rank_bm25(ranking.pk) == "not claimed"
+    panel = logged_in(dave).get(PAGE + "rankings/").content.decode()
+    assert 'data-status="failed"' in panel and "the corpus could not be read" in panel
