@@ -26,6 +26,10 @@ class Report(Job):
     requested_at = models.DateTimeField(null=True, blank=True,
                                         help_text="Last time answers changed or a run was asked for.")
     computations = models.PositiveIntegerField(default=0, help_text="Times the metrics were actually computed.")
+    aggregation = models.CharField(max_length=40, default="majority",
+                                   help_text="The job's parameter: how the report combines the humans "
+                                             "(measures/annotator_models.py). Kept on the row, so a run sent again "
+                                             "(a lapsed lease, a re-run after new answers) computes the same thing.")
 
     answers_digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the sorted answer rows read.")
     inputs_digest = models.CharField(max_length=64, blank=True, help_text="sha256 of answers, gold and task settings.")

@@ -21,6 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agreement.report_document import ReportDocument
 from agreement.scoring import KINDS as SCORERS
 from tasks_app.models import Task
 
@@ -51,7 +52,7 @@ def mteb_keys(kind: str, scores: dict[str, Any]) -> dict[str, Any]:
     return {mteb: scores[ours] for ours, mteb in names.items() if scores.get(ours) is not None}
 
 
-def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
+def agreement_block(doc: ReportDocument) -> dict[str, Any]:
     """The baseline's agreement block: headline metric, band, counts, and the kind's extra values (the kind's
     scorer shapes it: `mteb_agreement` in kinds/<name>/scorer.py and its bases)."""
     ours = doc.get("agreement_main") or ""
@@ -59,7 +60,7 @@ def agreement_block(doc: dict[str, Any]) -> dict[str, Any]:
     return SCORERS[doc["kind"]].mteb_agreement(doc, _counts(doc), headline)
 
 
-def _counts(doc: dict[str, Any]) -> dict[str, Any]:
+def _counts(doc: ReportDocument) -> dict[str, Any]:
     """N, K and the total as HUME Table 8 counts them: N is texts, queries or items (the human block's
     `n`), never sets of texts; the kind's scorer counts the total (clustering: N × K, one per text)."""
     n = doc["human"].get("n") or doc["n_items"]
@@ -67,7 +68,7 @@ def _counts(doc: dict[str, Any]) -> dict[str, Any]:
     return {"n_annotators": doc["n_annotators"], "n_items": n, "total_annotations": total}
 
 
-def subset_entry(task: Task, doc: dict[str, Any]) -> dict[str, Any]:
+def subset_entry(task: Task, doc: ReportDocument) -> dict[str, Any]:
     """One subset of a TaskResult from one project task's stored report."""
     human = doc["human"]
     if human["main_score"] is None:

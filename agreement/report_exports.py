@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from agreement.report_document import ReportDocument
 from annotation.models import Annotation
 from hume.lib.csv_safety import safe_cell
 from tasks_app.models import Task
@@ -52,11 +53,11 @@ def ordered(value: Any, keys: tuple[str, ...] = ()) -> Any:
     return result
 
 
-def report_json(doc: dict[str, Any]) -> str:
+def report_json(doc: ReportDocument) -> str:
     return json.dumps(ordered(doc, TOP_KEYS + PART_KEYS), ensure_ascii=False, indent=2) + "\n"
 
 
-def report_rows(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def report_rows(doc: ReportDocument) -> Iterator[dict[str, Any]]:
     """Every number of the report, for the whole task and then for each batch and language."""
     yield from part_rows(doc, "task", "")
     for part in doc.get("by_batch", []):
@@ -142,7 +143,7 @@ def human_rows(human: dict[str, Any], base: dict[str, Any]) -> Iterator[dict[str
         yield {**row, "metric": metric, "value": value}
 
 
-def report_csv(doc: dict[str, Any]) -> str:
+def report_csv(doc: ReportDocument) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, restval="", lineterminator="\n")
     writer.writeheader()

@@ -23,21 +23,22 @@ def ping(payload: str = "pong") -> str:
 
 
 @shared_task(name="agreement.compute_report", bind=True, acks_late=True, reject_on_worker_lost=True)
-def compute_report(self, task_id: int, aggregation: str = "majority") -> str:
+def compute_report(self, task_id: int, aggregation: str | None = None) -> str:
     """Compute the task's agreement report if this message wins the claim.
 
     acks_late + reject_on_worker_lost: a pool process killed mid-run makes its worker requeue the message,
     and the redelivery (same message id) takes the claim over. A whole worker killed outright is noticed by
     its lapsed lease (hume/jobs/lease.py; re-sent by hume/jobs/recovery.py). Any other copy of the message
     finds the report not queued and returns at once, unless a re-run was asked during the run: then it looks
-    again when the run's lease could lapse, so a Recompute on a dead run takes it over.
+    again when the run's lease could lapse, so a Recompute on a dead run takes it over. The report's parameters
+    (its aggregation) are read from its row; `aggregation` is only for a message an older version sent.
     """
     outcome = reports.run_report(task_id, claimed_by=self.request.id or "",
                                  computed_in=f"worker {self.request.hostname}", aggregation=aggregation)
     if outcome == "not claimed: report is running":
         wait = rerun_wait(task_id)
         if wait is not None:
-            compute_report.apply_async((task_id, aggregation), countdown=wait)
+            compute_report.apply_async((task_id,) if aggregation is None else (task_id, aggregation), countdown=wait)
             return f"{outcome}; a re-run was asked meanwhile: looking again in {wait:.0f} s"
     return outcome
 

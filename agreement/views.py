@@ -22,6 +22,7 @@ from agreement.models import Report
 from agreement.mteb_export import ExportError, results_zip
 from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
+from agreement.report_document import ReportDocument
 from agreement.report_exports import answer_lines, ordered, report_csv, report_json
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
 from annotation.models import Annotation
@@ -114,7 +115,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     return vary(render(request, "agreement/report_detail.html", context))
 
 
-def annotator_tables(doc: dict[str, Any]) -> dict[str, Any]:
+def annotator_tables(doc: ReportDocument) -> dict[str, Any]:
     """Humans and LLM annotators apart, each row with one cell per score name; parts per batch/language."""
     def table(people: list[dict[str, Any]]) -> dict[str, Any]:
         columns = list(dict.fromkeys(name for person in people for name in person["scores"]))
@@ -142,7 +143,7 @@ def part_summary(part: dict[str, Any]) -> dict[str, Any]:
             "low_agreement": part["flags"]["low_agreement"]}
 
 
-def disagreement_context(request: HttpRequest, task: Task, doc: dict[str, Any] | None) -> dict[str, Any]:
+def disagreement_context(request: HttpRequest, task: Task, doc: ReportDocument | None) -> dict[str, Any]:
     """One page of the most disagreed items, with their text, gold and every annotator's answer."""
     sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "among"
     rows = list(doc["disagreement"]) if doc else []

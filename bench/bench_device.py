@@ -125,8 +125,8 @@ def part_encode(pairs: int) -> None:
 
 def part_search(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
+    from agreement.retrieval.cosine_top_k import l2_normalise
     from agreement.retrieval.device_search import exact_top_k
-    from agreement.retrieval.similarity import l2_normalise
 
     device = worker_device()
     generator = torch.Generator().manual_seed(0)
@@ -157,7 +157,7 @@ def part_retrieval(docs: int, queries: int, rate: float | None = None, k: int = 
     from agreement.model_runs.device import worker_device
     from agreement.model_runs.embedding import embed
     from agreement.retrieval.models import Collection, Document, Query, Subset
-    from agreement.retrieval.system_runs import embedding_run
+    from agreement.retrieval.system_rankings import embedding_ranking
 
     model = registered_minilm()
     if rate:
@@ -181,10 +181,10 @@ def part_retrieval(docs: int, queries: int, rate: float | None = None, k: int = 
     device = worker_device()
     stages.reset()
     start, cpu = time.perf_counter(), time.process_time()
-    run = embedding_run(collection, "minilm", vectors, k=k, batch=65536, device=device)
+    ranking = embedding_ranking(collection, "minilm", vectors, k=k, batch=65536, device=device)
     whole, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(f"[retrieval] embedding run end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, "
-          f"encode, cache, rank top-{k}, store {run.entries.count()} entries) on {run.device}"
+    print(f"[retrieval] embedding ranking end to end {whole:.1f} s ({(docs + queries) / whole:.0f} texts/s: read, "
+          f"encode, cache, rank top-{k}, store {ranking.entries.count()} entries) on {ranking.device}"
           + (f"; run/stand-in {whole * rate / (docs + queries):.2f}" if rate else "")
           + f"; {cpu:.1f} CPU s, load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"[retrieval] stages: {stages.breakdown()}", flush=True)

@@ -49,7 +49,7 @@ def child(n_docs: int) -> None:
     django.setup()
     from django.conf import settings
 
-    from agreement.retrieval.importing import import_collection
+    from agreement.retrieval.collection_import import import_collection
 
     settings.DEBUG = False  # DEBUG's query log keeps the last 9,000 statements (20 MB of id lists at 1M documents)
 

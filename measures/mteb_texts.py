@@ -1,7 +1,7 @@
 """The texts a model embeds for a query and a document, written as MTEB writes them (mteb 2.20.0,
 `_create_dataloaders.py`), so every part of the app that embeds queries and documents builds them here:
 reranking items run by a model (`agreement/model_runs/evaluate.py`), retrieval collections' embedding runs,
-split runs and reranked runs (`agreement/retrieval/system_runs.py`, `split_runs.py`).
+split runs and reranked runs (`agreement/retrieval/system_rankings.py`, `split_rankings.py`).
 
 - A query with an instruction: `query + " " + instruction` (`_combine_queries_with_instruction_text`: the
   instruction after the query). An absent or empty instruction leaves the query as it is (MTEB: None).

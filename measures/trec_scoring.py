@@ -1,6 +1,6 @@
 """Scoring rankings against relevance judgments: nDCG@k, Recall@k, MAP and MRR@k, as MTEB computes them.
 
-The app's one ranking scorer: retrieval runs (`agreement/retrieval/evaluation.py`, `evaluate_runs`) and
+The app's one ranking scorer: retrieval runs (`agreement/retrieval/evaluation_inputs.py`, `evaluate_runs`) and
 models run on reranking and graded-relevance items (`measures/model_scoring.py`) both score here, so
 they cannot disagree. Pure numpy, no Django. MTEB scores retrieval through pytrec_eval (trec_eval's C code)
 plus its own MRR (mteb 2.20.0 `_evaluators/retrieval_metrics.py`); these functions give the same numbers

@@ -4,10 +4,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from agreement.retrieval.importing import import_collection
-from agreement.retrieval.models import PoolUnit, Run, Subset
+from agreement.retrieval.collection_import import import_collection
+from agreement.retrieval.models import PoolUnit, Ranking, Subset
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.rankings import import_ranking
 from annotation.models import Annotation
 from tests.conftest import make_annotator
 
@@ -23,7 +23,7 @@ def load_minifact(name: str = "MiniFact") -> None:
 
 def load_run(name: str = "elsewhere", collection: str = "MiniFact", path: Path = RUN_FILE) -> None:
     with path.open("rb") as stream:
-        import_run(stream, path.name, collection=collection, name=name)
+        import_ranking(stream, path.name, collection=collection, name=name)
 
 
 def spoiled_copy(tmp_path: Path, subset: str, filename: str, old: str, new: str) -> Path:
@@ -42,7 +42,7 @@ def judged_collection() -> None:
     load_minifact()
     load_run("elsewhere")
     load_run("second", path=FIXTURES / "minifact-run-2.trec")
-    build_pool(Subset.objects.get(name="en"), list(Run.objects.all()), depth=3)
+    build_pool(Subset.objects.get(name="en"), list(Ranking.objects.all()), depth=3)
     for j, name in enumerate(("judge-a", "judge-b")):
         judge = make_annotator(name, {"eng-Latn": "native"}, kind="llm")
         Annotation.objects.bulk_create([

@@ -1,6 +1,7 @@
 """Settings for a test worker whose report runs pause between reading the answers and storing the result
-(and whose SAGE runs, retrieval evaluations, split-run chunks, escalation plans and PPI estimates pause before
-they compute, and whose LLM runs pause after their third answer).
+(and whose SAGE runs, retrieval evaluations, split-ranking chunks, escalation plans and PPI estimates pause before
+they compute, whose LLM runs pause after their third answer, and whose BM25 rankings pause inside the transaction
+that writes them, after their entries are written and before it commits).
 
 Tests watch a run in progress (the page's progress bar, an answer arriving meanwhile) or kill its worker
 mid-run. Production code has no such pause: it is added here, by a Celery signal connected only when a
@@ -39,16 +40,16 @@ def pause_report_runs(**kwargs: Any) -> None:
 
 def pause_other_jobs() -> None:
     """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores), a
-    split run's chunk (before it ranks), an escalation plan and a PPI estimate (before they compute), so
+    split ranking's chunk (before it ranks), an escalation plan and a PPI estimate (before they compute), so
     tests/test_job_worker_kill.py can kill their worker mid-run."""
-    from agreement.escalation import jobs as escalation_jobs
-    from agreement.ppi import jobs as ppi_jobs
-    from agreement.retrieval import reports as retrieval_reports
-    from agreement.retrieval import split_runs
+    from agreement.escalation import plan_jobs as escalation_jobs
+    from agreement.ppi import estimate_jobs as ppi_jobs
+    from agreement.retrieval import evaluations as retrieval_reports
+    from agreement.retrieval import split_rankings
     from agreement.sage import study_jobs as sage_jobs
 
     for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
-                         (split_runs, "rank_chunk"), (escalation_jobs, "escalation_plan"),
+                         (split_rankings, "rank_chunk"), (escalation_jobs, "escalation_plan"),
                          (ppi_jobs, "ppi_document")):
         original = getattr(module, name)
 
@@ -58,6 +59,7 @@ def pause_other_jobs() -> None:
 
         setattr(module, name, paused)
     pause_llm_runs()
+    pause_bm25_rankings()
 
 
 def pause_llm_runs() -> None:
@@ -77,3 +79,14 @@ def pause_llm_runs() -> None:
         return original(run, lease, items)
 
     run_executor.claim_many = paused
+
+
+def pause_bm25_rankings() -> None:
+    """A BM25 ranking pauses inside the transaction that writes it, after its entries and before the commit."""
+    from agreement.retrieval import actions as retrieval_actions
+
+    def store_then_pause(*args: Any, _store: Any = retrieval_actions.store_bm25_ranking, **kwargs: Any) -> None:
+        _store(*args, **kwargs)
+        time.sleep(REPORT_PAUSE_SECONDS)
+
+    retrieval_actions.store_bm25_ranking = store_then_pause

@@ -17,11 +17,10 @@ from agreement.model_runs.embedding import embed
 from agreement.model_runs.execution import dead_chunks, dead_scorings, start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.models import Report
-from agreement.retrieval.models import Collection, RunEntry
-from agreement.retrieval.models import Run as RetrievalRun
-from agreement.retrieval.models import RunChunk as SplitChunk
-from agreement.retrieval.split_runs import dead_split_runs
-from agreement.retrieval.system_runs import _new_run, embedding_run
+from agreement.retrieval.models import Collection, Ranking, RankingEntry
+from agreement.retrieval.models import RankingChunk as SplitChunk
+from agreement.retrieval.split_rankings import dead_split_rankings
+from agreement.retrieval.system_rankings import _new_ranking, embedding_ranking
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.retrieval_helpers import load_minifact
@@ -99,28 +98,28 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
     load_minifact()
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
-    single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
+    single = embedding_ranking(collection, "single", lambda texts: embed(model, texts), k=3)
     start_worker()
     settle_after_start()
-    split = _new_run(collection, "split", RetrievalRun.Kind.EMBEDDING)
+    split = _new_ranking(collection, "split", Ranking.Kind.EMBEDDING)
     subset = collection.subsets.order_by("pk").first()
     size = subset.documents.count()
     dead_since = timezone.now() - timedelta(seconds=1)
     SplitChunk.objects.bulk_create([
-        SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=0, doc_end=size // 2,
+        SplitChunk(ranking=split, subset=subset, model=model, k=3, doc_start=0, doc_end=size // 2,
                    status=SplitChunk.Status.RUNNING, claimed_by="dead-worker", lease_expires_at=dead_since),
-        SplitChunk(run=split, subset=subset, model=model, k=3, doc_start=size // 2, doc_end=size)])
-    assert dead_split_runs() == [split.pk]
+        SplitChunk(ranking=split, subset=subset, model=model, k=3, doc_start=size // 2, doc_end=size)])
+    assert dead_split_rankings() == [split.pk]
 
-    wait_for(lambda: RetrievalRun.objects.filter(pk=split.pk, depth__gt=0).first(), BOUND)
+    wait_for(lambda: Ranking.objects.filter(pk=split.pk, depth__gt=0).first(), BOUND)
 
-    assert not SplitChunk.objects.filter(run=split).exclude(status="done").exists()
-    expected = list(RunEntry.objects.filter(run=single, query__subset=subset).order_by("query_id", "rank")
+    assert not SplitChunk.objects.filter(ranking=split).exclude(status="done").exists()
+    expected = list(RankingEntry.objects.filter(ranking=single, query__subset=subset).order_by("query_id", "rank")
                     .values_list("query_id", "rank", "document_id"))
-    got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
+    got = list(RankingEntry.objects.filter(ranking=split).order_by("query_id", "rank")
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == 3 * subset.queries.count()
-    assert dead_split_runs() == []
+    assert dead_split_rankings() == []
 
 
 def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
@@ -136,10 +135,10 @@ def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
                            "lapsed": [("running", lapsed), ("done", None)],
                            "unmerged": [("done", None), ("done", None)],
                            "merged": [("done", None)]}.items():
-        runs[name] = _new_run(collection, name, RetrievalRun.Kind.EMBEDDING)
-        SplitChunk.objects.bulk_create([SplitChunk(run=runs[name], subset=subset, model=model, k=3, doc_start=i,
+        runs[name] = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        SplitChunk.objects.bulk_create([SplitChunk(ranking=runs[name], subset=subset, model=model, k=3, doc_start=i,
                                                    doc_end=i + 1, status=status, lease_expires_at=at, claimed_by="w")
                                         for i, (status, at) in enumerate(statuses)])
     query, document = subset.queries.first(), subset.documents.first()
-    RunEntry.objects.create(run=runs["merged"], query=query, document=document, rank=1, score=0.5)
-    assert dead_split_runs() == sorted([runs["lapsed"].pk, runs["unmerged"].pk])
+    RankingEntry.objects.create(ranking=runs["merged"], query=query, document=document, rank=1, score=0.5)
+    assert dead_split_rankings() == sorted([runs["lapsed"].pk, runs["unmerged"].pk])

@@ -266,7 +266,7 @@ def test_the_library_holds_the_shared_infrastructure() -> None:
 
 def test_the_ground_layer_check_sees_a_deferred_app_import(tmp_path: Path) -> None:
     module = tmp_path / "sample.py"
-    module.write_text("def later():\n    from annotation.models import Annotator\n    import kinds.registry\n")
+    module.write_text("def later():\n    from annotation.models import Annotator\n    import kinds.kind_registry\n")
     names = set(imported_names("hume.lib.sample", module))
     assert {name for name in names if reaches(name, GROUND_LAYERS["hume.lib"])} == {
-        "annotation.models", "annotation.models.Annotator", "kinds.registry"}
+        "annotation.models", "annotation.models.Annotator", "kinds.kind_registry"}

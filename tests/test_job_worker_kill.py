@@ -1,6 +1,6 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
-the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval run, an
-LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3).
+the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval ranking,
+a BM25 ranking started from the page, an LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 
 from agreement.escalation.escalation_loading import escalation_plan
 from agreement.escalation.models import EscalationPlan
@@ -30,12 +31,12 @@ from agreement.ppi.document import ppi_document
 from agreement.ppi.estimate_jobs import request_ppi
 from agreement.ppi.models import PPIEstimate
 from agreement.reports import request_report
-from agreement.retrieval.models import Collection, Evaluation, RunEntry
-from agreement.retrieval.models import Run as Ranking
-from agreement.retrieval.models import RunChunk as SplitChunk
-from agreement.retrieval.reports import request_evaluation, run_evaluation
-from agreement.retrieval.split_runs import start_split_embedding_run
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.actions import start_bm25_ranking
+from agreement.retrieval.evaluations import request_evaluation, run_evaluation
+from agreement.retrieval.models import Collection, Evaluation, Ranking, RankingEntry
+from agreement.retrieval.models import RankingChunk as SplitChunk
+from agreement.retrieval.split_rankings import start_split_embedding_ranking
+from agreement.retrieval.system_rankings import bm25_ranking, embedding_ranking
 from agreement.sage.datasets import load_study
 from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import metric_scorers
@@ -115,7 +116,7 @@ def test_a_retrieval_evaluation_whose_worker_is_killed_mid_run_is_finished_with_
     assert done.holder != held.holder
     rows = done.rows
     assert len(rows) == 10  # two runs × (en: qrels, two judges, their mean; da: qrels only): none lost or doubled
-    assert len({(r["run"], r["subset"], r["reference"]) for r in rows}) == 10
+    assert len({(r["ranking"], r["subset"], r["reference"]) for r in rows}) == 10
     # the same numbers as computing it here, from scratch
     Evaluation.objects.filter(pk=done.pk).update(status="queued", digest="", rows=[], attempts=0)
     assert run_evaluation(collection.pk, claimed_by="test") == "computed"
@@ -137,6 +138,47 @@ def test_a_report_whose_worker_is_killed_mid_run_is_finished_by_a_new_worker_und
     assert (Report.objects.filter(task=task).count(), report.attempts, report.computations) == (1, 2, 1)
     assert report.result["agreement"]["cohen_kappa_mean"] == pytest.approx(2 / 3)  # p_o = 5/6, p_e = 1/2
     assert settings.JOB_LEASE_SECONDS == 10
+
+
+def writing_bm25_entries() -> bool:
+    """True while another connection, idle inside an open transaction, holds the lock an INSERT takes on the
+    ranking entries (the doomed worker paused between writing a BM25 ranking's entries and committing them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                       "WHERE a.pid <> pg_backend_pid() AND a.state = 'idle in transaction' "
+                       "AND l.relation = %s::regclass AND l.mode = 'RowExclusiveLock'",
+                       [RankingEntry._meta.db_table])
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.usefixtures("production")
+def test_a_bm25_ranking_whose_worker_is_killed_mid_write_is_written_once_by_a_new_worker(start_worker) -> None:
+    """The doomed worker has ranked and written the entries inside its fenced transaction when it is killed:
+    nothing of it commits, its lease lapses, and a new worker writes the ranking whole, equal to the command's."""
+    load_minifact()
+    collection = Collection.objects.get()
+    reference = bm25_ranking(collection, "by-command", k=5)
+    doomed = start_worker(report_pause=120)
+    ranking = start_bm25_ranking(collection, "from-the-page", k=5)
+    held = wait_for(lambda: Ranking.objects.filter(pk=ranking.pk, status="running").first(), 60, "running")
+    wait_for(writing_bm25_entries, 60, "entries written, not committed")
+    kill_whole_worker(doomed)
+    assert Ranking.objects.get(pk=ranking.pk).status == "running"  # left behind by the dead worker
+    assert not RankingEntry.objects.filter(ranking=ranking).exists()  # its uncommitted rows went with it
+
+    start_worker()
+    done = wait_for(lambda: Ranking.objects.filter(pk=ranking.pk).exclude(status__in=["queued", "running"]).first(),
+                    90, "finished")
+
+    assert done.status == "done", done.error
+    assert (done.attempts, done.claim_token, done.lease_expires_at) == (2, None, None)
+    assert done.holder != held.holder  # a new worker process wrote it
+    expected = list(RankingEntry.objects.filter(ranking=reference).order_by("query_id", "rank")
+                    .values_list("query_id", "rank", "document_id"))
+    got = list(RankingEntry.objects.filter(ranking=done).order_by("query_id", "rank")
+               .values_list("query_id", "rank", "document_id"))
+    assert got == expected and len(got) == len(set(got)) == 12  # no row lost or doubled
+    assert done.depth == reference.depth == 3
 
 
 @pytest.mark.usefixtures("production", "local_llm_endpoints")
@@ -172,20 +214,20 @@ def test_a_split_run_whose_worker_is_killed_mid_chunk_is_finished_with_the_one_p
     load_minifact()
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     model, collection = EmbeddingModel.objects.get(), Collection.objects.get()
-    single = embedding_run(collection, "single", lambda texts: embed(model, texts), k=3)
+    single = embedding_ranking(collection, "single", lambda texts: embed(model, texts), k=3)
     doomed = start_worker(report_pause=120)
-    split = start_split_embedding_run(collection, "split", model, k=3, docs_per_chunk=4)
-    held = wait_for(lambda: SplitChunk.objects.filter(run=split, status="running").first(), 60, "a chunk running")
+    split = start_split_embedding_ranking(collection, "split", model, k=3, docs_per_chunk=4)
+    held = wait_for(lambda: SplitChunk.objects.filter(ranking=split, status="running").first(), 60, "a chunk running")
     kill_whole_worker(doomed)
 
     start_worker()
     wait_for(lambda: Ranking.objects.filter(pk=split.pk, depth__gt=0).first(), 120, "merged")
 
-    assert set(SplitChunk.objects.filter(run=split).values_list("status", flat=True)) == {"done"}
+    assert set(SplitChunk.objects.filter(ranking=split).values_list("status", flat=True)) == {"done"}
     assert SplitChunk.objects.get(pk=held.pk).attempts == 2
-    expected = list(RunEntry.objects.filter(run=single).order_by("query_id", "rank")
+    expected = list(RankingEntry.objects.filter(ranking=single).order_by("query_id", "rank")
                     .values_list("query_id", "rank", "document_id"))
-    got = list(RunEntry.objects.filter(run=split).order_by("query_id", "rank")
+    got = list(RankingEntry.objects.filter(ranking=split).order_by("query_id", "rank")
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == len(set(got))  # the one-process ranking: no row lost or doubled
 

@@ -175,7 +175,7 @@ def test_every_job_model_is_registered_and_one_beat_entry_requeues_them() -> Non
     jobs = {model._meta.label for model in apps.get_models() if issubclass(model, Job)}
     assert jobs <= {job_type.model for job_type in TYPES.values()}
     assert {"agreement.Report", "retrieval.Evaluation", "sage.SageRun", "model_runs.RunChunk",
-            "retrieval.RunChunk", "annotation.LLMRun", "model_runs.ModelRun", "escalation.EscalationPlan",
+            "retrieval.RankingChunk", "annotation.LLMRun", "model_runs.ModelRun", "escalation.EscalationPlan",
             "agreement.PPIEstimate"} <= jobs
     beat = [entry["task"] for entry in django_settings.CELERY_BEAT_SCHEDULE.values()]
     assert beat.count("jobs.requeue_lapsed") == 1
@@ -188,4 +188,5 @@ def test_one_worker_ready_hook_resumes_every_job_type() -> None:
     hooks = [path.relative_to(root).as_posix() for folder in ("hume", "tasks_app", "annotation", "agreement")
              for path in (root / folder).rglob("*.py") if "worker_ready.connect" in path.read_text(encoding="utf-8")]
     assert hooks == ["hume/jobs/tasks.py"]
-    assert {"report", "model-run chunk", "split-run chunk", "retrieval evaluation", "sage run", "LLM run"} <= set(TYPES)
+    assert {"report", "model-run chunk", "split-ranking chunk", "retrieval evaluation", "sage run",
+            "LLM run"} <= set(TYPES)

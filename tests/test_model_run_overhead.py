@@ -91,7 +91,7 @@ def test_a_chunks_items_read_as_one_range_or_in_batches_are_the_same_payloads() 
 
 def test_an_embedding_run_under_a_taken_name_is_refused_before_anything_is_encoded() -> None:
     from agreement.retrieval.models import Collection, Document, Query, Subset
-    from agreement.retrieval.system_runs import embedding_run
+    from agreement.retrieval.system_rankings import embedding_run
 
     collection = Collection.objects.create(name="c")
     subset = Subset.objects.create(collection=collection, name="default", language="eng-Latn")

@@ -24,8 +24,8 @@ import pytest
 from django.core.management import call_command
 from sklearn.model_selection import KFold
 
-from agreement.retrieval.evaluation import evaluate_collection
-from agreement.retrieval.importing import import_collection
+from agreement.retrieval.collection_import import import_collection
+from agreement.retrieval.evaluation_inputs import evaluate_collection
 from agreement.retrieval.models import Collection
 from tests import model_data as data
 from tests.report_builders import build_task

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from agreement.ppi.ppi_loading import load_numbers
-from agreement.retrieval.models import Pool, PoolUnit, RunEntry
+from agreement.retrieval.models import Pool, PoolUnit, RankingEntry
 from annotation.models import Annotation
 from tests.report_builders import annotator_named
 from tests.retrieval_helpers import judged_collection
@@ -52,7 +52,7 @@ def test_each_runs_relevance_and_precision_match_ppi_python_on_its_pairs() -> No
     assert doc["runs"][0]["metrics"][0]["estimate"] >= doc["runs"][1]["metrics"][0]["estimate"]  # best first
     for run in doc["runs"]:
         mask = np.zeros(len(numbers.items), dtype=bool)
-        for pair in RunEntry.objects.filter(run__name=run["run"], rank__lte=3,
+        for pair in RankingEntry.objects.filter(ranking__name=run["run"], rank__lte=3,
                                             query_id__in={q for q, _d in pair_row}).values_list("query_id",
                                                                                                 "document_id"):
             mask[pair_row[pair]] = True

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client, override_settings
 
-from agreement.retrieval.demo import COLLECTION, DEPTH
-from agreement.retrieval.models import Collection, Evaluation, PoolUnit, RunEntry
+from agreement.retrieval.demo_collection import COLLECTION, DEPTH
+from agreement.retrieval.models import Collection, Evaluation, PoolUnit, RankingEntry
 from annotation.models import Annotation, BatchAssignee
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 
@@ -29,12 +29,12 @@ def test_the_demo_collection_is_ranked_pooled_judged_and_evaluated_with_curves_o
     collection = Collection.objects.get(name=COLLECTION)
     subset = collection.subsets.get()
     assert (subset.documents.count(), subset.queries.count(), subset.qrels.count()) == (30, 5, 20)
-    runs = {r.name: r for r in collection.runs.all()}
-    assert sorted(runs) == ["all-MiniLM-L6-v2", "bm25"] and all(r.status == "done" for r in runs.values())
-    assert RunEntry.objects.filter(run=runs["all-MiniLM-L6-v2"]).count() == 5 * 10  # 5 queries, k = 10
+    rankings = {r.name: r for r in collection.rankings.all()}
+    assert sorted(rankings) == ["all-MiniLM-L6-v2", "bm25"] and all(r.status == "done" for r in rankings.values())
+    assert RankingEntry.objects.filter(ranking=rankings["all-MiniLM-L6-v2"]).count() == 5 * 10  # 5 queries, k = 10
     units = PoolUnit.objects.filter(pool__subset=subset)
     # the pool is the union of both runs' top 5 per query
-    wanted = set(RunEntry.objects.filter(run__collection=collection, rank__lte=DEPTH)
+    wanted = set(RankingEntry.objects.filter(ranking__collection=collection, rank__lte=DEPTH)
                  .values_list("query_id", "document_id"))
     assert set(units.values_list("query_id", "document_id")) == wanted and 25 <= len(wanted) <= 50
     answers = Annotation.objects.filter(item__retrieval_unit__pool__subset=subset)
@@ -47,20 +47,20 @@ def test_the_demo_collection_is_ranked_pooled_judged_and_evaluated_with_curves_o
     assert evaluation.status == "done"
     assert sorted({r["reference"] for r in evaluation.rows}) == ["humans", "judge:demo-judge", "qrels:test"]
     # every query has a relevant document in both runs' top 10 (the texts share the query's words)
-    by = {(r["run"], r["reference"]): r for r in evaluation.rows}
+    by = {(r["ranking"], r["reference"]): r for r in evaluation.rows}
     assert by["bm25", "qrels:test"]["queries"] == 5 and 0 < by["bm25", "qrels:test"]["ndcg@10"] <= 1
     assert by["all-MiniLM-L6-v2", "qrels:test"]["recall@10"] == pytest.approx(1.0)
     client = Client()
     client.login(username="dave", password="hume-demo")
     html = client.get(f"/retrieval/{COLLECTION}/").content.decode()
     assert "<svg" in html and "all-MiniLM-L6-v2" in html and "judge:demo-judge" in html
-    assert f"collection {COLLECTION}: 2 runs, evaluation done" in output
+    assert f"collection {COLLECTION}: 2 rankings, evaluation done" in output
 
 
 def test_loading_the_demo_study_twice_changes_nothing() -> None:
     load()
-    counts = (RunEntry.objects.count(), PoolUnit.objects.count(), Annotation.objects.count())
+    counts = (RankingEntry.objects.count(), PoolUnit.objects.count(), Annotation.objects.count())
     digest = Evaluation.objects.get().digest
     output = load()
-    assert (RunEntry.objects.count(), PoolUnit.objects.count(), Annotation.objects.count()) == counts
+    assert (RankingEntry.objects.count(), PoolUnit.objects.count(), Annotation.objects.count()) == counts
     assert "0 new pairs" in output and "judgments: 0 added" in output and Evaluation.objects.get().digest == digest

@@ -23,18 +23,18 @@ def evaluate(*args: str) -> str:
 
 
 def trec_run_dict() -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
+    ranking: dict[str, dict[str, float]] = {}
     for line in RUN_FILE.read_text().splitlines():
         qid, _, did, _, score, _ = line.split()
-        run.setdefault(qid, {})[did] = float(score)
-    return run
+        ranking.setdefault(qid, {})[did] = float(score)
+    return ranking
 
 
 def test_json_rows_per_subset_match_pytrec_eval_on_the_binary_qrels() -> None:
     load_minifact()
     load_run()
     rows = json.loads(evaluate("--k", "1,5,10"))
-    assert [(r["run"], r["subset"], r["reference"]) for r in rows] == [
+    assert [(r["ranking"], r["subset"], r["reference"]) for r in rows] == [
         ("elsewhere", "da", "qrels:test"), ("elsewhere", "en", "qrels:test")]
     qrels = {"1": {"5836": 1}, "3": {"21257": 1, "22038": 1}, "5": {"31715": 1}, "7": {"30195": 1}}
     english = {q: d for q, d in trec_run_dict().items() if q in qrels}
@@ -71,7 +71,7 @@ def test_csv_and_latex_outputs() -> None:
     assert [r["subset"] for r in rows] == ["da", "en"] and "ndcg@10" in rows[0]
     latex = evaluate("--format", "latex", "--k", "10,100")
     assert latex.startswith("\\begin{tabular}{lllrrr}")
-    assert "run & subset & reference & ndcg@10 & ndcg@100 & map" in latex
+    assert "ranking & subset & reference & ndcg@10 & ndcg@100 & map" in latex
     assert "elsewhere & en & qrels:test &" in latex
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from agreement.retrieval.models import Collection, Document, Qrel, Query, Run, RunEntry, Subset
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.models import Collection, Document, Qrel, Query, Ranking, RankingEntry, Subset
+from agreement.retrieval.rankings import import_ranking
 from hume.lib.import_reader import ImportFailed
 from tests.retrieval_helpers import MINIFACT, RUN_FILE, load_minifact, load_run, spoiled_copy
 
@@ -70,13 +70,13 @@ def test_a_run_is_ranked_like_trec_eval_score_down_then_doc_id_down() -> None:
     load_minifact()
     out = StringIO()
     call_command("import_run", str(RUN_FILE), "--collection", "MiniFact", "--name", "elsewhere", stdout=out)
-    assert out.getvalue().strip() == "run elsewhere on collection MiniFact: 7 queries, 42 ranked documents, depth 6"
-    run = Run.objects.get(name="elsewhere")
-    ranked = list(RunEntry.objects.filter(run=run, query__query_id="1").order_by("rank")
+    assert out.getvalue().strip() == "ranking elsewhere on collection MiniFact: 7 queries, 42 ranked documents, depth 6"
+    ranking = Ranking.objects.get(name="elsewhere")
+    ranked = list(RankingEntry.objects.filter(ranking=ranking, query__query_id="1").order_by("rank")
                   .values_list("document__doc_id", "score"))
     # 18670 and 5836 tie at 9.0: trec_eval puts the larger id in byte order ("5836" > "18670") first.
     assert ranked[:3] == [("31715", 9.5), ("5836", 9.0), ("18670", 9.0)]
-    assert (run.tag, run.depth) == ("bm25-elsewhere", 6)
+    assert (ranking.tag, ranking.depth) == ("bm25-elsewhere", 6)
 
 
 def test_a_run_ranking_one_document_twice_is_refused(tmp_path: Path) -> None:
@@ -84,10 +84,10 @@ def test_a_run_ranking_one_document_twice_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "dup.trec"
     path.write_text("1 Q0 31715 1 9.5 x\n1 Q0 5836 2 9.0 x\n1 Q0 31715 3 8.0 x\n")
     with pytest.raises(ImportFailed) as failed, path.open("rb") as stream:
-        import_run(stream, "dup.trec", collection="MiniFact", name="dup")
+        import_ranking(stream, "dup.trec", collection="MiniFact", name="dup")
     assert str(failed.value) == ("dup.trec line 3, field \"docid\": document '31715' is ranked twice for "
                                  "query '1' (first on line 1)")
-    assert not Run.objects.exists() and not RunEntry.objects.exists()
+    assert not Ranking.objects.exists() and not RankingEntry.objects.exists()
 
 
 def test_a_run_of_another_collection_is_refused_as_such(tmp_path: Path) -> None:
@@ -99,15 +99,15 @@ def test_a_run_of_another_collection_is_refused_as_such(tmp_path: Path) -> None:
         call_command("import_run", str(path), "--collection", "MiniFact", "--name", "nf")
     lines = str(failed.value).splitlines()
     assert lines[1] == ("other.trec: 2 of 2 lines name queries that collection 'MiniFact' does not have: "
-                        "is this a run of another collection?")
+                        "is this a ranking of another collection?")
     assert lines[2] == "other.trec line 1, field \"qid\": unknown query 'PLAIN-1': not a query of collection 'MiniFact'"
-    assert not Run.objects.exists()
+    assert not Ranking.objects.exists()
 
 
 def test_a_run_over_two_subsets_ranks_each_query_in_its_own_subset() -> None:
     load_minifact()
     load_run()
-    assert RunEntry.objects.filter(query__subset__name="da").count() == 18
+    assert RankingEntry.objects.filter(query__subset__name="da").count() == 18
 
 
 def test_bad_run_lines_name_the_field(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_bad_run_lines_name_the_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.trec"
     path.write_text("1 Q0 31715 1 nan x\n1 Q0 5836 two 9.0 x\n1 Q0 5836 2 9.0\n")
     with pytest.raises(ImportFailed) as failed, path.open("rb") as stream:
-        import_run(stream, "bad.trec", collection="MiniFact", name="bad")
+        import_ranking(stream, "bad.trec", collection="MiniFact", name="bad")
     assert [str(p) for p in failed.value.problems] == [
         "bad.trec line 1, field \"score\": 'nan' is not a finite number",
         "bad.trec line 2, field \"rank\": 'two' is not a whole number",
@@ -123,5 +123,5 @@ def test_bad_run_lines_name_the_field(tmp_path: Path) -> None:
 
 
 def load_from(folder: Path) -> None:
-    from agreement.retrieval.importing import import_collection
+    from agreement.retrieval.collection_import import import_collection
     import_collection(folder, name="MiniFact", language="eng-Latn", subset="en")

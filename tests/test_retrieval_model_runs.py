@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agreement.model_runs.models import CachedEmbedding
-from agreement.retrieval.models import Run, RunEntry
+from agreement.retrieval.models import Ranking, RankingEntry
 from tests.retrieval_helpers import load_minifact
 
 pytestmark = pytest.mark.django_db
@@ -23,10 +23,10 @@ def test_minilm_ranks_each_query_by_cosine_of_its_own_sentence_transformers_vect
     load_minifact()
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--k", "3", stdout=StringIO())
-    run = Run.objects.get(name="minilm")
-    assert run.kind == "embedding" and run.depth == 3
+    ranking = Ranking.objects.get(name="minilm")
+    assert ranking.kind == "embedding" and ranking.depth == 3
 
-    entries = list(RunEntry.objects.filter(run=run, query__query_id="3").order_by("rank")
+    entries = list(RankingEntry.objects.filter(ranking=ranking, query__query_id="3").order_by("rank")
                    .values_list("query__instruction", "query__text", "document__doc_id", "document__title",
                                 "document__text", "score"))
     assert len(entries) == 3
@@ -42,8 +42,8 @@ def test_minilm_ranks_each_query_by_cosine_of_its_own_sentence_transformers_vect
     cached = CachedEmbedding.objects.count()
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--name", "again", "--k", "3", stdout=StringIO())
     assert CachedEmbedding.objects.count() == cached  # the second run encoded nothing
-    assert np.allclose(sorted(RunEntry.objects.filter(run__name="again").values_list("score", flat=True)),
-                       sorted(RunEntry.objects.filter(run=run).values_list("score", flat=True)))
+    assert np.allclose(sorted(RankingEntry.objects.filter(ranking__name="again").values_list("score", flat=True)),
+                       sorted(RankingEntry.objects.filter(ranking=ranking).values_list("score", flat=True)))
 
 
 def test_a_classical_metric_or_an_unknown_model_is_refused_with_nothing_stored() -> None:
@@ -53,4 +53,4 @@ def test_a_classical_metric_or_an_unknown_model_is_refused_with_nothing_stored()
         call_command("embedding_run", "MiniFact", "--model", "lev", stdout=StringIO())
     with pytest.raises(CommandError, match="no model named 'nope'"):
         call_command("embedding_run", "MiniFact", "--model", "nope", stdout=StringIO())
-    assert not Run.objects.filter(kind="embedding").exists()
+    assert not Ranking.objects.filter(kind="embedding").exists()

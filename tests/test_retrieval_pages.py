@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agreement.retrieval.models import Evaluation, PoolUnit, Run
-from agreement.retrieval.reports import AVERAGE, run_evaluation, table
+from agreement.retrieval.evaluations import AVERAGE, run_evaluation, table
+from agreement.retrieval.models import Evaluation, PoolUnit, Ranking
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.retrieval_helpers import judged_collection
 
@@ -29,9 +29,9 @@ def test_annotators_never_see_collections_or_scores(alice) -> None:
 @pytest.mark.django_db
 def test_the_dashboard_shows_the_stored_leaderboard_with_deltas_and_curves(dave) -> None:
     judged_collection()
-    Evaluation.objects.create(collection_id=Run.objects.first().collection_id)
-    assert run_evaluation(Run.objects.first().collection_id, claimed_by="test") == "computed"
-    assert run_evaluation(Run.objects.first().collection_id, claimed_by="again") == "not claimed"
+    Evaluation.objects.create(collection_id=Ranking.objects.first().collection_id)
+    assert run_evaluation(Ranking.objects.first().collection_id, claimed_by="test") == "computed"
+    assert run_evaluation(Ranking.objects.first().collection_id, claimed_by="again") == "not claimed"
     client = Client()
     client.force_login(dave)
     page = client.get("/retrieval/MiniFact/", {"metric": "ndcg@5", "baseline": "elsewhere", "subset": "en"})
@@ -47,11 +47,11 @@ def test_the_dashboard_shows_the_stored_leaderboard_with_deltas_and_curves(dave)
     rows = Evaluation.objects.get().rows
     board = table(rows, metric="ndcg@5", baseline="elsewhere", subset="en")
     a, b = (board["values"][f"judge:judge-{x}"] for x in "ab")
-    for run in ("elsewhere", "second"):
-        assert board["values"][AVERAGE][run] == pytest.approx((a[run] + b[run]) / 2)
-        assert board["deltas"][AVERAGE][run] == pytest.approx(board["values"][AVERAGE][run] -
+    for ranking in ("elsewhere", "second"):
+        assert board["values"][AVERAGE][ranking] == pytest.approx((a[ranking] + b[ranking]) / 2)
+        assert board["deltas"][AVERAGE][ranking] == pytest.approx(board["values"][AVERAGE][ranking] -
                                                               board["values"][AVERAGE]["elsewhere"])
-    assert board["runs"] == sorted(board["runs"], key=lambda r: -board["values"][AVERAGE][r])
+    assert board["rankings"] == sorted(board["rankings"], key=lambda r: -board["values"][AVERAGE][r])
     bad = client.get("/retrieval/MiniFact/", {"metric": "ndcg@500"})
     assert "unknown metric" in bad.content.decode()
     api = APIClient()
@@ -89,6 +89,6 @@ def test_admins_can_browse_the_retrieval_tables_in_the_django_admin(carol) -> No
     carol.save(update_fields=["is_staff"])
     client = Client()
     client.force_login(carol)
-    for model in ("collection", "run", "pool", "evaluation"):
+    for model in ("collection", "ranking", "pool", "evaluation"):
         assert client.get(f"/admin/retrieval/{model}/").status_code == 200, model
-    assert "elsewhere" in client.get("/admin/retrieval/run/").content.decode()
+    assert "elsewhere" in client.get("/admin/retrieval/ranking/").content.decode()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agreement.retrieval.models import Run, Subset
+from agreement.retrieval.models import Ranking, Subset
 from agreement.retrieval.pooling import build_pool
 from annotation.llm.prompting import AnswerProblem, answer_from_reply, build_messages
 from kinds.graded_relevance.prompt import POINTWISE_PROMPT
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def unit() -> Item:
     load_minifact()
     load_run()
-    build_pool(Subset.objects.get(name="da"), list(Run.objects.all()), depth=2)
+    build_pool(Subset.objects.get(name="da"), list(Ranking.objects.all()), depth=2)
     return Item.objects.filter(task__retrieval_pool__isnull=False, payload__query_id="q101").order_by("position")[0]
 
 

@@ -17,8 +17,8 @@ import pytrec_eval
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from agreement.retrieval.evaluation import evaluate_collection, judge_usage
-from agreement.retrieval.models import Collection, PoolUnit, Run, RunEntry, Subset
+from agreement.retrieval.evaluation_inputs import evaluate_collection, judge_usage
+from agreement.retrieval.models import Collection, PoolUnit, Ranking, RankingEntry, Subset
 from agreement.retrieval.pooling import build_pool, pair_id
 from annotation.batches import BatchSpec, create_batch
 from annotation.llm.run_control import create_run
@@ -65,7 +65,7 @@ def pooled() -> Subset:
     load_run("elsewhere")
     load_run("second", path=FIXTURES / "minifact-run-2.trec")
     subset = Subset.objects.get(name="en")
-    build_pool(subset, list(Run.objects.all()), depth=3)
+    build_pool(subset, list(Ranking.objects.all()), depth=3)
     return subset
 
 
@@ -77,15 +77,16 @@ def pipeline() -> Subset:
     call_command("bm25_run", "MiniFact", "--name", "bm25", "--k", "10", stdout=StringIO())
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--k", "10", stdout=StringIO())
-    assert sorted(Run.objects.values_list("name", "kind")) == [
+    assert sorted(Ranking.objects.values_list("name", "kind")) == [
         ("bm25", "bm25"), ("elsewhere", "imported"), ("minilm", "embedding")]
     subset = Subset.objects.get(name="en")
-    build_pool(subset, list(Run.objects.all()), depth=10)
+    build_pool(subset, list(Ranking.objects.all()), depth=10)
     return subset
 
 
 def test_a_pool_is_the_union_of_the_runs_top_k_with_deterministic_pair_ids(pooled: Subset) -> None:
-    expected = set(RunEntry.objects.filter(query__subset=pooled, rank__lte=3).values_list("query_id", "document_id"))
+    expected = set(RankingEntry.objects.filter(query__subset=pooled, rank__lte=3)
+                   .values_list("query_id", "document_id"))
     units = PoolUnit.objects.filter(pool__subset=pooled).select_related("query", "document", "item")
     assert {(u.query_id, u.document_id) for u in units} == expected
     unit = units.get(query__query_id="5", document__doc_id="7912")
@@ -101,18 +102,18 @@ def test_a_pool_is_the_union_of_the_runs_top_k_with_deterministic_pair_ids(poole
 
 def test_pooling_again_deeper_adds_only_the_new_pairs(pooled: Subset) -> None:
     before = dict(PoolUnit.objects.values_list("pair_id", "item_id"))
-    summary = build_pool(pooled, list(Run.objects.all()), depth=4)
+    summary = build_pool(pooled, list(Ranking.objects.all()), depth=4)
     after = dict(PoolUnit.objects.values_list("pair_id", "item_id"))
-    deeper = set(RunEntry.objects.filter(query__subset=pooled, rank__lte=4).values_list("query_id", "document_id"))
+    deeper = set(RankingEntry.objects.filter(query__subset=pooled, rank__lte=4).values_list("query_id", "document_id"))
     assert summary.added == len(deeper) - len(before) > 0 and len(after) == len(deeper)
     assert all(after[p] == item for p, item in before.items())
-    assert build_pool(pooled, list(Run.objects.all()), depth=4).added == 0
+    assert build_pool(pooled, list(Ranking.objects.all()), depth=4).added == 0
 
 
 def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pipeline: Subset, alice) -> None:
     task = pipeline.pools.get().task
     units = PoolUnit.objects.filter(pool__subset=pipeline).count()
-    assert units == len(set(RunEntry.objects.filter(query__subset=pipeline, rank__lte=10)
+    assert units == len(set(RankingEntry.objects.filter(query__subset=pipeline, rank__lte=10)
                             .values_list("query_id", "document_id")))
     with ChatServer(content_for=study_reply) as server:
         judges = [make_judge(f"judge-{j}", server.base_url, model=f"model-{j}", max_concurrency=4)
@@ -134,7 +135,7 @@ def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pipeline: Sub
     rows = evaluate_collection(Collection.objects.get(), thresholds={"*": 6.5})
     references = {r.reference for r in rows if r.subset == "en"}
     assert references == {"qrels:test", "judge:judge-1", "judge:judge-2", "judge:judge-3", "judges:mean", "humans"}
-    assert {(r.run, r.subset) for r in rows} == {(run, subset) for run in ("bm25", "elsewhere", "minilm")
+    assert {(r.ranking, r.subset) for r in rows} == {(ranking, subset) for ranking in ("bm25", "elsewhere", "minilm")
                                                  for subset in ("en", "da")}
     checked = 0
     for row in rows:
@@ -144,7 +145,7 @@ def test_three_judges_and_a_human_score_every_run_like_pytrec_eval(pipeline: Sub
         level = 1 if scale == 1 else round(6.5 * scale)  # the threshold on pytrec_eval's integer scale
         per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut." + ",".join(map(str, KS)),
                                                            "recall." + ",".join(map(str, KS)), "map"},
-                                                   relevance_level=level).evaluate(trec_runs(subset)[row.run])
+                                                   relevance_level=level).evaluate(trec_runs(subset)[row.ranking])
         for k in KS:
             assert row.scores.at("ndcg", k) == pytest.approx(np.mean([s[f"ndcg_cut_{k}"] for s in per_query.values()]))
             assert row.scores.at("recall", k) == pytest.approx(np.mean([s[f"recall_{k}"] for s in per_query.values()]))
@@ -173,9 +174,9 @@ def human_answers(alice, task) -> None:
 
 def trec_runs(subset: Subset) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for run, qid, did, score in RunEntry.objects.filter(query__subset=subset).values_list(
-            "run__name", "query__query_id", "document__doc_id", "score"):
-        out[run][qid][did] = score
+    for ranking, qid, did, score in RankingEntry.objects.filter(query__subset=subset).values_list(
+            "ranking__name", "query__query_id", "document__doc_id", "score"):
+        out[ranking][qid][did] = score
     return {r: dict(q) for r, q in out.items()}
 
 

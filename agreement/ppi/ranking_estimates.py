@@ -18,7 +18,7 @@ import numpy as np
 from agreement.ppi.estimates import z_value
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers, pool_items
 from agreement.ppi.task_estimates import estimate_row, sampling_statement, scope_estimate
-from agreement.retrieval.models import Pool, PoolUnit, RunEntry
+from agreement.retrieval.models import Pool, PoolUnit, RankingEntry
 from tasks_app.models import Task
 
 
@@ -44,9 +44,9 @@ def run_estimates(task: Task, judge_name: str, *, k: int = 10, alpha: float = 0.
                    if item in row_of_item}
     queries = {q for q, _d in row_of_pair}
     runs = []
-    for run in pool.runs.order_by("name"):
+    for run in pool.rankings.order_by("name"):
         mask = np.zeros(len(numbers.items), dtype=bool)
-        entries = RunEntry.objects.filter(run=run, rank__lte=k, query_id__in=queries).values_list(
+        entries = RankingEntry.objects.filter(ranking=run, rank__lte=k, query_id__in=queries).values_list(
             "query_id", "document_id")
         missing = 0
         for pair in entries:

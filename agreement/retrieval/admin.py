@@ -1,7 +1,7 @@
-"""Django admin for the retrieval room: collections, runs and pools to look at (imports go through the CLI)."""
+"""Django admin for the retrieval room: collections, rankings and pools to look at (imports go through the CLI)."""
 from django.contrib import admin
 
-from agreement.retrieval.models import Collection, Evaluation, Pool, Run, Subset
+from agreement.retrieval.models import Collection, Evaluation, Pool, Ranking, Subset
 
 
 class SubsetInline(admin.TabularInline):
@@ -17,12 +17,12 @@ class CollectionAdmin(admin.ModelAdmin):
     inlines = [SubsetInline]
 
 
-@admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
-    list_display = ("name", "collection", "kind", "depth", "base_run", "created_at")
+@admin.register(Ranking)
+class RankingAdmin(admin.ModelAdmin):
+    list_display = ("name", "collection", "kind", "depth", "base_ranking", "created_at")
     list_filter = ("kind", "collection")
     search_fields = ("name",)
-    raw_id_fields = ("base_run",)
+    raw_id_fields = ("base_ranking",)
 
 
 @admin.register(Pool)

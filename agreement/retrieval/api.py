@@ -1,10 +1,10 @@
 """JSON API of the retrieval room (researchers and admins): collections, and a collection's stored evaluation.
 
-``GET /api/v1/retrieval/collections/`` lists collections with their subsets and runs; ``POST`` to it (researchers,
+``GET /api/v1/retrieval/collections/`` lists collections with their subsets and rankings; ``POST`` to it (researchers,
 multipart: ``name``, ``language``, optional ``subset``, and ``archive`` or ``corpus`` + ``queries`` + ``qrels``
 files) imports one subset as the upload page does: 201 with the counts, or 400 with every problem (file, line,
 field, message) and nothing changed;
-``GET /api/v1/retrieval/collections/<name>/evaluation/`` gives the stored rows (run, subset, reference,
+``GET /api/v1/retrieval/collections/<name>/evaluation/`` gives the stored rows (ranking, subset, reference,
 threshold, queries, map, ndcg@1…100, recall@1…100) and the evaluation's status; ``POST`` to it queues a new one.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agreement.retrieval import reports
+from agreement.retrieval import evaluations
+from agreement.retrieval.collection_uploads import import_upload
 from agreement.retrieval.models import Collection, Evaluation, collection_name
-from agreement.retrieval.uploads import import_upload
 from hume.lib.import_reader import ImportFailed
 from hume.roles import IsResearcher
 
@@ -32,7 +32,7 @@ class SubsetOut(serializers.Serializer):
     queries = serializers.IntegerField()
 
 
-class RunOut(serializers.Serializer):
+class RankingOut(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
     depth = serializers.IntegerField()
@@ -41,7 +41,7 @@ class RunOut(serializers.Serializer):
 class CollectionOut(serializers.Serializer):
     name = serializers.CharField()
     subsets = SubsetOut(many=True)
-    runs = RunOut(many=True)
+    rankings = RankingOut(many=True)
 
 
 class EvaluationOut(serializers.Serializer):
@@ -92,13 +92,14 @@ class Collections(APIView):
     @extend_schema(responses=CollectionOut(many=True))
     def get(self, request: Request) -> Response:
         out = []
-        for collection in Collection.objects.prefetch_related("runs").order_by("name"):
+        for collection in Collection.objects.prefetch_related("rankings").order_by("name"):
             subsets = collection.subsets.annotate(n_docs=Count("documents", distinct=True),
                                                   n_queries=Count("queries", distinct=True)).order_by("name")
             out.append({"name": collection.name,
                         "subsets": [{"name": s.name, "language": s.language, "documents": s.n_docs,
                                      "queries": s.n_queries} for s in subsets],
-                        "runs": [{"name": r.name, "kind": r.kind, "depth": r.depth} for r in collection.runs.all()]})
+                        "rankings": [{"name": r.name, "kind": r.kind, "depth": r.depth}
+                                     for r in collection.rankings.all()]})
         return Response(CollectionOut(out, many=True).data)
 
 
@@ -118,8 +119,8 @@ class CollectionEvaluation(APIView):
     def post(self, request: Request, name: str) -> Response:
         collection = get_object_or_404(Collection, name=name)
         try:
-            evaluation = reports.request_evaluation(collection)
-        except reports.QueueError as exc:
+            evaluation = evaluations.request_evaluation(collection)
+        except evaluations.QueueError as exc:
             return Response({"detail": f"the evaluation could not be queued: {exc}"},
                             status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response(EvaluationOut(evaluation).data, status=status.HTTP_202_ACCEPTED)

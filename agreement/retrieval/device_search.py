@@ -1,20 +1,20 @@
-"""Exact cosine top-K on the worker's device: numpy (similarity.py) on the CPU, torch on a GPU, one ranking.
+"""Exact cosine top-K on the worker's device: numpy (cosine_top_k.py) on the CPU, torch on a GPU, one ranking.
 
-`exact_top_k` is what embedding runs call. On an accelerator it ranks with torch as follows.
+`exact_top_k` is what embedding rankings call. On an accelerator it ranks with torch as follows.
 
 Documents travel to the device in blocks sized so one block of scores fits the device's free memory; each
 block's best `k + TIE_MARGIN` per query are merged into a running best on the device (matrix product +
 `torch.topk`). `torch.topk` breaks ties in no stated order, so the last step is numpy's: the candidates come
-back to the CPU and are ordered by (score descending, document index ascending). That equals similarity.py's
+back to the CPU and are ordered by (score descending, document index ascending). That equals cosine_top_k.py's
 ranking whenever the candidates hold every document tied with the k-th: true when the (k + margin)-th score
 is strictly lower than the k-th. A query for which it is not (a tie wider than the margin) is ranked again
-from its full row of scores by similarity.py's own `best_per_row`.
+from its full row of scores by cosine_top_k.py's own `best_per_row`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from agreement.retrieval.similarity import best_per_row, search_inputs, top_k
+from agreement.retrieval.cosine_top_k import best_per_row, search_inputs, top_k
 
 TIE_MARGIN = 8
 QUERY_BLOCK = 1024

@@ -7,7 +7,7 @@ from django import forms
 from django.utils.html import escape
 
 from agreement.model_runs.models import EmbeddingModel
-from agreement.retrieval.models import Run, collection_name
+from agreement.retrieval.models import Ranking, collection_name
 from annotation.models import Annotator
 
 
@@ -41,15 +41,15 @@ class CollectionUploadForm(forms.Form):
     qrels = MultipleFileField(required=False, help_text=escape("One file per split, named <split>.tsv."))
 
 
-def run_name(value: str) -> None:
+def ranking_name(value: str) -> None:
     if not value.strip():
-        raise forms.ValidationError("A run name cannot be blank.")
+        raise forms.ValidationError("A ranking name cannot be blank.")
 
 
-class TrecRunForm(forms.Form):
-    """A TREC run file (qid Q0 docid rank score tag) imported as a run of the collection."""
+class TrecRankingForm(forms.Form):
+    """A TREC run file (qid Q0 docid rank score tag) imported as a ranking of the collection."""
 
-    name = forms.CharField(max_length=200, validators=[run_name], help_text="Unique in the collection.")
+    name = forms.CharField(max_length=200, validators=[ranking_name], help_text="Unique in the collection.")
     subset = forms.ChoiceField(required=False, help_text="Only when query ids repeat across subsets.")
     run_file = forms.FileField(label="Run file", help_text="One line per ranked document: qid Q0 docid rank score "
                                                            "tag. A bad line imports nothing.")
@@ -59,13 +59,13 @@ class TrecRunForm(forms.Form):
         self.fields["subset"].choices = [("", "any (by query id)"), *[(s, s) for s in subsets]]
 
 
-class Bm25RunForm(forms.Form):
-    name = forms.CharField(max_length=200, initial="bm25", validators=[run_name])
+class Bm25RankingForm(forms.Form):
+    name = forms.CharField(max_length=200, initial="bm25", validators=[ranking_name])
     k = forms.IntegerField(min_value=1, max_value=1000, initial=100, label="Documents per query (k)")
 
 
-class ModelRunForm(forms.Form):
-    """A registered model's exact cosine top-k, ranked by the workers; chunk size set = a split run."""
+class ModelRankingForm(forms.Form):
+    """A registered model's exact cosine top-k, ranked by the workers; chunk size set = a split ranking."""
 
     model = forms.ModelChoiceField(queryset=None, empty_label=None,
                                    help_text="A registered model (the models page registers more).")
@@ -82,20 +82,20 @@ class ModelRunForm(forms.Form):
 
 
 class PoolForm(forms.Form):
-    """The union of chosen runs' top-`depth` per query of one subset, as a graded-relevance task."""
+    """The union of chosen rankings' top-`depth` per query of one subset, as a graded-relevance task."""
 
     subset = forms.ModelChoiceField(queryset=None, empty_label=None)
-    runs = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple,
-                                          help_text="Finished runs only.")
-    depth = forms.IntegerField(min_value=1, max_value=1000, initial=10, help_text="Top-k of each run.")
+    rankings = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple,
+                                          help_text="Finished rankings only.")
+    depth = forms.IntegerField(min_value=1, max_value=1000, initial=10, help_text="Top-k of each ranking.")
     step = forms.FloatField(min_value=0.01, max_value=10, initial=0.1, help_text="Score step of the 0–10 scale.")
 
     def __init__(self, *args: Any, collection: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["subset"].queryset = collection.subsets.order_by("name")
-        self.fields["runs"].queryset = collection.runs.filter(status=Run.Status.DONE).order_by("name")
+        self.fields["rankings"].queryset = collection.rankings.filter(status=Ranking.Status.DONE).order_by("name")
         self.fields["subset"].label_from_instance = lambda subset: f"{subset.name} ({subset.language})"
-        self.fields["runs"].label_from_instance = lambda run: run.name
+        self.fields["rankings"].label_from_instance = lambda ranking: ranking.name
 
 
 class JudgingBatchForm(forms.Form):

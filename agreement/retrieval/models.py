@@ -1,12 +1,13 @@
-"""Retrieval collections (BEIR/MTEB layout), runs over them, and pools of (query, document) pairs to judge.
+"""Retrieval collections (BEIR/MTEB layout), rankings over them, and pools of (query, document) pairs to judge.
 
 * :class:`Collection` — one retrieval dataset (e.g. ``MIRACLRetrieval``); :class:`Subset` — one of its
   subsets (a language), holding its own corpus (:class:`Document`), :class:`Query` rows and :class:`Qrel`
   rows (the original judgments, per split). Rows keep the file line they came from, so later errors can
   point at it.
-* :class:`Run` — a ranking per query by one system (imported TREC run, or made here); :class:`RunEntry` one
-  ranked document. The database refuses a document twice in one run's ranking of a query.
-* :class:`Pool` — the union of chosen runs' top-K on one subset, judged pair by pair in a ``graded_relevance``
+* :class:`Ranking` — one system's ranked documents per query (an imported TREC run file, or made here);
+  :class:`RankingEntry` one ranked document. The database refuses a document twice in one query's list.
+  (TREC calls such a ranking a "run"; here "run" is left to jobs, so one word has one meaning.)
+* :class:`Pool` — the union of chosen rankings' top-K on one subset, judged pair by pair in a ``graded_relevance``
   task; :class:`PoolUnit` maps each judged item back to its (query, document) pair.
 """
 from __future__ import annotations
@@ -109,35 +110,33 @@ class Qrel(models.Model):
         return f"{self.split}: {self.query_id} {self.document_id} = {self.relevance:g}"
 
 
-class Run(models.Model):
-    """One system's ranking of a collection's queries."""
+class Ranking(Job):
+    """One system's ranking of a collection's queries.
+
+    Its status is the job layer's (hume/jobs/models.py): a BM25 ranking started from the page is a job a worker
+    claims and keeps under a lease while it ranks (``actions.rank_bm25``); a split embedding ranking's status
+    follows its chunks, which are jobs of their own (`RankingChunk`); imported rankings and rankings made by a
+    command are written done, in one transaction with their entries."""
 
     class Kind(models.TextChoices):
         IMPORTED = "imported", "imported TREC run"
         EMBEDDING = "embedding", "embedding model (exact cosine top-K)"
         BM25 = "bm25", "BM25 (bm25s)"
-        RERANKED = "reranked", "reranker over another run's top-K"
+        RERANKED = "reranked", "reranker over another ranking's top-K"
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="rankings")
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.IMPORTED)
     tag = models.CharField(max_length=200, blank=True, help_text="The run tag of the TREC file (6th column).")
-    base_run = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
-                                 help_text="For a reranked run: the run whose top-K it reorders.")
-    depth = models.PositiveIntegerField(default=0, help_text="The longest ranking of a query in this run.")
-    class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE,
-                              help_text="A run started from the page is queued, then ranked by a worker; imported "
-                                        "runs and runs made by a command are done when written.")
-    error = models.TextField(blank=True, help_text="Why a run started from the page failed.")
+    base_ranking = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
+                                     help_text="For a reranked ranking: the ranking whose top-K it reorders.")
+    depth = models.PositiveIntegerField(default=0, help_text="The longest list of a query in this ranking.")
+    k = models.PositiveIntegerField(null=True, blank=True,
+                                    help_text="For a ranking a worker writes: how many documents per query it keeps.")
     device = models.CharField(max_length=100, blank=True,
-                              help_text="Where an embedding run was ranked: cpu, cuda:0, mps (comma-separated when "
-                                        "workers on several devices shared it); empty for imported and BM25 runs.")
+                              help_text="Where an embedding ranking was computed: cpu, cuda:0, mps (comma-separated "
+                                        "when workers on several devices shared it); empty for imported and BM25 "
+                                        "rankings.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -148,28 +147,28 @@ class Run(models.Model):
         return f"{self.collection.name}:{self.name}"
 
 
-class RunEntry(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+class RankingEntry(models.Model):
+    ranking = models.ForeignKey(Ranking, on_delete=models.CASCADE, related_name="entries")
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
     rank = models.PositiveIntegerField(help_text="1-based, after trec_eval's order: score down, doc id down.")
     score = models.FloatField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "query", "document"], name="runentry_unique_doc")]
-        indexes = [models.Index(fields=["run", "query", "rank"])]
+        constraints = [models.UniqueConstraint(fields=["ranking", "query", "document"], name="rankingentry_unique_doc")]
+        indexes = [models.Index(fields=["ranking", "query", "rank"])]
 
     def __str__(self) -> str:
-        return f"{self.run_id}: {self.query_id} #{self.rank} {self.document_id}"
+        return f"{self.ranking_id}: {self.query_id} #{self.rank} {self.document_id}"
 
 
 class Pool(models.Model):
-    """The judged pairs of one subset: the union of chosen runs' top-``depth``, as items of ``task``."""
+    """The judged pairs of one subset: the union of chosen rankings' top-``depth``, as items of ``task``."""
 
     subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="pools")
     task = models.OneToOneField(Task, on_delete=models.PROTECT, related_name="retrieval_pool")
     depth = models.PositiveIntegerField()
-    runs = models.ManyToManyField(Run, related_name="pools")
+    rankings = models.ManyToManyField(Ranking, related_name="pools")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -194,12 +193,12 @@ class PoolUnit(models.Model):
 
 
 class Evaluation(Job):
-    """The stored scores of every run of a collection (rows of ``evaluation.Row.as_dict`` at k = 1…100),
+    """The stored scores of every ranking of a collection (rows of ``evaluation.Row.as_dict`` at k = 1…100),
     computed by a Celery task and keyed by a digest of what they were computed from. Its job state (status,
     claim, lease, attempts, error) is the job layer's (hume/jobs/models.py)."""
 
     collection = models.OneToOneField(Collection, on_delete=models.CASCADE, related_name="evaluation")
-    digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the runs and judgments read.")
+    digest = models.CharField(max_length=64, blank=True, help_text="sha256 of the rankings and judgments read.")
     thresholds = models.JSONField(default=dict, blank=True, help_text="Relevance threshold per judge name.")
     rows = models.JSONField(default=list, blank=True)
     judges = models.JSONField(default=dict, blank=True,
@@ -210,13 +209,13 @@ class Evaluation(Job):
         return f"evaluation of {self.collection.name} ({self.status})"
 
 
-class RunChunk(Job):
-    """One slice of a split embedding run: a subset's documents [doc_start, doc_end) (in primary-key order)
-    ranked for every query of the subset by one worker; the run's entries are the exact merge of its chunks'
-    top-K (agreement/retrieval/split_runs.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
+class RankingChunk(Job):
+    """One slice of a split embedding ranking: a subset's documents [doc_start, doc_end) (in primary-key order)
+    ranked for every query of the subset by one worker; the ranking's entries are the exact merge of its chunks'
+    top-K (agreement/retrieval/split_rankings.py). A job of the job layer (hume/jobs/): claimed with SKIP LOCKED,
     its lease renewed while it ranks."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
+    ranking = models.ForeignKey(Ranking, on_delete=models.CASCADE, related_name="chunks")
     subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="+")
     model = models.ForeignKey("model_runs.EmbeddingModel", on_delete=models.PROTECT, related_name="+")
     k = models.PositiveIntegerField()
@@ -226,8 +225,8 @@ class RunChunk(Job):
     scores = models.BinaryField(null=True, help_text="float32 (queries × k) cosines.")
 
     class Meta:
-        ordering = ["run", "subset", "doc_start"]
-        constraints = [models.UniqueConstraint(fields=["run", "subset", "doc_start"], name="run_chunk_once")]
+        ordering = ["ranking", "subset", "doc_start"]
+        constraints = [models.UniqueConstraint(fields=["ranking", "subset", "doc_start"], name="ranking_chunk_once")]
 
     def __str__(self) -> str:
-        return f"{self.run}: subset {self.subset_id} documents {self.doc_start}-{self.doc_end} ({self.status})"
+        return f"{self.ranking}: subset {self.subset_id} documents {self.doc_start}-{self.doc_end} ({self.status})"

@@ -1,10 +1,10 @@
-"""Pools: the union of chosen runs' top-K per query, turned into a graded-relevance task judged pair by pair.
+"""Pools: the union of chosen rankings' top-K per query, turned into a graded-relevance task judged pair by pair.
 
 Why it is shaped this way (the "Beyond Binary" study's pipeline):
 - Each judging unit is one (query, document) pair, one item with one document, so humans and LLM judges
   answer pointwise (one pair per request), never listwise.
 - A pair's id is a hash of (query id, query text, document id, document text): re-pooling after adding a
-  run, or with a deeper K, only adds pairs not judged yet, and every answer stays attached to its pair.
+  ranking, or with a deeper K, only adds pairs not judged yet, and every answer stays attached to its pair.
 - Items are written in query order, so an LLM run (which follows item order) sends all documents of a
   query one after another and the query's shared prompt prefix stays in the provider's cache.
 - Judges see no original qrels: the pool task has no gold.
@@ -20,8 +20,8 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from agreement.retrieval.importing import chunks
-from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Run, RunEntry, Subset
+from agreement.retrieval.collection_import import chunks
+from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Ranking, RankingEntry, Subset
 from hume.lib.sql import insert_rows
 from tasks_app.kinds import canonical_json
 from tasks_app.models import Item, Task
@@ -65,22 +65,23 @@ class PoolSummary:
                 f"{self.added} new pairs, {self.total} in all"]
 
 
-def build_pool(subset: Subset, runs: Sequence[Run], depth: int, *, task_name: str | None = None,
+def build_pool(subset: Subset, rankings: Sequence[Ranking], depth: int, *, task_name: str | None = None,
                step: float = 0.1) -> PoolSummary:
-    """Create the subset's pool, or add to it: pairs of the runs' top-`depth` that are not judging units yet."""
+    """Create the subset's pool, or add to it: pairs of the rankings' top-`depth` that are not judging units yet."""
     if depth < 1:
         raise ValueError("the pool depth must be at least 1")
-    foreign = [r.name for r in runs if r.collection_id != subset.collection_id]
-    if foreign or not runs:
-        raise ValueError(f"runs of another collection: {', '.join(foreign)}" if foreign else "choose at least one run")
+    foreign = [r.name for r in rankings if r.collection_id != subset.collection_id]
+    if foreign or not rankings:
+        raise ValueError(f"rankings of another collection: {', '.join(foreign)}" if foreign
+                         else "choose at least one ranking")
     with transaction.atomic():
         pool, created = _pool(subset, depth, task_name, step)
-        pool.runs.add(*runs)
+        pool.rankings.add(*rankings)
         if depth > pool.depth:
             pool.depth = depth
             pool.save(update_fields=["depth"])
         have = set(PoolUnit.objects.filter(pool=pool).values_list("query_id", "document_id"))
-        wanted = (RunEntry.objects.filter(run__in=runs, query__subset=subset, rank__lte=depth)
+        wanted = (RankingEntry.objects.filter(ranking__in=rankings, query__subset=subset, rank__lte=depth)
                   .order_by("query__query_id", "document__doc_id").values_list("query_id", "document_id").distinct())
         new = [pair for pair in wanted if pair not in have]
         added = _add_units(pool, new)

@@ -1,10 +1,10 @@
 """Pages of the retrieval room, mounted at /retrieval/: collections, and one collection's dashboard.
 
 Researchers and admins read and run the study: upload a collection (``upload``), import a TREC run, start BM25
-and model runs (the workers rank them; the runs panel polls their progress), pool runs, create the judging
+and model rankings (the workers rank them; the rankings panel polls their progress), pool rankings, create the judging
 batch, evaluate. Every action is a POST that refuses with the form's errors and changes nothing; the numbers
-come from the stored evaluation (``reports``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
-recall@k, map), ``baseline`` (a run), ``subset``, ``kind`` (a run kind: embedding only, reranked,
+come from the stored evaluation (``evaluations``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
+recall@k, map), ``baseline`` (a ranking), ``subset``, ``kind`` (a ranking kind: embedding only, reranked,
 ...), ``ref`` (the reference whose curves are drawn).
 """
 from __future__ import annotations
@@ -17,21 +17,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agreement.model_runs.models import NotAllowedToRun, check_may_run
-from agreement.retrieval import plots, reports
-from agreement.retrieval.actions import create_judging_batch, run_progress, start_bm25_run, start_model_run
-from agreement.retrieval.evaluation import judge_usage
+from agreement.retrieval import curves, evaluations
+from agreement.retrieval.actions import create_judging_batch, ranking_progress, start_bm25_ranking, start_model_ranking
+from agreement.retrieval.collection_uploads import import_upload
+from agreement.retrieval.evaluation_inputs import judge_usage
 from agreement.retrieval.forms import (
-    Bm25RunForm,
+    Bm25RankingForm,
     CollectionUploadForm,
     JudgingBatchForm,
-    ModelRunForm,
+    ModelRankingForm,
     PoolForm,
-    TrecRunForm,
+    TrecRankingForm,
 )
-from agreement.retrieval.models import Collection, Evaluation, Pool, Run
+from agreement.retrieval.models import Collection, Evaluation, Pool, Ranking
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.runs import import_run
-from agreement.retrieval.uploads import import_upload
+from agreement.retrieval.rankings import import_ranking
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
@@ -45,7 +45,7 @@ TEMPLATES = "agreement/retrieval"
 @researcher_required
 def index(request: HttpRequest) -> HttpResponse:
     collections = Collection.objects.annotate(n_subsets=Count("subsets", distinct=True),
-                                              n_runs=Count("runs", distinct=True)).order_by("name")
+                                              n_rankings=Count("rankings", distinct=True)).order_by("name")
     return render(request, f"{TEMPLATES}/index.html", {"collections": collections})
 
 
@@ -76,16 +76,16 @@ def collection(request: HttpRequest, name: str) -> HttpResponse:
 
 def render_collection(request: HttpRequest, target: Collection, *, bound: dict[str, forms.Form] | None = None,
                       problems: list[object] | None = None, status: int = 200) -> HttpResponse:
-    """The dashboard, with the researcher's forms (a refused one bound, showing its errors) and the runs panel."""
+    """The dashboard, with the researcher's forms (a refused one bound, showing its errors) and the rankings panel."""
     subsets = target.subsets.annotate(n_docs=Count("documents", distinct=True),
                                       n_queries=Count("queries", distinct=True))
     evaluation = Evaluation.objects.filter(collection=target).first()
-    action_forms = {"trec": TrecRunForm(subsets=subset_names(target), prefix="trec"),
-                    "bm25": Bm25RunForm(prefix="bm25"), "model": ModelRunForm(prefix="model"),
+    action_forms = {"trec": TrecRankingForm(subsets=subset_names(target), prefix="trec"),
+                    "bm25": Bm25RankingForm(prefix="bm25"), "model": ModelRankingForm(prefix="model"),
                     "pool": PoolForm(collection=target, prefix="pool")} | (bound or {})
     context = {"collection": target, "subsets": subsets, "pools": pool_rows(target, bound),
-               "evaluation": evaluation, "kinds": Run.Kind.choices, "forms": action_forms,
-               "trec_problems": problems or []} | runs_context(target)
+               "evaluation": evaluation, "kinds": Ranking.Kind.choices, "forms": action_forms,
+               "trec_problems": problems or []} | rankings_context(target)
     if evaluation and evaluation.rows:
         context |= leaderboard_context(request, evaluation)
     return render(request, f"{TEMPLATES}/collection.html", context, status=status)
@@ -95,29 +95,29 @@ def subset_names(target: Collection) -> list[str]:
     return list(target.subsets.order_by("name").values_list("name", flat=True))
 
 
-def runs_context(target: Collection) -> dict[str, object]:
-    rows = run_progress(target)
-    return {"collection": target, "run_rows": rows, "runs_active": any(row.active for row in rows)}
+def rankings_context(target: Collection) -> dict[str, object]:
+    rows = ranking_progress(target)
+    return {"collection": target, "ranking_rows": rows, "rankings_active": any(row.active for row in rows)}
 
 
 @researcher_required
-def runs_panel(request: HttpRequest, name: str) -> HttpResponse:
-    """The runs table alone: the page polls it (htmx) while a run is queued or running."""
+def rankings_panel(request: HttpRequest, name: str) -> HttpResponse:
+    """The rankings table alone: the page polls it (htmx) while a ranking is queued or running."""
     target = get_object_or_404(Collection, name=name)
-    return vary(render(request, f"{TEMPLATES}/_runs_partial.html", runs_context(target)))
+    return vary(render(request, f"{TEMPLATES}/_rankings_partial.html", rankings_context(target)))
 
 
 @researcher_required
 @require_POST
-def import_trec_run(request: HttpRequest, name: str) -> HttpResponse:
-    """A TREC run file as a run of the collection; a bad file stores nothing and lists every bad line."""
+def import_trec_ranking(request: HttpRequest, name: str) -> HttpResponse:
+    """A TREC run file as a ranking of the collection; a bad file stores nothing and lists every bad line."""
     target = get_object_or_404(Collection, name=name)
-    form = TrecRunForm(request.POST, request.FILES, subsets=subset_names(target), prefix="trec")
+    form = TrecRankingForm(request.POST, request.FILES, subsets=subset_names(target), prefix="trec")
     problems: list[object] = []
     if form.is_valid():
         upload = form.cleaned_data["run_file"]
         try:
-            summary = import_run(upload, upload.name, collection=target.name, name=form.cleaned_data["name"],
+            summary = import_ranking(upload, upload.name, collection=target.name, name=form.cleaned_data["name"],
                                  subset=form.cleaned_data["subset"] or None)
         except ImportFailed as failed:
             problems = list(failed.problems)
@@ -131,14 +131,14 @@ def import_trec_run(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def start_bm25(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
-    form = Bm25RunForm(request.POST, prefix="bm25")
+    form = Bm25RankingForm(request.POST, prefix="bm25")
     if form.is_valid():
         try:
-            run = start_bm25_run(target, form.cleaned_data["name"], k=form.cleaned_data["k"])
+            ranking = start_bm25_ranking(target, form.cleaned_data["name"], k=form.cleaned_data["k"])
         except ValueError as exc:
             form.add_error("name", str(exc))
         else:
-            messages.success(request, f"BM25 run {run.name} is queued; the runs table shows its progress.")
+            messages.success(request, f"BM25 ranking {ranking.name} is queued; the rankings table shows its progress.")
             return redirect("retrieval:collection", name=target.name)
     return render_collection(request, target, bound={"bm25": form}, status=400)
 
@@ -147,20 +147,20 @@ def start_bm25(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def start_model(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
-    form = ModelRunForm(request.POST, prefix="model")
+    form = ModelRankingForm(request.POST, prefix="model")
     if form.is_valid():
         data = form.cleaned_data
         try:
             check_may_run(request.user, [data["model"]])
-            run = start_model_run(target, data["name"].strip() or data["model"].name, data["model"], k=data["k"],
-                                  docs_per_chunk=data["docs_per_chunk"])
+            ranking = start_model_ranking(target, data["name"].strip() or data["model"].name, data["model"],
+                                          k=data["k"], docs_per_chunk=data["docs_per_chunk"])
         except NotAllowedToRun as exc:
             form.add_error("model", str(exc))
         except ValueError as exc:
             form.add_error("name", str(exc))
         else:
-            messages.success(request, f"Run {run.name} of {data['model'].name} is queued in {run.chunks.count()} "
-                                      "chunk(s); the runs table shows its progress.")
+            messages.success(request, f"Ranking {ranking.name} of {data['model'].name} is queued in "
+                                      f"{ranking.chunks.count()} chunk(s); the rankings table shows its progress.")
             return redirect("retrieval:collection", name=target.name)
     return render_collection(request, target, bound={"model": form}, status=400)
 
@@ -168,13 +168,13 @@ def start_model(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def pool(request: HttpRequest, name: str) -> HttpResponse:
-    """Pool the chosen runs' top-k of one subset (or add to its pool): the judging task."""
+    """Pool the chosen rankings' top-k of one subset (or add to its pool): the judging task."""
     target = get_object_or_404(Collection, name=name)
     form = PoolForm(request.POST, collection=target, prefix="pool")
     if form.is_valid():
         data = form.cleaned_data
         try:
-            summary = build_pool(data["subset"], list(data["runs"]), data["depth"], step=data["step"])
+            summary = build_pool(data["subset"], list(data["rankings"]), data["depth"], step=data["step"])
         except ValueError as exc:
             form.add_error(None, str(exc))
         else:
@@ -209,16 +209,16 @@ def leaderboard_context(request: HttpRequest, evaluation: Evaluation) -> dict[st
     picked = {key: request.GET.get(key) or None for key in ("baseline", "subset", "kind", "ref")}
     metric = request.GET.get("metric") or "ndcg@10"
     try:
-        board = reports.table(evaluation.rows, metric=metric, baseline=picked["baseline"], subset=picked["subset"],
+        board = evaluations.table(evaluation.rows, metric=metric, baseline=picked["baseline"], subset=picked["subset"],
                               kind=picked["kind"])
     except ValueError as exc:
         messages.error(request, str(exc))
         metric = "ndcg@10"
-        board = reports.table(evaluation.rows, metric=metric, subset=picked["subset"], kind=picked["kind"])
-    rows = [{"run": run, "cells": [(board["values"][ref].get(run), board["deltas"].get(ref, {}).get(run))
-                                   for ref in board["references"]]} for run in board["runs"]]
+        board = evaluations.table(evaluation.rows, metric=metric, subset=picked["subset"], kind=picked["kind"])
+    rows = [{"ranking": name, "cells": [(board["values"][ref].get(name), board["deltas"].get(ref, {}).get(name))
+                                        for ref in board["references"]]} for name in board["rankings"]]
     ref = picked["ref"] if picked["ref"] in board["references"] else (board["references"] or [None])[0]
-    svg = plots.curves_svg(board["curves"][ref], f"{evaluation.collection.name}: {ref}") if ref else ""
+    svg = curves.curves_svg(board["curves"][ref], f"{evaluation.collection.name}: {ref}") if ref else ""
     return {"board": board, "board_rows": rows, "metric": metric, "picked": picked, "curve_ref": ref,
             "curves_svg": svg, "subset_names": sorted({r["subset"] for r in evaluation.rows})}
 
@@ -233,7 +233,7 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
                    .values("annotator__user__username", "annotator__kind").annotate(n=Count("pk"))
                    .order_by("annotator__user__username"))
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
-                    "usage": judge_usage(pool.subset), "runs": [r.name for r in pool.runs.all()],
+                    "usage": judge_usage(pool.subset), "rankings": [r.name for r in pool.rankings.all()],
                     "batches": list(batches), "judge_runs": list(judge_runs),
                     "form": (bound or {}).get(f"batch-{pool.pk}") or JudgingBatchForm(prefix=f"batch-{pool.pk}")})
     return out
@@ -244,8 +244,8 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
 def evaluate(request: HttpRequest, name: str) -> HttpResponse:
     target = get_object_or_404(Collection, name=name)
     try:
-        reports.request_evaluation(target)
+        evaluations.request_evaluation(target)
         messages.success(request, "The evaluation is queued; this page shows it once a worker has computed it.")
-    except reports.QueueError as exc:
+    except evaluations.QueueError as exc:
         messages.error(request, f"The evaluation could not be queued: {exc}")
     return redirect("retrieval:collection", name=target.name)

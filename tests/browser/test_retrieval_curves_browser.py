@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page
 
-from agreement.retrieval.models import Evaluation, Run
-from agreement.retrieval.reports import run_evaluation
+from agreement.retrieval.evaluations import run_evaluation
+from agreement.retrieval.models import Evaluation, Ranking
 from tests.browser.test_csp_every_page import WATCH
 from tests.retrieval_helpers import judged_collection
 
@@ -20,8 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_the_curves_render_under_the_csp(dave, logged_in_page: Callable[..., Page], live_server) -> None:
     judged_collection()
-    Evaluation.objects.create(collection_id=Run.objects.first().collection_id)
-    assert run_evaluation(Run.objects.first().collection_id, claimed_by="test") == "computed"
+    Evaluation.objects.create(collection_id=Ranking.objects.first().collection_id)
+    assert run_evaluation(Ranking.objects.first().collection_id, claimed_by="test") == "computed"
     page = logged_in_page("dave")
     page.context.add_init_script(WATCH)
     errors: list[str] = []

@@ -12,7 +12,7 @@ from django.test import override_settings
 from PIL import Image
 from playwright.sync_api import Page
 
-from agreement.retrieval.demo import COLLECTION
+from agreement.retrieval.demo_collection import COLLECTION
 from tests.browser.conftest import PHONE
 from tests.browser.test_csp_every_page import WATCH
 

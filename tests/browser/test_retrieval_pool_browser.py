@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agreement.retrieval.evaluation import evaluate_collection
-from agreement.retrieval.models import Collection, PoolUnit, Run, Subset
+from agreement.retrieval.evaluation_inputs import evaluate_collection
+from agreement.retrieval.models import Collection, PoolUnit, Ranking, Subset
 from agreement.retrieval.pooling import build_pool
 from annotation.batches import BatchSpec, create_batch
 from tests.browser.helpers import enter_and_wait, open_batch, stored
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_a_human_scores_each_pair_and_becomes_a_reference(logged_in_page, live_server, alice, screenshot):
     load_minifact()
     load_run()
-    build_pool(Subset.objects.get(name="en"), list(Run.objects.all()), depth=1)
+    build_pool(Subset.objects.get(name="en"), list(Ranking.objects.all()), depth=1)
     task = Subset.objects.get(name="en").pools.get().task
     batch, _ = create_batch(BatchSpec(task=task, overlap=1, name="humans"), annotators=[alice])
     page = logged_in_page("alice")

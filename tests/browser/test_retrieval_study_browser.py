@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
-from agreement.retrieval.models import Evaluation, PoolUnit, Run
+from agreement.retrieval.models import Evaluation, PoolUnit, Ranking
 from annotation.models import Annotation
 from tests.browser.conftest import LAPTOP, log_in
 from tests.browser.helpers import enter_and_wait, item_on_screen
@@ -33,7 +33,7 @@ def english_archive(tmp_path: Path) -> Path:
     return path
 
 
-def english_run(tmp_path: Path) -> Path:
+def english_ranking(tmp_path: Path) -> Path:
     """The fixture run's lines for the English queries (1, 3, 5, 7); its Danish lines name queries not uploaded."""
     path = tmp_path / "elsewhere.trec"
     lines = [line for line in RUN_FILE.read_text().splitlines() if line.split()[0] in {"1", "3", "5", "7"}]
@@ -46,7 +46,7 @@ def judge_reply(seen: Seen) -> str:
 
 
 def wait_for_run(page: Page, name: str) -> None:
-    expect(page.locator(f'#runs tr[data-run="{name}"]')).to_have_attribute("data-status", "done",
+    expect(page.locator(f'#rankings tr[data-ranking="{name}"]')).to_have_attribute("data-status", "done",
                                                                           timeout=WORKER_WAIT_MS)
 
 
@@ -74,17 +74,17 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
 
         page.fill("#id_bm25-k", "10")
         page.click("#bm25-form button[type=submit]")
-        expect(page.locator('#runs tr[data-run="bm25"]')).to_be_visible()
+        expect(page.locator('#rankings tr[data-ranking="bm25"]')).to_be_visible()
         page.select_option("#id_model-model", label="minilm (sentence-transformers)")
         page.fill("#id_model-k", "10")
-        page.click("#model-run-form button[type=submit]")
+        page.click("#model-ranking-form button[type=submit]")
         screenshot(page, "retrieval_study_runs_queued")
         wait_for_run(page, "bm25")  # the runs table polls itself while a worker ranks
         wait_for_run(page, "minilm")
         page.fill("#id_trec-name", "elsewhere")
-        page.set_input_files("#id_trec-run_file", str(english_run(tmp_path)))
-        page.click("#import-run-form button[type=submit]")
-        expect(page.locator(".messages")).to_contain_text("run elsewhere on collection MiniFact: 4 queries")
+        page.set_input_files("#id_trec-run_file", str(english_ranking(tmp_path)))
+        page.click("#import-ranking-form button[type=submit]")
+        expect(page.locator(".messages")).to_contain_text("ranking elsewhere on collection MiniFact: 4 queries")
 
         page.reload()
         for name in ("bm25", "elsewhere", "minilm"):
@@ -93,11 +93,11 @@ def test_a_researcher_runs_a_retrieval_study_through_pages_only(
         page.click("#pool-form button[type=submit]")
         expect(page.locator(".messages")).to_contain_text("pool")
         units = PoolUnit.objects.count()
-        assert units == len(set(Run.objects.get(name="bm25").entries.filter(rank__lte=2)
+        assert units == len(set(Ranking.objects.get(name="bm25").entries.filter(rank__lte=2)
                                 .values_list("query_id", "document_id"))
-                            | set(Run.objects.get(name="minilm").entries.filter(rank__lte=2)
+                            | set(Ranking.objects.get(name="minilm").entries.filter(rank__lte=2)
                                   .values_list("query_id", "document_id"))
-                            | set(Run.objects.get(name="elsewhere").entries.filter(rank__lte=2)
+                            | set(Ranking.objects.get(name="elsewhere").entries.filter(rank__lte=2)
                                   .values_list("query_id", "document_id")))
         form = page.locator(".judging-batch-form")
         form.locator("input[name$=overlap]").fill("2")  # alice and the judge each answer every pair

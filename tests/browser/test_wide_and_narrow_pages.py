@@ -14,8 +14,8 @@ from django.core.management import call_command
 from django.test import override_settings
 from playwright.sync_api import Page
 
-from agreement.retrieval.models import Evaluation, Run
-from agreement.retrieval.reports import run_evaluation
+from agreement.retrieval.evaluations import run_evaluation
+from agreement.retrieval.models import Evaluation, Ranking
 from agreement.sage.models import SageRun
 from agreement.sage.study_jobs import execute
 from tests.hume_paper import RESULTS
@@ -37,7 +37,7 @@ def pages(transactional_db: None) -> dict[str, str]:
         call_command("load_demo", stdout=StringIO())
     call_command("import_results", str(RESULTS), stdout=StringIO())
     judged_collection()
-    collection = Run.objects.first().collection_id
+    collection = Ranking.objects.first().collection_id
     Evaluation.objects.create(collection_id=collection)
     assert run_evaluation(collection, claimed_by="test") == "computed"
     from django.contrib.auth.models import User

@@ -1,9 +1,9 @@
-"""python manage.py embedding_run COLLECTION --model NAME [--name RUN] [--k 100] [--split DOCS]: a registered
-model's run, here, or with --split as Celery chunks of DOCS documents that any number of workers take and merge.
+"""python manage.py embedding_run COLLECTION --model NAME [--name RANKING] [--k 100] [--split DOCS]: a registered
+model's ranking, here, or with --split as Celery chunks of DOCS documents that any number of workers take and merge.
 
 The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
-(agreement.model_runs.embedding.embed), so a second run, or another collection holding the same texts,
-encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/similarity.py.
+(agreement.model_runs.embedding.embed), so a second ranking, or another collection holding the same texts,
+encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/cosine_top_k.py.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from agreement.model_runs.device import worker_device
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection
-from agreement.retrieval.split_runs import start_split_embedding_run
-from agreement.retrieval.system_runs import embedding_run
+from agreement.retrieval.split_rankings import start_split_embedding_ranking
+from agreement.retrieval.system_rankings import embedding_ranking
 
 
 class Command(BaseCommand):
@@ -29,10 +29,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("collection")
         parser.add_argument("--model", required=True, help="a model of the registry (python manage.py add_model)")
-        parser.add_argument("--name", help="run name (default: the model's name)")
+        parser.add_argument("--name", help="ranking name (default: the model's name)")
         parser.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
         parser.add_argument("--split", type=int, metavar="DOCS",
-                            help="queue the run as chunks of DOCS documents for the Celery workers instead of "
+                            help="queue the ranking as chunks of DOCS documents for the Celery workers instead of "
                                  "running it here (their top-K are merged exactly)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -51,13 +51,14 @@ class Command(BaseCommand):
 
         try:
             if opts["split"] is not None:
-                run = start_split_embedding_run(collection, opts["name"] or model.name, model, k=opts["k"],
+                ranking = start_split_embedding_ranking(collection, opts["name"] or model.name, model, k=opts["k"],
                                                 docs_per_chunk=opts["split"])
-                self.stdout.write(f"run {run.name} on collection {collection.name}: {run.chunks.count()} chunks "
-                                  f"queued for the workers")
+                self.stdout.write(f"ranking {ranking.name} on collection {collection.name}: "
+                                  f"{ranking.chunks.count()} chunks queued for the workers")
                 return
-            run = embedding_run(collection, opts["name"] or model.name, vectors, k=opts["k"], device=worker_device())
+            ranking = embedding_ranking(collection, opts["name"] or model.name, vectors, k=opts["k"],
+                                        device=worker_device())
         except (ValueError, BackendError) as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"run {run.name} on collection {collection.name}: {run.entries.count()} ranked documents, "
-                          f"depth {run.depth}, on {run.device}")
+        self.stdout.write(f"ranking {ranking.name} on collection {collection.name}: {ranking.entries.count()} ranked "
+                          f"documents, depth {ranking.depth}, on {ranking.device}")

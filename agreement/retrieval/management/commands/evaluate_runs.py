@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.retrieval.evaluation import evaluate_collection, qrels_file
-from agreement.retrieval.exports import as_csv, as_json, as_latex
+from agreement.retrieval.evaluation_exports import as_csv, as_json, as_latex
+from agreement.retrieval.evaluation_inputs import evaluate_collection, qrels_file
 from agreement.retrieval.models import Collection
 from hume.lib.import_reader import ImportFailed
 
@@ -35,8 +35,8 @@ def thresholds(pairs: list[str]) -> dict[str, float]:
 
 
 class Command(BaseCommand):
-    help = ("Score every run of a collection at nDCG@k, Recall@k and MAP against the original qrels, each LLM judge, "
-            "the mean of the judges and the humans (or a graded qrels file, or one pool task's judges).")
+    help = ("Score every ranking of a collection at nDCG@k, Recall@k and MAP against the original qrels, each LLM "
+            "judge, the mean of the judges and the humans (or a graded qrels file, or one pool task's judges).")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("collection")
@@ -67,7 +67,7 @@ class Command(BaseCommand):
         rows = evaluate_collection(collection, split=opts["split"], thresholds=thresholds(opts["threshold"]),
                                    task=opts["judgments"], external=external, ks=ks)
         if not rows:
-            raise CommandError("nothing to score: the collection needs runs and judgments (qrels or judged pools)")
+            raise CommandError("nothing to score: the collection needs rankings and judgments (qrels or judged pools)")
         data = [row.as_dict(ks) for row in rows]
         if opts["format"] == "json":
             self.stdout.write(as_json(data))

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.retrieval.importing import import_collection
+from agreement.retrieval.collection_import import import_collection
 from hume.lib.import_reader import ImportFailed
 
 

@@ -1,4 +1,4 @@
-"""python manage.py import_run FILE --collection NAME --name RUN [--subset S]: a TREC run file, atomically."""
+"""python manage.py import_run FILE --collection NAME --name RANKING [--subset S]: a TREC run file, atomically."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
@@ -7,21 +7,22 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.retrieval.models import Run
-from agreement.retrieval.runs import import_run
+from agreement.retrieval.models import Ranking
+from agreement.retrieval.rankings import import_ranking
 from hume.lib.import_reader import ImportFailed
 
 
 class Command(BaseCommand):
-    help = "Import a TREC run file (qid Q0 docid rank score tag) as a run of a collection; a bad file imports nothing."
+    help = ("Import a TREC run file (qid Q0 docid rank score tag) as a ranking of a collection; a bad file imports "
+            "nothing.")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("file", help="the run file")
-        parser.add_argument("--collection", required=True, help="the collection the run ranks")
-        parser.add_argument("--name", required=True, help="run name, unique in the collection")
+        parser.add_argument("--collection", required=True, help="the collection the ranking ranks")
+        parser.add_argument("--name", required=True, help="ranking name, unique in the collection")
         parser.add_argument("--subset", help="the subset, when query ids repeat across subsets")
-        parser.add_argument("--kind", default=Run.Kind.IMPORTED, choices=Run.Kind.values,
-                            help="what produced the run (default: imported)")
+        parser.add_argument("--kind", default=Ranking.Kind.IMPORTED, choices=Ranking.Kind.values,
+                            help="what produced the ranking (default: imported)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         path = Path(opts["file"])
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file")
         try:
             with path.open("rb") as stream:
-                summary = import_run(stream, path.name, collection=opts["collection"], name=opts["name"],
+                summary = import_ranking(stream, path.name, collection=opts["collection"], name=opts["name"],
                                      subset=opts["subset"], kind=opts["kind"])
         except ImportFailed as failed:
             raise CommandError(f"nothing was imported:\n{failed}") from None

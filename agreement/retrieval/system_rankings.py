@@ -1,9 +1,9 @@
-"""Runs made here: exact cosine top-K of an embedding model, and BM25 (bm25s), stored like imported runs.
+"""Rankings made here: exact cosine top-K of an embedding model, and BM25 (bm25s), stored like imported rankings.
 
 The embedding side takes any ``embed(texts) -> (n, d) array`` callable, so the model registry
 (``agreement.model_runs.embedding.embed`` bound to a model) plugs in without this module knowing models.
-Each subset is ranked on its own corpus; the whole run is written in one transaction. A reranked run takes
-any ``rerank(query, documents) -> scores`` callable (a cross-encoder) over another run's top-K.
+Each subset is ranked on its own corpus; the whole ranking is written in one transaction. A reranked ranking takes
+any ``rerank(query, documents) -> scores`` callable (a cross-encoder) over another ranking's top-K.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from django.db import transaction
 
 from agreement.model_runs.stages import timed
 from agreement.retrieval.device_search import exact_top_k
-from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
-from agreement.retrieval.runs import finish_ranking, store_entries
+from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingEntry, Subset
+from agreement.retrieval.rankings import finish_ranking, store_entries
 from measures.mteb_texts import document_text, query_text
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -43,22 +43,25 @@ def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
     return np.vstack(parts)
 
 
-def _new_run(collection: Collection, name: str, kind: str) -> Run:
+def _new_ranking(collection: Collection, name: str, kind: str, **fields: object) -> Ranking:
+    """A new ranking row, done unless ``fields`` say otherwise (a ranking made here is written in the same
+    transaction as its entries; one for the workers is created queued)."""
     _refuse_taken_name(collection, name)
-    return Run.objects.create(collection=collection, name=name, kind=kind, tag=name[:200])
+    return Ranking.objects.create(collection=collection, name=name, kind=kind, tag=name[:200],
+                                  **{"status": Ranking.Status.DONE, **fields})
 
 
 def _refuse_taken_name(collection: Collection, name: str) -> None:
-    if Run.objects.filter(collection=collection, name=name).exists():
-        raise ValueError(f"collection {collection.name!r} already has a run named {name!r}")
+    if Ranking.objects.filter(collection=collection, name=name).exists():
+        raise ValueError(f"collection {collection.name!r} already has a ranking named {name!r}")
 
 
-def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
-                  batch: int = 65536, device: str = "cpu") -> Run:
+def embedding_ranking(collection: Collection, name: str, embed: Embed, *, k: int = 100, chunk: int = 1024,
+                      batch: int = 65536, device: str = "cpu") -> Ranking:
     """Rank every subset's corpus for its queries by exact cosine similarity of `embed`'s vectors, on `device`
     (a torch device name: "cpu" ranks with numpy, a GPU with torch; the same ranking, device_search.py).
 
-    Texts are embedded and ranked before the run's transaction opens: only the run and its entries are
+    Texts are embedded and ranked before the ranking's transaction opens: only the ranking and its entries are
     written all or nothing. Inside one transaction, a million documents' cache writes piled up uncommitted
     (SQLite's write-ahead log cannot be checkpointed under an open transaction, and every cache lookup read
     through it); the cache keeps what was embedded either way, as a model run's chunks do. `batch` texts go
@@ -76,16 +79,17 @@ def embedding_run(collection: Collection, name: str, embed: Embed, *, k: int = 1
         del query_vecs, doc_vecs
         ranked.append((query_pks, np.asarray(doc_pks)[idx], val))
     with transaction.atomic():
-        run = _new_run(collection, name, Run.Kind.EMBEDDING)
-        run.device = device
-        run.save(update_fields=["device"])
+        ranking = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        ranking.device = device
+        ranking.save(update_fields=["device"])
         for query_pks, docs, val in ranked:
             with timed("entries write"):
-                store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
-                                    for d, s in zip(row_d, row_s, strict=True)))
+                rows = zip(query_pks, docs, val, strict=True)
+                store_entries(ranking, ((q, int(d), float(s)) for q, row_d, row_s in rows
+                                        for d, s in zip(row_d, row_s, strict=True)))
         with timed("ranks"):
-            finish_ranking(run)
-    return run
+            finish_ranking(ranking)
+    return ranking
 
 
 def bm25_scores(query_texts: Sequence[str], doc_texts: Sequence[str], k: int,
@@ -99,40 +103,53 @@ def bm25_scores(query_texts: Sequence[str], doc_texts: Sequence[str], k: int,
     return retriever.retrieve(queries, k=min(k, len(doc_texts)), show_progress=False)
 
 
-def bm25_run(collection: Collection, name: str, *, k: int = 100) -> Run:
+def bm25_ranking(collection: Collection, name: str, *, k: int = 100) -> Ranking:
     """BM25 over each subset; documents sharing no term with the query (score 0) are not retrieved, as in Lucene."""
     with transaction.atomic():
-        run = _new_run(collection, name, Run.Kind.BM25)
-        fill_bm25_run(run, k=k)
-    return run
+        ranking = _new_ranking(collection, name, Ranking.Kind.BM25)
+        fill_bm25_ranking(ranking, k=k)
+    return ranking
 
 
-def fill_bm25_run(run: Run, *, k: int) -> None:
-    """Write BM25's top-`k` of every subset of the run's collection into `run` (a run with no entries yet)."""
+def fill_bm25_ranking(ranking: Ranking, *, k: int) -> None:
+    """Write BM25's top-`k` of every subset of the ranking's collection into `ranking` (one with no entries yet)."""
+    store_bm25_ranking(ranking, bm25_entries(ranking.collection, k=k))
+
+
+def bm25_entries(collection: Collection, *, k: int) -> list[tuple[int, int, float]]:
+    """(query pk, document pk, score) of BM25's top-`k` per query of every subset; reads, writes nothing.
+    Kept apart from the write so a worker computes with no transaction open (`actions.rank_bm25`)."""
+    entries: list[tuple[int, int, float]] = []
+    for subset in collection.subsets.all():
+        query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
+        if not query_pks or not doc_pks:
+            continue
+        idx, val = bm25_scores(query_texts, doc_texts, k, subset.language)
+        docs = np.asarray(doc_pks)[idx]
+        entries += [(q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
+                    for d, s in zip(row_d, row_s, strict=True) if s > 0]
+    return entries
+
+
+def store_bm25_ranking(ranking: Ranking, entries: list[tuple[int, int, float]]) -> None:
+    """Store `entries` as the ranking's and rank them (trec_eval's order), in one transaction."""
     with transaction.atomic():
-        for subset in run.collection.subsets.all():
-            query_pks, query_texts, doc_pks, doc_texts = subset_texts(subset)
-            if not query_pks or not doc_pks:
-                continue
-            idx, val = bm25_scores(query_texts, doc_texts, k, subset.language)
-            docs = np.asarray(doc_pks)[idx]
-            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, val, strict=True)
-                                for d, s in zip(row_d, row_s, strict=True) if s > 0))
-        finish_ranking(run)
+        store_entries(ranking, entries)
+        finish_ranking(ranking)
 
 
 Rerank = Callable[[str, list[str]], Sequence[float]]
 
 
-def reranked_run(base: Run, name: str, rerank: Rerank, *, depth: int = 100) -> Run:
+def reranked_ranking(base: Ranking, name: str, rerank: Rerank, *, depth: int = 100) -> Ranking:
     """Re-sort each query's top-`depth` of `base` by `rerank(query, documents)` scores (a cross-encoder, or
     any callable): like the study's reranked configurations, it reorders but never recovers a document the
-    base run missed, so Recall@depth equals the base run's."""
+    base ranking missed, so Recall@depth equals the base ranking's."""
     with transaction.atomic():
-        run = _new_run(base.collection, name, Run.Kind.RERANKED)
-        run.base_run = base
-        run.save(update_fields=["base_run"])
-        entries = (RunEntry.objects.filter(run=base, rank__lte=depth).order_by("query_id", "rank")
+        ranking = _new_ranking(base.collection, name, Ranking.Kind.RERANKED)
+        ranking.base_ranking = base
+        ranking.save(update_fields=["base_ranking"])
+        entries = (RankingEntry.objects.filter(ranking=base, rank__lte=depth).order_by("query_id", "rank")
                    .values_list("query_id", "query__text", "query__instruction", "document_id", "document__title",
                                 "document__text"))
         for query_pk, rows in groupby(entries.iterator(chunk_size=2000), key=lambda row: row[0]):
@@ -141,6 +158,6 @@ def reranked_run(base: Run, name: str, rerank: Rerank, *, depth: int = 100) -> R
             scores = list(rerank(query, [document_text(r[4], r[5]) for r in rows]))
             if len(scores) != len(rows):
                 raise ValueError(f"rerank returned {len(scores)} scores for {len(rows)} documents")
-            store_entries(run, [(query_pk, r[3], float(s)) for r, s in zip(rows, scores, strict=True)])
-        finish_ranking(run)
-    return run
+            store_entries(ranking, [(query_pk, r[3], float(s)) for r, s in zip(rows, scores, strict=True)])
+        finish_ranking(ranking)
+    return ranking

@@ -23,12 +23,12 @@ def latex_text(value: object) -> str:
 
 
 def as_latex(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A booktabs tabular: run, subset, reference, then the chosen metric columns (×100, one decimal)."""
-    head = ["run", "subset", "reference", *columns]
+    """A booktabs tabular: ranking, subset, reference, then the chosen metric columns (×100, one decimal)."""
+    head = ["ranking", "subset", "reference", *columns]
     lines = [r"\begin{tabular}{lll" + "r" * len(columns) + "}", r"\toprule",
              " & ".join(latex_text(h) for h in head) + r" \\", r"\midrule"]
     for row in rows:
-        cells = [latex_text(row["run"]), latex_text(row["subset"]), latex_text(row["reference"])]
+        cells = [latex_text(row["ranking"]), latex_text(row["subset"]), latex_text(row["reference"])]
         cells += [f"{100 * row[c]:.1f}" for c in columns]
         lines.append(" & ".join(cells) + r" \\")
     return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"

@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import read_archive_members
 from agreement.results.results_import import MAX_UPLOAD_BYTES
-from agreement.retrieval.importing import CollectionSummary, import_collection
+from agreement.retrieval.collection_import import CollectionSummary, import_collection
 from hume.lib.import_reader import ImportFailed, ImportProblem
 
 SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")

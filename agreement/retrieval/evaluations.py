@@ -2,7 +2,7 @@
 
 A Celery task computes (``tasks.evaluate_collection``); it claims the row with a conditional UPDATE
 (queued → running) so a duplicated message does nothing, and skips the arithmetic when the digest of what
-it would read (runs, qrels, answers) matches the stored one. Queueing never falls back to computing inline.
+it would read (rankings, qrels, answers) matches the stored one. Queueing never falls back to computing inline.
 Pages only read the stored rows and arrange them (``table``).
 """
 from __future__ import annotations
@@ -18,10 +18,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Sum
 
-from agreement.retrieval.evaluation import evaluate_collection, pool_scores
+from agreement.retrieval.evaluation_inputs import evaluate_collection, pool_scores
+from agreement.retrieval.judge_leaderboard import deltas, two_stage_average
 from agreement.retrieval.judges import summary as judge_summary
-from agreement.retrieval.leaderboard import deltas, two_stage_average
-from agreement.retrieval.models import Collection, Evaluation, Qrel, Run
+from agreement.retrieval.models import Collection, Evaluation, Qrel, Ranking
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import claim
@@ -36,12 +36,12 @@ class QueueError(RuntimeError):
 
 
 def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
-    runs = list(Run.objects.filter(collection=collection).order_by("pk").values_list("pk", "depth")
+    rankings = list(Ranking.objects.filter(collection=collection).order_by("pk").values_list("pk", "depth")
                 .annotate(n=Count("entries")))
     qrels = Qrel.objects.filter(subset__collection=collection).aggregate(n=Count("pk"), s=Sum("relevance"))
     answers = Annotation.objects.filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
         n=Count("pk"), last=Max("updated_at"))
-    state = [runs, qrels, [answers["n"], str(answers["last"])], sorted(thresholds.items())]
+    state = [rankings, qrels, [answers["n"], str(answers["last"])], sorted(thresholds.items())]
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
 
 
@@ -104,30 +104,30 @@ def judge_agreement(collection: Collection) -> dict[str, Any]:
 
 def table(rows: Sequence[Mapping[str, Any]], *, metric: str = "ndcg@10", baseline: str | None = None,
           subset: str | None = None, kind: str | None = None) -> dict[str, Any]:
-    """The leaderboard: runs × references (subsets averaged, or one subset), plus the two-stage average of
+    """The leaderboard: rankings × references (subsets averaged, or one subset), plus the two-stage average of
     the judges, sorted by `metric` on that average (else the first reference), with deltas to `baseline`."""
     chosen = [r for r in rows if (subset is None or r["subset"] == subset) and (kind is None or r["kind"] == kind)]
     by_ref: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(lambda: defaultdict(dict))
     for r in chosen:
-        by_ref[r["reference"]][r["run"]][r["subset"]] = np.array([r[f"ndcg@{k}"] for k in K_VALUES] +
+        by_ref[r["reference"]][r["ranking"]][r["subset"]] = np.array([r[f"ndcg@{k}"] for k in K_VALUES] +
                                                                  [r[f"recall@{k}"] for k in K_VALUES] + [r["map"]])
     references = sorted(by_ref)
-    runs = sorted({r["run"] for r in chosen})
-    curves: dict[str, dict[str, np.ndarray]] = {ref: {run: np.mean(list(by_ref[ref][run].values()), axis=0)
-                                                      for run in by_ref[ref]} for ref in references}
+    rankings = sorted({r["ranking"] for r in chosen})
+    curves: dict[str, dict[str, np.ndarray]] = {ref: {ranking: np.mean(list(by_ref[ref][ranking].values()), axis=0)
+                                                      for ranking in by_ref[ref]} for ref in references}
     judges = [ref for ref in references if ref.startswith("judge:")]
     if len(judges) > 1:
-        curves[AVERAGE] = {run: two_stage_average({j: by_ref[j][run] for j in judges if run in by_ref[j]})[1]
-                           for run in runs if all(run in by_ref[j] for j in judges)}
+        curves[AVERAGE] = {name: two_stage_average({j: by_ref[j][name] for j in judges if name in by_ref[j]})[1]
+                           for name in rankings if all(name in by_ref[j] for j in judges)}
         references.insert(0, AVERAGE)
     column = _column(metric)
     lead = references[0] if references else None
-    values = {ref: {run: float(c[column]) for run, c in curves[ref].items()} for ref in references}
-    order = sorted(runs, key=lambda run: -values[lead].get(run, -1.0)) if lead else runs
+    values = {ref: {ranking: float(c[column]) for ranking, c in curves[ref].items()} for ref in references}
+    order = sorted(rankings, key=lambda ranking: -values[lead].get(ranking, -1.0)) if lead else rankings
     delta = {ref: deltas(values[ref], baseline) for ref in references
              if baseline and baseline in values[ref]}
-    return {"references": references, "runs": order, "values": values, "deltas": delta, "metric": metric,
-            "curves": {ref: {run: c[:200].tolist() for run, c in curves[ref].items()} for ref in references}}
+    return {"references": references, "rankings": order, "values": values, "deltas": delta, "metric": metric,
+            "curves": {ref: {ranking: c[:200].tolist() for ranking, c in curves[ref].items()} for ref in references}}
 
 
 def _column(metric: str) -> int:

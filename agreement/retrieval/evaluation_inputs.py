@@ -1,6 +1,6 @@
-"""Loading runs and judgments from the database for the pure scorer (``scoring``), one subset at a time.
+"""Loading rankings and judgments from the database for the pure scorer (``scoring``), one subset at a time.
 
-References a run is scored against, each a name and a set of judgments:
+References a ranking is scored against, each a name and a set of judgments:
 - ``qrels:<split>`` — the collection's original judgments (binary or graded);
 - ``judge:<name>`` — one LLM judge's 0–10 scores of the pool; ``judges:mean`` — the mean of the LLM judges per
   pair (over the judges that scored it); ``humans`` — the mean of the human annotators per pair.
@@ -17,9 +17,9 @@ from typing import Any, BinaryIO
 import numpy as np
 from django.db.models import Sum
 
-from agreement.retrieval.importing import chunks, iter_qrels
-from agreement.retrieval.models import Collection, PoolUnit, Qrel, Run, RunEntry, Subset
-from agreement.retrieval.runs import Resolver
+from agreement.retrieval.collection_import import chunks, iter_qrels
+from agreement.retrieval.models import Collection, PoolUnit, Qrel, Ranking, RankingEntry, Subset
+from agreement.retrieval.rankings import Resolver
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest
 from annotation.models import Annotation, Annotator
 from hume.lib.import_reader import ProblemLog
@@ -31,15 +31,15 @@ DEFAULT_QRELS_THRESHOLD = 1.0  # trec_eval's relevance_level
 
 @dataclass(frozen=True)
 class Row:
-    run: str
-    run_kind: str
+    ranking: str
+    ranking_kind: str
     subset: str
     reference: str
     threshold: float
     scores: Scores
 
     def as_dict(self, ks: Sequence[int]) -> dict[str, Any]:
-        out: dict[str, Any] = {"run": self.run, "kind": self.run_kind, "subset": self.subset,
+        out: dict[str, Any] = {"ranking": self.ranking, "kind": self.ranking_kind, "subset": self.subset,
                                "reference": self.reference, "threshold": self.threshold,
                                "queries": self.scores.queries, "map": round(self.scores.map, 6)}
         out |= {f"ndcg@{k}": round(self.scores.at("ndcg", k), 6) for k in ks}
@@ -100,9 +100,9 @@ def references(subset: Subset, *, split: str = "test", task: str | None = None) 
     return out
 
 
-def ranking(run: Run, subset: Subset) -> tuple[np.ndarray, np.ndarray]:
+def ranked_matrix(ranking: Ranking, subset: Subset) -> tuple[np.ndarray, np.ndarray]:
     """(queries, depth) matrix of document pks in rank order (−1 past a query's last document), query pks."""
-    rows = np.array(RunEntry.objects.filter(run=run, query__subset=subset).order_by().values_list(
+    rows = np.array(RankingEntry.objects.filter(ranking=ranking, query__subset=subset).order_by().values_list(
         "query_id", "document_id", "rank"), dtype=np.int64).reshape(-1, 3)
     if not len(rows):
         return np.full((0, 1), -1, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -121,28 +121,28 @@ def threshold_for(reference: str, thresholds: Mapping[str, float]) -> float:
     return DEFAULT_QRELS_THRESHOLD if reference.startswith("qrels:") else thresholds.get("*", DEFAULT_JUDGE_THRESHOLD)
 
 
-def evaluate_collection(collection: Collection, *, split: str = "test", runs: Sequence[Run] | None = None,
+def evaluate_collection(collection: Collection, *, split: str = "test", rankings: Sequence[Ranking] | None = None,
                         thresholds: Mapping[str, float] | None = None, task: str | None = None,
                         external: Mapping[int, dict[str, Judgments]] | None = None,
                         ks: Sequence[int] = K_VALUES) -> list[Row]:
-    """Every run × subset × reference; `external` ({subset pk: references}) replaces the stored references
-    (a graded qrels file), `task` keeps only the judges of that pool task. By default every finished run: one
+    """Every ranking × subset × reference; `external` ({subset pk: references}) replaces the stored references
+    (a graded qrels file), `task` keeps only the judges of that pool task. By default every finished ranking: one
     still queued, running or failed (started from the page, ``actions.py``) has no ranking to score yet."""
     thresholds = thresholds or {}
-    runs = list(runs if runs is not None else collection.runs.filter(status=Run.Status.DONE))
+    rankings = list(rankings if rankings is not None else collection.rankings.filter(status=Ranking.Status.DONE))
     rows = []
     for subset in collection.subsets.all():
         refs = external.get(subset.pk, {}) if external is not None else references(subset, split=split, task=task)
-        rankings = {run.pk: ranking(run, subset) for run in runs}
+        matrices = {ranking.pk: ranked_matrix(ranking, subset) for ranking in rankings}
         for reference, judgments in refs.items():
             threshold = threshold_for(reference, thresholds)
             prepared = Prepared(judgments, threshold=threshold, k_max=max(ks))
-            for run in runs:
-                matrix, queries = rankings[run.pk]
+            for ranking in rankings:
+                matrix, queries = matrices[ranking.pk]
                 if len(queries):
                     scores = evaluate(matrix, queries, prepared, ks)
                     if scores.queries:
-                        rows.append(Row(run.name, run.kind, subset.name, reference, threshold, scores))
+                        rows.append(Row(ranking.name, ranking.kind, subset.name, reference, threshold, scores))
     return rows
 
 

@@ -1,19 +1,19 @@
-"""An embedding run split across Celery workers: chunks of each subset's corpus, merged exactly.
+"""An embedding ranking split across Celery workers: chunks of each subset's corpus, merged exactly.
 
 Why it is shaped this way:
-- `start_split_embedding_run` writes the run and one `RunChunk` per (subset, document range) in one
+- `start_split_embedding_run` writes the ranking and one `RunChunk` per (subset, document range) in one
   transaction and, after commit, sends one message per chunk. Every message takes chunks until none is left,
   so a lost or repeated message changes nothing but who does the work.
 - A chunk is a job of the job layer (hume/jobs/): `claim_next` takes it with SELECT ... FOR UPDATE SKIP
   LOCKED, so two workers never take the same one; its lease is renewed while it ranks, so one whose worker
   died is taken over once the lease (JOB_LEASE_SECONDS) lapses, not after a fixed ten minutes. The result
   is written only through the lease, while the claim is still the writer's.
-- The worker that finds every chunk done merges under a lock on the run: `merge_top_k` over the chunks'
+- The worker that finds every chunk done merges under a lock on the ranking: `merge_top_k` over the chunks'
   (document pk, cosine) tops is the exact top-K of the whole corpus, the same ranking as one process's
-  `embedding_run`. A second merger finds the entries there and stops: the run is written once.
+  `embedding_run`. A second merger finds the entries there and stops: the ranking is written once.
 - Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
 - A worker killed outright keeps its message unacknowledged for the broker's hour-long visibility timeout.
-  The job layer's periodic check sends a fresh message for a run with a chunk whose lease lapsed, and
+  The job layer's periodic check sends a fresh message for a ranking with a chunk whose lease lapsed, and
   (`unmerged_runs`, registered as the type's stranded finder) for one whose chunks are all done with the
   merge never written.
 """
@@ -28,65 +28,65 @@ from django.db.models import Exists, OuterRef
 from agreement.model_runs.device import add_device, worker_device
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
+from agreement.retrieval.cosine_top_k import l2_normalise, merge_top_k
 from agreement.retrieval.device_search import exact_top_k
-from agreement.retrieval.models import Collection, Document, Query, Run, RunChunk, RunEntry
-from agreement.retrieval.runs import finish_ranking, store_entries
-from agreement.retrieval.similarity import l2_normalise, merge_top_k
-from agreement.retrieval.system_runs import _new_run, embed_all
+from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingChunk, RankingEntry
+from agreement.retrieval.rankings import finish_ranking, store_entries
+from agreement.retrieval.system_rankings import _new_ranking, embed_all
 from hume import jobs
 from hume.jobs.lease import Lease, claim_next, lapsed
 from measures.mteb_texts import document_text, query_text
 
-Status = RunChunk.Status
+Status = RankingChunk.Status
 
 
-def start_split_embedding_run(collection: Collection, name: str, model: EmbeddingModel, *, k: int = 100,
-                              docs_per_chunk: int = 50_000) -> Run:
-    """Create the run and its chunks, and enqueue one message per chunk once they are committed."""
+def start_split_embedding_ranking(collection: Collection, name: str, model: EmbeddingModel, *, k: int = 100,
+                              docs_per_chunk: int = 50_000) -> Ranking:
+    """Create the ranking and its chunks, and enqueue one message per chunk once they are committed."""
     if not model.is_encoder:
         raise ValueError(f"{model.name} is a classical metric: it has no vectors to rank by cosine")
     if k < 1 or docs_per_chunk < 1:
         raise ValueError("k and docs_per_chunk must be at least 1")
     with transaction.atomic():
-        run = _new_run(collection, name, Run.Kind.EMBEDDING)
+        ranking = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
         chunks = []
         for subset in collection.subsets.all():
             documents = subset.documents.count()
             if documents and Query.objects.filter(subset=subset).exists():
-                chunks += [RunChunk(run=run, subset=subset, model=model, k=k, doc_start=start,
+                chunks += [RankingChunk(ranking=ranking, subset=subset, model=model, k=k, doc_start=start,
                                     doc_end=min(start + docs_per_chunk, documents))
                            for start in range(0, documents, docs_per_chunk)]
-        RunChunk.objects.bulk_create(chunks)
-        if chunks:  # a run with nothing to rank is done (and empty) at once
-            run.status = Run.Status.QUEUED
-            run.save(update_fields=["status"])
+        RankingChunk.objects.bulk_create(chunks)
+        if chunks:  # a ranking with nothing to rank is done (and empty) at once
+            ranking.status = Ranking.Status.QUEUED
+            ranking.save(update_fields=["status"])
         for _ in chunks:
-            jobs.enqueue_on_commit("retrieval.embedding_chunk", run.pk)
-    return run
+            jobs.enqueue_on_commit("retrieval.embedding_chunk", ranking.pk)
+    return ranking
 
 
-def dead_split_runs() -> list[int]:
-    """Split runs a dead worker left waiting: a chunk whose lease lapsed, or every chunk done and no entries
-    (the worker died between its last chunk and the merge). A message for a live run is harmless: the claim
+def dead_split_rankings() -> list[int]:
+    """Split rankings a dead worker left waiting: a chunk whose lease lapsed, or every chunk done and no entries
+    (the worker died between its last chunk and the merge). A message for a live ranking is harmless: the claim
     and the merge's lock decide who works."""
-    stale = RunChunk.objects.filter(lapsed()).values_list("run_id", flat=True)
-    return sorted(set(stale) | set(unmerged_runs()))
+    stale = RankingChunk.objects.filter(lapsed()).values_list("ranking_id", flat=True)
+    return sorted(set(stale) | set(unmerged_rankings()))
 
 
-def unmerged_runs() -> list[int]:
-    """Split runs whose chunks are all done and whose merge was never written."""
-    unfinished = RunChunk.objects.filter(run=OuterRef("pk"), status__in=[Status.QUEUED, Status.RUNNING])
-    return list(Run.objects.filter(Exists(RunChunk.objects.filter(run=OuterRef("pk"))), ~Exists(unfinished),
-                                   ~Exists(RunEntry.objects.filter(run=OuterRef("pk"))))
+def unmerged_rankings() -> list[int]:
+    """Split rankings whose chunks are all done and whose merge was never written."""
+    unfinished = RankingChunk.objects.filter(ranking=OuterRef("pk"), status__in=[Status.QUEUED, Status.RUNNING])
+    return list(Ranking.objects.filter(Exists(RankingChunk.objects.filter(ranking=OuterRef("pk"))), ~Exists(unfinished),
+                                   ~Exists(RankingEntry.objects.filter(ranking=OuterRef("pk"))))
                 .values_list("pk", flat=True))  # each EXISTS one index probe: entries may be millions
 
 
-def claim_chunk(run_id: int) -> Lease | None:
-    """The next queued chunk of the run (or one whose worker's lease lapsed), now ours; None when none is left."""
-    return claim_next(RunChunk.objects.filter(run_id=run_id))
+def claim_chunk(ranking_id: int) -> Lease | None:
+    """The next queued chunk of the ranking (or one whose worker's lease lapsed), now ours; None when none is left."""
+    return claim_next(RankingChunk.objects.filter(ranking_id=ranking_id))
 
 
-def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
+def rank_chunk(chunk: RankingChunk) -> tuple[np.ndarray, np.ndarray]:
     """(document pks, cosines), each (queries × min(k, chunk size)), of the chunk's documents for every query."""
     queries = Query.objects.filter(subset_id=chunk.subset_id).order_by("pk").values_list("text", "instruction")
     query_texts = [query_text(text, instruction) for text, instruction in queries]  # as subset_texts writes them
@@ -102,34 +102,35 @@ def rank_chunk(chunk: RunChunk) -> tuple[np.ndarray, np.ndarray]:
     query_vecs = l2_normalise(embed_all(vectors, query_texts, batch))
     idx, val = exact_top_k(query_vecs, l2_normalise(embed_all(vectors, doc_texts, batch)), chunk.k, device=device,
                            normalised=True)
-    add_device(Run, chunk.run_id, device)
+    add_device(Ranking, chunk.ranking_id, device)
     return np.asarray(doc_pks, dtype=np.int64)[idx], val.astype(np.float32)
 
 
-def work(run_id: int) -> int:
-    """Rank chunks of the run until none is left, then merge if every chunk is done; returns chunks ranked."""
+def work(ranking_id: int) -> int:
+    """Rank chunks of the ranking until none is left, then merge if every chunk is done; returns chunks ranked."""
     ranked = 0
-    while (lease := claim_chunk(run_id)) is not None:
-        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(status=Run.Status.RUNNING)
-        chunk = RunChunk.objects.select_related("model").get(pk=lease.pk)
+    while (lease := claim_chunk(ranking_id)) is not None:
+        Ranking.objects.filter(pk=ranking_id, status=Ranking.Status.QUEUED).update(status=Ranking.Status.RUNNING)
+        chunk = RankingChunk.objects.select_related("model").get(pk=lease.pk)
         try:
             with lease.kept():
                 docs, scores = rank_chunk(chunk)
         except Exception as exc:  # the page says why; the chunk's lease lapses, so the beat retries it
-            Run.objects.filter(pk=run_id).update(status=Run.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+            Ranking.objects.filter(pk=ranking_id).update(status=Ranking.Status.FAILED,
+                                                         error=f"{type(exc).__name__}: {exc}")
             raise
         ranked += lease.finish(doc_ids=docs.tobytes(), scores=scores.tobytes())
-    merge(run_id)
+    merge(ranking_id)
     return ranked
 
 
-def merge(run_id: int) -> bool:
-    """Write the run's entries from its chunks' tops, once: False while chunks are left or when already merged."""
+def merge(ranking_id: int) -> bool:
+    """Write the ranking's entries from its chunks' tops, once: False while chunks are left or when already merged."""
     with transaction.atomic():
-        run = Run.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.chunks.exclude(status=Status.DONE).exists() or run.entries.exists():
+        ranking = Ranking.objects.select_for_update().filter(pk=ranking_id).first()
+        if ranking is None or ranking.chunks.exclude(status=Status.DONE).exists() or ranking.entries.exists():
             return False
-        for subset_id, chunks in groupby(run.chunks.order_by("subset_id", "doc_start"), key=lambda c: c.subset_id):
+        for subset_id, chunks in groupby(ranking.chunks.order_by("subset_id", "doc_start"), key=lambda c: c.subset_id):
             query_pks = list(Query.objects.filter(subset_id=subset_id).order_by("pk").values_list("pk", flat=True))
             parts = []
             for chunk in chunks:
@@ -137,8 +138,9 @@ def merge(run_id: int) -> bool:
                 parts.append((np.frombuffer(bytes(chunk.doc_ids), dtype=np.int64).reshape(len(query_pks), width),
                               np.frombuffer(bytes(chunk.scores), dtype=np.float32).reshape(len(query_pks), width)))
             docs, scores = merge_top_k(parts, chunk.k)
-            store_entries(run, ((q, int(d), float(s)) for q, row_d, row_s in zip(query_pks, docs, scores, strict=True)
-                                for d, s in zip(row_d, row_s, strict=True)))
-        finish_ranking(run)
-        Run.objects.filter(pk=run_id).update(status=Run.Status.DONE, error="")
+            store_entries(ranking, ((q, int(d), float(s))
+                                    for q, row_d, row_s in zip(query_pks, docs, scores, strict=True)
+                                    for d, s in zip(row_d, row_s, strict=True)))
+        finish_ranking(ranking)
+        Ranking.objects.filter(pk=ranking_id).update(status=Ranking.Status.DONE, error="")
     return True

@@ -1,4 +1,4 @@
-"""Runs: TREC run files imported for systems run elsewhere, and rankings made here, stored the same way.
+"""Rankings: TREC run files imported for systems ranking elsewhere, and rankings made here, stored the same way.
 
 A TREC run line is ``qid Q0 docid rank score tag``. Like trec_eval, the app orders a query's documents by
 score (descending), ties by document id (descending), and ignores the file's rank column beyond checking
@@ -13,22 +13,22 @@ from typing import BinaryIO
 
 from django.db import connection, transaction
 
-from agreement.retrieval.importing import chunks
-from agreement.retrieval.models import Collection, Document, Query, Run, RunEntry, Subset
+from agreement.retrieval.collection_import import chunks
+from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingEntry, Subset
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, read_lines
 from hume.lib.sql import insert_rows
 
 
 @dataclass
-class RunSummary:
-    run: str
+class RankingSummary:
+    ranking: str
     collection: str
     queries: int
     entries: int
     depth: int
 
     def lines(self) -> list[str]:
-        return [f"run {self.run} on collection {self.collection}: {self.queries} queries, "
+        return [f"ranking {self.ranking} on collection {self.collection}: {self.queries} queries, "
                 f"{self.entries} ranked documents, depth {self.depth}"]
 
 
@@ -78,17 +78,17 @@ class Resolver:
         return {(subset_id, did): pk for subset_id, did, pk in rows}
 
 
-def import_run(stream: BinaryIO, filename: str, *, collection: str, name: str, subset: str | None = None,
-               kind: str = Run.Kind.IMPORTED) -> RunSummary:
-    """Import a TREC run file as run `name` of `collection`; atomic, ImportFailed names every bad line."""
+def import_ranking(stream: BinaryIO, filename: str, *, collection: str, name: str, subset: str | None = None,
+               kind: str = Ranking.Kind.IMPORTED) -> RankingSummary:
+    """Import a TREC run file as ranking `name` of `collection`; atomic, ImportFailed names every bad line."""
     log = ProblemLog(filename)
     with transaction.atomic():
         target, chosen = _target(collection, subset, log)
-        if Run.objects.filter(collection=target, name=name).exists():
-            log.add(None, "name", f"collection {collection!r} already has a run named {name!r}; choose another "
+        if Ranking.objects.filter(collection=target, name=name).exists():
+            log.add(None, "name", f"collection {collection!r} already has a ranking named {name!r}; choose another "
                                   "name (nothing was imported)")
         log.raise_if_any()
-        run = Run.objects.create(collection=target, name=name, kind=kind)
+        ranking = Ranking.objects.create(collection=target, name=name, kind=kind, status=Ranking.Status.DONE)
         resolver, seen, tags = Resolver(target, chosen), {}, set()
         matched = unknown = 0
         for batch in chunks(iter_trec_run(stream, log)):
@@ -118,20 +118,20 @@ def import_run(stream: BinaryIO, filename: str, *, collection: str, name: str, s
                     tags.add(tag)
                     rows.append((query_pk, doc_pk, score))
             if not log:
-                store_entries(run, rows)
+                store_entries(ranking, rows)
             if log.full:
                 break
         if unknown and unknown >= matched:
             log.problems.insert(0, ImportProblem(filename, None, None, f"{unknown} of {matched + unknown} lines "
-                                f"name queries that collection {collection!r} does not have: is this a run "
+                                f"name queries that collection {collection!r} does not have: is this a ranking "
                                 "of another collection?"))
         if not seen and not log:
             log.add(None, None, "the run file has no lines")
         log.raise_if_any()
-        run.tag = ",".join(sorted(tags))[:200]
-        run.save(update_fields=["tag"])
-        depth = finish_ranking(run)
-    return RunSummary(name, collection, len({q for q, _ in seen}), len(seen), depth)
+        ranking.tag = ",".join(sorted(tags))[:200]
+        ranking.save(update_fields=["tag"])
+        depth = finish_ranking(ranking)
+    return RankingSummary(name, collection, len({q for q, _ in seen}), len(seen), depth)
 
 
 def _target(collection: str, subset: str | None, log: ProblemLog) -> tuple[Collection, Subset | None]:
@@ -147,27 +147,27 @@ def _target(collection: str, subset: str | None, log: ProblemLog) -> tuple[Colle
     return target, chosen
 
 
-def store_entries(run: Run, rows: Iterable[tuple[int, int, float]]) -> None:
+def store_entries(ranking: Ranking, rows: Iterable[tuple[int, int, float]]) -> None:
     """Insert (query pk, document pk, score) rows; ranks are set by finish_ranking once all are in."""
-    insert_rows(RunEntry, ("run", "query", "document", "rank", "score"),
-                [(run.pk, q, d, 0, float(s)) for q, d, s in rows])
+    insert_rows(RankingEntry, ("ranking", "query", "document", "rank", "score"),
+                [(ranking.pk, q, d, 0, float(s)) for q, d, s in rows])
 
 
-def finish_ranking(run: Run) -> int:
-    """Rank each query's documents in trec_eval's order (score down, doc id down); returns the run's depth."""
-    entry, doc = RunEntry._meta.db_table, Document._meta.db_table
+def finish_ranking(ranking: Ranking) -> int:
+    """Rank each query's documents in trec_eval's order (score down, doc id down); returns the ranking's depth."""
+    entry, doc = RankingEntry._meta.db_table, Document._meta.db_table
     byte_order = ' COLLATE "C"' if connection.vendor == "postgresql" else ""  # trec_eval compares with strcmp
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {entry} SET rank = ranked.r FROM ("
             " SELECT e.id, ROW_NUMBER() OVER (PARTITION BY e.query_id"
             f" ORDER BY e.score DESC, d.doc_id{byte_order} DESC) AS r"
-            f" FROM {entry} e JOIN {doc} d ON d.id = e.document_id WHERE e.run_id = %s) AS ranked"
-            f" WHERE {entry}.id = ranked.id", [run.pk])
-        cursor.execute(f"SELECT COALESCE(MAX(rank), 0) FROM {entry} WHERE run_id = %s", [run.pk])
+            f" FROM {entry} e JOIN {doc} d ON d.id = e.document_id WHERE e.ranking_id = %s) AS ranked"
+            f" WHERE {entry}.id = ranked.id", [ranking.pk])
+        cursor.execute(f"SELECT COALESCE(MAX(rank), 0) FROM {entry} WHERE ranking_id = %s", [ranking.pk])
         depth = int(cursor.fetchone()[0])
-    Run.objects.filter(pk=run.pk).update(depth=depth)
-    run.depth = depth
+    Ranking.objects.filter(pk=ranking.pk).update(depth=depth)
+    ranking.depth = depth
     return depth
 
 

@@ -1,7 +1,7 @@
 """The demo's retrieval study (demo/retrieval/, `python manage.py demo_retrieval`): a small collection, a BM25
-run and a run of the shipped all-MiniLM-L6-v2, pooled, judged by two demo people and an LLM judge, evaluated.
+ranking and a ranking of the shipped all-MiniLM-L6-v2, pooled, judged by two demo people and an LLM judge, evaluated.
 
-Every step is the one the collection's page starts (``actions``, ``pooling``, ``reports``), run here in the
+Every step is the one the collection's page starts (``actions``, ``pooling``, ``evaluations``), run here in the
 command's process so the demo shows curves without waiting for a worker; each step is skipped when its result
 is already there, so the run command may call it on every start. The judgments are written data
 (demo/retrieval/judgments.tsv: a score per (query, document) of its topic, and a `*` line giving the
@@ -22,12 +22,12 @@ from django.conf import settings
 from agreement.model_runs.device import worker_device
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.retrieval import reports
+from agreement.retrieval import evaluations
 from agreement.retrieval.actions import create_judging_batch
-from agreement.retrieval.importing import import_collection
+from agreement.retrieval.collection_import import import_collection
 from agreement.retrieval.models import Collection, Evaluation, Pool, PoolUnit, Subset
 from agreement.retrieval.pooling import build_pool
-from agreement.retrieval.system_runs import bm25_run, embedding_run
+from agreement.retrieval.system_rankings import bm25_ranking, embedding_ranking
 from annotation.answer_import import import_annotations
 
 DEMO_RETRIEVAL = Path(settings.BASE_DIR) / "demo" / "retrieval"
@@ -42,16 +42,16 @@ def load(model: EmbeddingModel, say: Callable[[str], None] = lambda line: None) 
         summary = import_collection(DEMO_RETRIEVAL, name=COLLECTION, language=LANGUAGE, subset=SUBSET)
         say("; ".join(summary.lines()))
     collection = Collection.objects.get(name=COLLECTION)
-    if not collection.runs.filter(name="bm25").exists():
-        bm25_run(collection, "bm25", k=K)
-    if not collection.runs.filter(name=model.name).exists():
+    if not collection.rankings.filter(name="bm25").exists():
+        bm25_ranking(collection, "bm25", k=K)
+    if not collection.rankings.filter(name=model.name).exists():
 
         def vectors(texts: Sequence[str]) -> np.ndarray:
             return embed(model, texts)
 
-        embedding_run(collection, model.name, vectors, k=K, device=worker_device())
+        embedding_ranking(collection, model.name, vectors, k=K, device=worker_device())
     subset = Subset.objects.get(collection=collection, name=SUBSET)
-    pool = build_pool(subset, list(collection.runs.filter(name__in=["bm25", model.name])), DEPTH)
+    pool = build_pool(subset, list(collection.rankings.filter(name__in=["bm25", model.name])), DEPTH)
     say("; ".join(pool.lines()))
     chosen = Pool.objects.select_related("task").get(pk=pool.pool_id)
     create_judging_batch(chosen)  # for the demo's English speakers, who may judge the pairs themselves
@@ -88,5 +88,5 @@ def evaluate(collection: Collection) -> Evaluation:
     """The worker's evaluation, run here (as the report command runs the report job); unchanged → no work."""
     Evaluation.objects.update_or_create(collection=collection, defaults={"status": Evaluation.Status.QUEUED,
                                                                          "error": ""})
-    reports.run_evaluation(collection.pk, claimed_by="demo_retrieval")
+    evaluations.run_evaluation(collection.pk, claimed_by="demo_retrieval")
     return Evaluation.objects.get(collection=collection)

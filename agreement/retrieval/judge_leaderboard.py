@@ -5,7 +5,7 @@
 - Rank shift: a system's place on two leaderboards (e.g. binary qrels vs graded judges) and Kendall's τ-b
   between the two orders (SciPy), over the systems both rank.
 - Delta against a chosen baseline system, and a paired Student t-test over per-query scores (the test
-  ranx uses by default) to say whether two runs differ.
+  ranx uses by default) to say whether two rankings differ.
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def deltas(scores: Mapping[str, float], baseline: str) -> dict[str, float]:
 
 
 def paired_t_test(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[float, float, int]:
-    """(t, two-sided p, queries) of a paired t-test over the queries both runs were scored on."""
+    """(t, two-sided p, queries) of a paired t-test over the queries both rankings were scored on."""
     common = sorted(set(a) & set(b))
     if len(common) < 2:
         return float("nan"), float("nan"), len(common)
