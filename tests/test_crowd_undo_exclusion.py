@@ -19,7 +19,7 @@ from django.test import Client
 from django.utils import timezone
 
 from agreement.models import Report
-from agreement.reports import reincluded_annotators
+from agreement.report_building import reincluded_annotators
 from annotation.annotators import create_annotator
 from annotation.crowd.models import CheckResult, ExclusionEvent, Participant
 from annotation.crowd.participants import exclude_annotator, include_annotator
