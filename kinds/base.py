@@ -202,6 +202,7 @@ class TaskKind:
     # candidate), so an annotator model (Dawid-Skene, MACE, ...) may replace the majority (docs/reports.md)
     label_unit: ClassVar[str] = "items"  # what one such label is about, as the annotator-models block says
     sentence_pairs: ClassVar[bool] = False  # an item is two sentences rated on the scale: SAGE's human row
+    answers_are_partitions: ClassVar[bool] = False  # an answer is a partition, equal up to renaming its parts
     ppi_estimands: ClassVar[Any] = None  # its kinds.ppi_estimands.KindEstimands; None: no PPI estimate
 
     def __init__(self, name: str | None = None) -> None:

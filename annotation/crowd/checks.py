@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kinds.kind_registry import get_kind
+
 FAIR_FAILURES_TO_REJECT = 2
 # A number in a gold or attention answer matches within this share of the task's scale (an STS slider rarely
 # lands on the exact gold 3.2; a tenth of the 0–5 scale is 0.5).
@@ -35,7 +37,7 @@ def _partition(labels: Sequence[Any]) -> list[int]:
 
 def answer_matches(kind: str, value: Any, expected: Any, *, tolerance: float = 0.0) -> bool:
     """Whether `value` is the answer `expected`: equal, numbers within `tolerance`, clusterings as partitions."""
-    if kind == "clustering" and isinstance(value, list) and isinstance(expected, list):
+    if get_kind(kind).answers_are_partitions and isinstance(value, list) and isinstance(expected, list):
         return len(value) == len(expected) and _partition(value) == _partition(expected)
     return _close(value, expected, tolerance)
 

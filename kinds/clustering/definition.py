@@ -33,6 +33,7 @@ class Clustering(TaskKind):
     stratified = False
     averageable = False
     mteb_type = "Clustering"
+    answers_are_partitions = True  # cluster ids are free names: {a, a, b} answers what {x, x, y} does
     payload_template = "kinds/clustering/payload.html"
     answer_form = ClusteringForm
     prompt = ClusteringPrompt()
