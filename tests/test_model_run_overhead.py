@@ -91,7 +91,7 @@ def test_a_chunks_items_read_as_one_range_or_in_batches_are_the_same_payloads() 
 
 def test_an_embedding_run_under_a_taken_name_is_refused_before_anything_is_encoded() -> None:
     from agreement.retrieval.models import Collection, Document, Query, Subset
-    from agreement.retrieval.system_rankings import embedding_run
+    from agreement.retrieval.system_rankings import embedding_ranking
 
     collection = Collection.objects.create(name="c")
     subset = Subset.objects.create(collection=collection, name="default", language="eng-Latn")
@@ -103,10 +103,10 @@ def test_an_embedding_run_under_a_taken_name_is_refused_before_anything_is_encod
         asked.append(texts)
         return np.ones((len(texts), 3))
 
-    embedding_run(collection, "x", vectors, k=1)
+    embedding_ranking(collection, "x", vectors, k=1)
     assert asked == [["aspirin"], ["aspirin and colon cancer"]]
-    with pytest.raises(ValueError, match="already has a run named 'x'"):
-        embedding_run(collection, "x", vectors, k=1)
+    with pytest.raises(ValueError, match="already has a ranking named 'x'"):
+        embedding_ranking(collection, "x", vectors, k=1)
     assert len(asked) == 2
 
 
