@@ -86,12 +86,16 @@ def _participant_in(link: StudyLink, participant_id: int) -> Participant:
     return participant
 
 
+def _decision(request: HttpRequest, link_id: int, participant_id: int) -> tuple[StudyLink, Participant, str]:
+    """The study, the participant an exclusion or its undo is about, and the reason posted with it."""
+    link = get_link_for(request.user, link_id)
+    return link, _participant_in(link, participant_id), request.POST.get("reason", "").strip()
+
+
 @admins_only
 @require_POST
 def exclude(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
-    link = get_link_for(request.user, link_id)
-    participant = _participant_in(link, participant_id)
-    reason = request.POST.get("reason", "").strip()
+    link, participant, reason = _decision(request, link_id, participant_id)
     if not reason:
         messages.error(request, "Give a reason to exclude a participant.")
         return redirect("studies:detail", link_id=link.pk)
@@ -109,9 +113,7 @@ def exclude(request: HttpRequest, link_id: int, participant_id: int) -> HttpResp
 @require_POST
 def include(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
     """Undo an exclusion (same role as excluding): the answers count again and the reports recompute."""
-    link = get_link_for(request.user, link_id)
-    participant = _participant_in(link, participant_id)
-    reason = request.POST.get("reason", "").strip()
+    link, participant, reason = _decision(request, link_id, participant_id)
     if not reason:
         messages.error(request, "Give a reason to include a participant again.")
         return redirect("studies:detail", link_id=link.pk)
