@@ -258,7 +258,7 @@ def difference(a: str, first: Estimate, b: str, second: Estimate, alpha: float =
 
 
 def active_estimate(y: np.ndarray, yhat: np.ndarray, w: np.ndarray, judge_mean: float, n_items: int,
-                    alpha: float = 0.05, in_scope: np.ndarray | None = None) -> Estimate:
+                    alpha: float = 0.05, in_scope: np.ndarray | None = None, lam: float | None = None) -> Estimate:
     """The PPI estimate for labels drawn unevenly with known probabilities ("Active Statistical Inference",
     Zrnic & Candès, arXiv:2403.03208): each draw i has weight w_i = 1/(M·p_i) (p_i its draw probability, M the
     items estimated over) and the judge's mean over all M items, μ_f, is known (it answered every item). With
@@ -267,7 +267,9 @@ def active_estimate(y: np.ndarray, yhat: np.ndarray, w: np.ndarray, judge_mean: 
     `n_unlabelled` reports `n_items`, the M items the judge's mean is taken over.
     `in_scope` (a 0/1 per draw) estimates a system's mean from every draw, zero outside it (w then uses
     M = the system's items). Not ppi-python's weighted form: its λ and variance, made for covariate shift,
-    gave wider intervals than uniform sampling in this setting (docs/ppi.md, "Active sampling")."""
+    gave wider intervals than uniform sampling in this setting (docs/ppi.md, "Active sampling"). With the weights
+    multiplied into the values it is ppi-python's `ppi_mean_ci(w·y, w·yhat, μ_f on every item, lam=λ)`: the same
+    estimate, the interval up to the sample variance's n/(n − 1) (tests/test_ppi_confidence.py). `lam` fixes λ."""
     z = z_value(alpha)
     n = int(y.shape[0])
     scope = np.ones(n) if in_scope is None else np.asarray(in_scope, dtype=float)
@@ -278,7 +280,8 @@ def active_estimate(y: np.ndarray, yhat: np.ndarray, w: np.ndarray, judge_mean: 
     a = scope * w * y
     b = scope * w * yhat - judge_mean
     var_b = float(np.var(b, ddof=1))
-    lam = 0.0 if var_b <= 0 else float(np.clip(np.cov(a, b)[0, 1] / var_b, 0, 1))
+    if lam is None:
+        lam = 0.0 if var_b <= 0 else float(np.clip(np.cov(a, b)[0, 1] / var_b, 0, 1))
     terms = a - lam * b
     theta, se = float(terms.mean()), float(terms.std(ddof=1)) / math.sqrt(n)
     mean, se_classical = float(a.mean()), float(a.std(ddof=1)) / math.sqrt(n)

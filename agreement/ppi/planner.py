@@ -17,6 +17,12 @@ relative standard error of about 1/√(2k), and for nested samples the two estim
 time, so by default the projection must be under the target by that much at one-sided 95% (`assurance`
 z = 1.645): z·√V·(1 + 1.645·√(1/(2n) − 1/(2n'))) ≤ W; `assurance=0` plans on the projection alone
 (docs/ppi.md, "Planning").
+
+`active_labels_needed` plans an active draw instead (agreement/ppi/active.py: m independent draws from q,
+pooled with the draws so far, each weighed by 1/(M·p) with p the mixture): from today's draws it projects the
+per-draw variance Var_p(w·(y − λ·yhat)) of the mixture after m more draws, λ re-tuned for it, and returns the
+smallest m whose half-width (with the same assurance margin) is at most the target, with the number of new
+items those m draws are expected to reach (docs/ppi.md, "Confidence-driven sampling").
 """
 from __future__ import annotations
 
@@ -94,3 +100,70 @@ def labels_needed(sample: Sample, target_half_width: float, alpha: float = 0.05,
                     f"not reachable: with all {total} items labelled the half-width would be ±{widths[-1]:.4g}")
     m = int(reached[0])
     return Plan(target_half_width, sample.n, total, now, m, float(widths[m]), float(lam[m]), assurance, note)
+
+
+@dataclass(frozen=True)
+class ActivePlan(Plan):
+    """A plan for `n_draws` more independent draws from q, expected to reach `n_more` items without a label."""
+
+    n_draws: int | None = None
+
+
+ACTIVE_DRAWS_PER_STEP = 1024  # draw counts whose projection is computed at once (memory: this × the draws so far)
+
+
+def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarray, q_at_draws: np.ndarray,
+                         q_unlabelled: np.ndarray, judge_mean: float, n_items: int, n_labelled: int,
+                         target_half_width: float, alpha: float = 0.05,
+                         assurance: float = DEFAULT_ASSURANCE, max_draws: int | None = None) -> ActivePlan:
+    """The fewest further draws from q (and the new items they are expected to reach) for which the active
+    estimate's interval (estimates.active_estimate) is projected at most ±target_half_width.
+
+    `y`, `yhat`, `draw_weights` are today's labelled draws (a uniform sample: one per labelled item, weights 1)
+    with their weights 1/(M·p₀); `q_at_draws` is q at those draws' items, `q_unlabelled` at the items without a
+    label. A population mean of g is estimated as Σ w₀·g / Σ w₀ over today's draws, so the projection needs no
+    label it does not have. None when even `max_draws` (default 20·M) would not reach the target."""
+    if not target_half_width > 0 or not math.isfinite(target_half_width):
+        raise ValueError(f"target half-width must be a positive number, got {target_half_width!r}")
+    y, yhat, w0, q = (np.asarray(a, dtype=float) for a in (y, yhat, draw_weights, q_at_draws))
+    n0 = int(y.size)
+    if n0 < 2:
+        return ActivePlan(target_half_width, n_labelled, n_items, None, None, None, None, assurance,
+                          f"cannot plan: {n0} labelled draw(s); a plan needs at least 2")
+    z = z_value(alpha)
+    share = w0 / w0.sum()
+    p0 = 1 / (n_items * w0)
+    mu_y = float(share @ y)
+    q_new = np.asarray(q_unlabelled, dtype=float)
+    max_draws = 20 * n_items if max_draws is None else max_draws
+    best: tuple[int, float, float, float] | None = None
+    now: float | None = None
+    for start in range(0, max_draws + 1, ACTIVE_DRAWS_PER_STEP):
+        m = np.arange(start, min(start + ACTIVE_DRAWS_PER_STEP, max_draws + 1), dtype=float)
+        p = (n0 * p0[None, :] + m[:, None] * q[None, :]) / (n0 + m[:, None])
+        scaled = share[None, :] / (n_items * p)  # w₀-weighted mean of g/(M·p)
+        second_y, cross, second_f = scaled @ (y * y), scaled @ (y * yhat), scaled @ (yhat * yhat)
+        var_f = second_f - judge_mean**2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(var_f > 0, (cross - mu_y * judge_mean) / var_f, 0.0)
+        lam = np.clip(np.nan_to_num(lam), 0, 1)
+        variance = second_y - 2 * lam * cross + lam**2 * second_f - (mu_y - lam * judge_mean) ** 2
+        widths = z * np.sqrt(np.maximum(variance, 0) / (n0 + m))
+        if now is None:
+            now = float(widths[0])
+        last_width = float(widths[-1])
+        # The margin is at least 1, so only draw counts already within the target unmargined can qualify.
+        for k in np.flatnonzero(widths <= target_half_width):
+            reached = float(np.sum(-np.expm1(m[k] * np.log1p(-q_new))))  # Σ 1 − (1 − q)^m over unlabelled items
+            margin = 1 + assurance * math.sqrt(max(1 / (2 * n_labelled) - 1 / (2 * (n_labelled + reached)), 0))
+            if widths[k] * margin <= target_half_width:
+                best = (int(m[k]), reached, float(widths[k]), float(lam[k]))
+                break
+        if best is not None:
+            break
+    if best is None:
+        return ActivePlan(target_half_width, n_labelled, n_items, now, None, None, None, assurance,
+                          f"not reachable: {max_draws} more draws would give ±{last_width:.4g}")
+    draws, reached, width, lam_planned = best
+    return ActivePlan(target_half_width, n_labelled, n_items, now, int(math.ceil(reached - 1e-9)), width,
+                      lam_planned, assurance, "planned as an active draw", n_draws=draws)
