@@ -24,7 +24,7 @@ import numpy as np
 
 from agreement.ppi.active import confidence_probabilities, draw_until_new, pooled_draws
 from agreement.ppi.estimates import Sample, active_estimate, estimate, z_value
-from agreement.ppi.planner import DEFAULT_ASSURANCE, active_labels_needed, labels_needed
+from agreement.ppi.planner import active_labels_needed, labels_needed
 
 JUDGES = ("informative", "uninformative", "issue3")
 BURN_IN = 100
@@ -83,7 +83,8 @@ def planned_study(kind: str, size: int, target: float, rng: np.random.Generator,
     assert uniform.half_width is not None and active.half_width is not None and active.estimate is not None
     assert uniform.estimate is not None
     return Outcome((z * float(y.std()) / target) ** 2,
-                   BURN_IN + uniform_plan.n_more, uniform.half_width, abs(uniform.estimate - truth) <= uniform.half_width,
+                   BURN_IN + uniform_plan.n_more, uniform.half_width,
+                   abs(uniform.estimate - truth) <= uniform.half_width,
                    BURN_IN + plan.n_more, active.half_width, abs(active.estimate - truth) <= active.half_width,
                    note.startswith("by confidence"))
 
@@ -106,8 +107,8 @@ class Summary:
         return (f"{kind:13s} ±{target} ({margin}, {self.studies} studies): labels / people-only: "
                 f"uniform {self.uniform_ratio:.3f}, by confidence {self.confidence_ratio:.3f}; within ±{target}: "
                 f"{self.uniform_reached:.1%} / {self.confidence_reached:.1%}; coverage {self.uniform_coverage:.1%} / "
-                f"{self.confidence_coverage:.1%}; mean ±{self.uniform_half_width:.4f} / ±{self.confidence_half_width:.4f};"
-                f" drew by confidence in {self.confidence_used:.0%}")
+                f"{self.confidence_coverage:.1%}; mean ±{self.uniform_half_width:.4f} / "
+                f"±{self.confidence_half_width:.4f}; drew by confidence in {self.confidence_used:.0%}")
 
 
 def summarise(kind: str, studies: int, size: int, target: float, seed: int, assurance: float = 0.0) -> Summary:
@@ -119,7 +120,8 @@ def summarise(kind: str, studies: int, size: int, target: float, seed: int, assu
 
     return Summary(
         studies,
-        mean([r.uniform_labels / r.people_only for r in runs]), mean([r.confidence_labels / r.people_only for r in runs]),
+        mean([r.uniform_labels / r.people_only for r in runs]),
+        mean([r.confidence_labels / r.people_only for r in runs]),
         mean([r.uniform_half_width <= target for r in runs]), mean([r.confidence_half_width <= target for r in runs]),
         mean([r.uniform_covered for r in runs]), mean([r.confidence_covered for r in runs]),
         mean([r.uniform_half_width for r in runs]), mean([r.confidence_half_width for r in runs]),

@@ -165,5 +165,5 @@ def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarr
         return ActivePlan(target_half_width, n_labelled, n_items, now, None, None, None, assurance,
                           f"not reachable: {max_draws} more draws would give ±{last_width:.4g}")
     draws, reached, width, lam_planned = best
-    return ActivePlan(target_half_width, n_labelled, n_items, now, int(math.ceil(reached - 1e-9)), width,
+    return ActivePlan(target_half_width, n_labelled, n_items, now, math.ceil(reached - 1e-9), width,
                       lam_planned, assurance, "planned as an active draw", n_draws=draws)
