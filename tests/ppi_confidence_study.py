@@ -73,8 +73,8 @@ def planned_study(kind: str, size: int, target: float, rng: np.random.Generator,
     uniform = estimate(Sample(y[uniform_rows], yhat[uniform_rows], yhat[uniform_unlabelled]))
     q, note = confidence_probabilities(confidence[burn], (y[burn] - yhat[burn]) ** 2, confidence)
     mu_f = float(yhat.mean())
-    plan = active_labels_needed(y[burn], yhat[burn], np.ones(BURN_IN), q[burn], q[~labelled], mu_f, size,
-                                BURN_IN, target, assurance=assurance)
+    plan = active_labels_needed(y[burn], yhat[burn], np.ones(BURN_IN), q[burn], q[~labelled], size, BURN_IN,
+                                target, assurance=assurance)
     assert plan.n_more is not None
     draws = draw_until_new(q, labelled, plan.n_more, rng) if plan.n_more else []
     rows, weights = pooled_draws(size, burn, [(q, draws)])

@@ -113,7 +113,7 @@ ACTIVE_DRAWS_PER_STEP = 1024  # draw counts whose projection is computed at once
 
 
 def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarray, q_at_draws: np.ndarray,
-                         q_unlabelled: np.ndarray, judge_mean: float, n_items: int, n_labelled: int,
+                         q_unlabelled: np.ndarray, n_items: int, n_labelled: int,
                          target_half_width: float, alpha: float = 0.05,
                          assurance: float = DEFAULT_ASSURANCE, max_draws: int | None = None) -> ActivePlan:
     """The fewest further draws from q (and the new items they are expected to reach) for which the active
@@ -122,7 +122,9 @@ def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarr
     `y`, `yhat`, `draw_weights` are today's labelled draws (a uniform sample: one per labelled item, weights 1)
     with their weights 1/(M·p₀); `q_at_draws` is q at those draws' items, `q_unlabelled` at the items without a
     label. A population mean of g is estimated as Σ w₀·g / Σ w₀ over today's draws, so the projection needs no
-    label it does not have. None when even `max_draws` (default 20·M) would not reach the target."""
+    label it does not have; moments and means come from the same draws, so the projected variance is one (at
+    no more draws and weights 1 it is the labelled items' variance of y − λ·yhat, λ their Cov/Var). None when
+    even `max_draws` (default 20·M) would not reach the target."""
     if not target_half_width > 0 or not math.isfinite(target_half_width):
         raise ValueError(f"target half-width must be a positive number, got {target_half_width!r}")
     y, yhat, w0, q = (np.asarray(a, dtype=float) for a in (y, yhat, draw_weights, q_at_draws))
@@ -133,7 +135,7 @@ def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarr
     z = z_value(alpha)
     share = w0 / w0.sum()
     p0 = 1 / (n_items * w0)
-    mu_y = float(share @ y)
+    mu_y, mu_f = float(share @ y), float(share @ yhat)
     q_new = np.asarray(q_unlabelled, dtype=float)
     max_draws = 20 * n_items if max_draws is None else max_draws
     best: tuple[int, float, float, float] | None = None
@@ -143,11 +145,11 @@ def active_labels_needed(y: np.ndarray, yhat: np.ndarray, draw_weights: np.ndarr
         p = (n0 * p0[None, :] + m[:, None] * q[None, :]) / (n0 + m[:, None])
         scaled = share[None, :] / (n_items * p)  # w₀-weighted mean of g/(M·p)
         second_y, cross, second_f = scaled @ (y * y), scaled @ (y * yhat), scaled @ (yhat * yhat)
-        var_f = second_f - judge_mean**2
+        var_f = second_f - mu_f**2
         with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(var_f > 0, (cross - mu_y * judge_mean) / var_f, 0.0)
+            lam = np.where(var_f > 0, (cross - mu_y * mu_f) / var_f, 0.0)
         lam = np.clip(np.nan_to_num(lam), 0, 1)
-        variance = second_y - 2 * lam * cross + lam**2 * second_f - (mu_y - lam * judge_mean) ** 2
+        variance = second_y - 2 * lam * cross + lam**2 * second_f - (mu_y - lam * mu_f) ** 2
         widths = z * np.sqrt(np.maximum(variance, 0) / (n0 + m))
         if now is None:
             now = float(widths[0])

@@ -63,13 +63,24 @@ def panel(request: HttpRequest, task_id: int) -> HttpResponse:
 class PPIBatchForm(forms.Form):
     judge = forms.CharField(max_length=150)
     items = forms.IntegerField(min_value=1)
+    # The option "by the judge's confidence": planned again for that draw, for the estimate's target and α.
+    by_confidence = forms.BooleanField(required=False)
+    target_half_width = forms.FloatField(required=False, min_value=1e-9)
+    alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.5)
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("by_confidence") and not cleaned.get("target_half_width"):
+            self.add_error("target_half_width", "a draw by the judge's confidence is planned for a target ±W")
+        return cleaned
 
 
 @login_required
 @require_POST
 def create_batch(request: HttpRequest, task_id: int) -> HttpResponse:
     """Admins: a human batch of exactly the planned number of items, drawn uniformly (seeded by the clock,
-    the seed in the batch's name); the same checks as `ppi_batch`, and nothing written when one fails."""
+    the seed in the batch's name), or, with the option, drawn by the judge's confidence and planned for that
+    draw (`ppi_batch --by-confidence`); the same checks as `ppi_batch`, and nothing written when one fails."""
     task = researcher_task(request, task_id)
     require_role(request.user, ADMIN, "Batches are made by admins.")
     form = PPIBatchForm(request.POST)
@@ -77,12 +88,15 @@ def create_batch(request: HttpRequest, task_id: int) -> HttpResponse:
         messages.error(request, "PPI batch: " + "; ".join(f"{field}: {' '.join(errors)}"
                                                           for field, errors in form.errors.items()))
         return redirect(reverse("agreement:detail", args=[task.pk]) + "#ppi")
+    data = form.cleaned_data
+    size = ({"target_half_width": data["target_half_width"], "alpha": data["alpha"] or 0.05, "by_confidence": True}
+            if data["by_confidence"] else {"n_items": data["items"]})
     try:
-        made = create_ppi_batch(task, form.cleaned_data["judge"], n_items=form.cleaned_data["items"],
-                                seed=time.time_ns() % 2**31, created_by=request.user)
-    except PPIInputError as problem:
+        made = create_ppi_batch(task, data["judge"], seed=time.time_ns() % 2**31, created_by=request.user, **size)
+    except (PPIInputError, ValueError) as problem:
         messages.error(request, f"PPI batch: {problem}")
         return redirect(reverse("agreement:detail", args=[task.pk]) + "#ppi")
-    messages.success(request, f"Created batch {made.batch.name!r} of {len(made.external_ids)} items; assign "
-                              "annotators to it on its page.")
+    drawn = f" ({made.design})" if data["by_confidence"] else ""
+    messages.success(request, f"Created batch {made.batch.name!r} of {len(made.external_ids)} items{drawn}; "
+                              "assign annotators to it on its page.")
     return redirect(reverse("agreement:detail", args=[task.pk]) + "#ppi")

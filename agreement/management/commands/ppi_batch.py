@@ -1,7 +1,8 @@
 """`python manage.py ppi_batch TASK --judge NAME (--target-half-width W | --items N) [--alpha 0.05] [--seed S]
-[--name NAME] [--overlap K] [--annotators a,b] [--no-assurance] [--active J1,J2 [--uniform-share 0.2]]`: a
-human batch of exactly the items a PPI plan needs, drawn uniformly at random from the items no person has
-answered, or actively where judges disagree (agreement/ppi/human_batch.py).
+[--name NAME] [--overlap K] [--annotators a,b] [--no-assurance] [--active J1,J2 | --by-confidence]
+[--uniform-share τ]`: a human batch of exactly the items a PPI plan needs, drawn uniformly at random from the
+items no person has answered, or actively where judges disagree, or where the judge's own confidence predicts it
+errs, planned for that draw (agreement/ppi/human_batch.py).
 
 Prints a JSON summary: the batch, its items in draw order and the plan. Refused input writes nothing.
 """
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.ppi.active import DEFAULT_UNIFORM_SHARE
+from agreement.ppi.active import CONFIDENCE_UNIFORM_SHARE, DEFAULT_UNIFORM_SHARE
 from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.planner import DEFAULT_ASSURANCE
 from agreement.ppi.ppi_loading import PPIInputError
@@ -53,10 +54,15 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="batch name; default 'TASK · PPI +N (seed S)'")
         parser.add_argument("--overlap", type=int, default=1, help="people per item (default 1)")
         parser.add_argument("--annotators", default="", help="comma-separated user names to assign")
-        parser.add_argument("--active", default="", metavar="JUDGE,JUDGE",
+        design = parser.add_mutually_exclusive_group()
+        design.add_argument("--active", default="", metavar="JUDGE,JUDGE",
                             help="draw actively: more often where these judges disagree (two or more)")
-        parser.add_argument("--uniform-share", type=float, default=DEFAULT_UNIFORM_SHARE,
-                            help="active: the share of the probability spread uniformly (bounds weights by 1/τ)")
+        design.add_argument("--by-confidence", action="store_true",
+                            help="draw more often where the judge's own confidence predicts an error (the judge's "
+                                 "answers must carry a confidence); the plan is made for that draw")
+        parser.add_argument("--uniform-share", type=float, default=None,
+                            help="active draws: the share of the probability spread uniformly (bounds weights by "
+                                 f"1/τ; default {DEFAULT_UNIFORM_SHARE}, by confidence {CONFIDENCE_UNIFORM_SHARE})")
 
     def handle(self, *args: Any, **options: Any) -> None:
         task = find_task(options["task"])
@@ -69,12 +75,11 @@ class Command(BaseCommand):
                 seed=options["seed"], name=options["name"], overlap=options["overlap"],
                 annotators=annotators_named(options["annotators"]),
                 active_judges=[n.strip() for n in options["active"].split(",") if n.strip()] or None,
-                uniform_share=options["uniform_share"])
+                uniform_share=options["uniform_share"], by_confidence=options["by_confidence"])
         except (PPIInputError, ValueError) as problem:  # ValueError: an alpha or uniform share out of range
             raise CommandError(str(problem)) from None
         summary = {"batch_id": made.batch.pk, "batch": made.batch.name, "language": made.batch.language,
                    "overlap": made.batch.overlap, "n_items": len(made.external_ids), "seed": made.seed,
-                   "draw": ("active: with probability rising with the judges' spread, weights stored" if made.active
-                            else "uniform, from the items without a human answer"), "items": made.external_ids,
+                   "draw": made.design, "items": made.external_ids,
                    "plan": None if made.plan is None else made.plan.as_dict()}
         self.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False))
