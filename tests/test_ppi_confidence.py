@@ -109,7 +109,7 @@ def test_the_active_plan_at_no_more_draws_is_todays_interval_by_hand() -> None:
 def test_a_judge_whose_confidence_tells_its_error_needs_under_040_of_a_people_only_study() -> None:
     """Issue 33 item 4's goal, seeded: 6,000 items, ±0.035 (people alone: 784 labels), ρ ≈ 0.7, 1,000 studies."""
     result = summarise("informative", 1000, 6000, 0.035, seed=7)
-    assert result.confidence_used == 1.0
+    assert result.confidence_used >= 0.99  # the safeguard rarely misses a confidence this telling
     assert result.uniform_ratio == pytest.approx(0.53, abs=0.01)  # today's uniform draw
     assert result.confidence_ratio <= 0.34
     assert result.confidence_coverage >= 0.94
