@@ -87,9 +87,10 @@ def _participant_in(link: StudyLink, participant_id: int) -> Participant:
 
 
 def _decision(request: HttpRequest, link_id: int, participant_id: int) -> tuple[StudyLink, Participant, str]:
-    """The study, the participant an exclusion or its undo is about, and the reason posted with it."""
+    """The study, the participant an exclusion, its undo or a release is about, and the reason posted with it (a NUL
+    dropped: no stored text can hold one, and PostgreSQL refuses it)."""
     link = get_link_for(request.user, link_id)
-    return link, _participant_in(link, participant_id), request.POST.get("reason", "").strip()
+    return link, _participant_in(link, participant_id), request.POST.get("reason", "").replace("\x00", "").strip()
 
 
 @admins_only
