@@ -84,8 +84,8 @@ class Participant(models.Model):
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENT)
     returned_reason = models.CharField(
         max_length=32, blank=True,
-        help_text="declined, left, timed_out, comprehension, excluded, full (no item left before any answer), "
-                  "too_few_answers (no item left before the answers the code needs, after skips)")
+        help_text="declined, left, timed_out, comprehension, excluded, full (no item left for them before the answers "
+                  "the code needs, none skipped), too_few_answers (the same after skips)")
     # sha256 (hex) of the secret kept in the session of the browser that started the run (annotation/crowd/
     # identity.py); empty: not bound, the next arrival with this platform id binds it (after an admin's release)
     browser_secret_hash = models.CharField(max_length=64, blank=True)

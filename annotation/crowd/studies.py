@@ -6,6 +6,10 @@ engine (annotation/assignment.py) exactly as for any annotator, so overlap k sta
 times out, leaves or declines is deactivated, which hands their leased items back to the pool at once
 (`set_active`). Check items never enter the engine or a report: their answers are CheckResult rows.
 
+One browser per run: an arrival with a known platform id must bring the secret of the browser that started the
+run (annotation/crowd/identity.py). No code without the work: a run that runs out of items before the answers
+the code needs (`StudyLink.answers_for_code`) is returned, "full" or "too_few_answers", never completed.
+
 One tab at a time: every page carries the tab token the participant's last arrival was given; a request with
 another token gets a page saying so and changes nothing. A new arrival takes over only when the earlier tab
 has been quiet for TAB_IDLE_SECONDS, or when the participant asks to continue here.
@@ -167,7 +171,8 @@ class Admission:
 
 def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime | None = None) -> Admission:
     """The participant of this study with this platform id: made on first arrival (an annotator of the batch's
-    language assigned to the link's batch, nothing else, bound to this browser by a new secret), the same one on
+    language assigned to the link's batch, nothing else, bound to this browser by a new secret; returned at once,
+    "full", when no item of the batch takes an answer any more), the same one on
     a later arrival of the browser that holds `secret` (resume). Raises identity.AlreadyStarted when the id's
     run is bound to another browser; nothing is written then."""
     now = now or timezone.now()

@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='participant',
             name='returned_reason',
-            field=models.CharField(blank=True, help_text='declined, left, timed_out, comprehension, excluded, full (no item left before any answer), too_few_answers (no item left before the answers the code needs, after skips)', max_length=32),
+            field=models.CharField(blank=True, help_text='declined, left, timed_out, comprehension, excluded, full (no item left for them before the answers the code needs, none skipped), too_few_answers (the same after skips)', max_length=32),
         ),
         migrations.CreateModel(
             name='DeviceRelease',
