@@ -196,5 +196,5 @@ class AnnotationRevision(models.Model):
         return f"revision of annotation {self.annotation_id} replaced at {self.replaced_at}"
 
 
-from annotation.crowd.models import CheckResult, ExclusionEvent, Participant, StudyLink  # noqa: E402,F401  (crowd studies)
+from annotation.crowd.models import CheckResult, DeviceRelease, ExclusionEvent, Participant, StudyLink  # noqa: E402,F401  (crowd studies)
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: E402,F401  (LLM annotators)

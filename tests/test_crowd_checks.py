@@ -87,6 +87,15 @@ def test_rejection_is_suggested_only_after_two_failed_fair_checks(stage, reason,
     assert checks.suggestion(stage=stage, returned_reason=reason, fair_failures=fair_failures) == expected
 
 
+@pytest.mark.parametrize("stage, reason, expected", [
+    ("completed", "", "return"),  # a run completed before the rule, without the answers the code needs
+    ("returned", "too_few_answers", "return"),  # skipped through (issue 35, item 2)
+    ("returned", "full", "return"),
+])
+def test_approval_is_never_suggested_without_the_answers_the_code_needs(stage, reason, expected):
+    assert checks.suggestion(stage=stage, returned_reason=reason, fair_failures=0, enough_work=False) == expected
+
+
 # --- the checks in a study ------------------------------------------------------------------------------------
 
 def test_a_failed_attention_check_is_recorded_and_two_suggest_rejection():

@@ -38,6 +38,8 @@ def work_through(base: str, link, n: int) -> int:
     until the completion page. Returns how many answers the server accepted (the page moved on)."""
     session = requests.Session()
     page = session.get(base + arrival_url(link, n), timeout=60).text
+    if 'id="study-full"' in page:  # every item had its k answers: told so at arrival, no code (issue 35, item 2)
+        return 0
     tab = re.search(r'name="tab" value="([^"]+)"', page).group(1)
     run = f"{base}/study/{link.token}/run/"
     page = session.post(run, {"tab": tab, "action": "instructions", "csrfmiddlewaretoken": _csrf(session, page)},
@@ -49,7 +51,8 @@ def work_through(base: str, link, n: int) -> int:
         page = session.post(run, {"tab": tab, "action": "answer", "item": item.group(1), "shown": shown,
                                   "label": "positive", "csrfmiddlewaretoken": _csrf(session, page)}, timeout=60).text
         answered += 1
-    assert 'id="completion-code"' in page, page[:500]
+    # the code after the quota; a batch that ran out first says the study is full, with no code (issue 35, item 2)
+    assert 'id="completion-code"' in page or 'id="study-full"' in page, page[:500]
     return answered
 
 

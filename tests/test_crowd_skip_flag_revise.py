@@ -273,3 +273,26 @@ def test_a_completed_participant_cannot_revise_once_the_study_is_closed():
     page = person.post(action="revise", item=item, label="negative").content.decode()
     assert 'id="completion-code"' in page and 'id="revise-after"' not in page
     assert Annotation.objects.get(item_id=item).value == "positive" and not AnnotationRevision.objects.exists()
+
+
+def test_an_excluded_participant_is_not_offered_a_revision_and_cannot_send_one(carol):
+    """Exclusion is final for the participant too (issue 35, item 6): the completion page loses its way back, a
+    revision sent anyway changes nothing, and undoing the exclusion does not reopen it. Before the fix the page
+    offered "Change your last answer" and the revision was silently dropped."""
+    link = work_study(n=6, quota=2)
+    person = started(link, 1)
+    person.answer("positive")
+    last = person.item_on_screen()
+    assert 'id="revise-after"' in person.answer("positive").content.decode()
+    admin = Client()
+    admin.login(username=carol.username, password=PASSWORD)
+    participant = person.participant
+    admin.post(f"/manage/studies/{link.pk}/participants/{participant.pk}/exclude/", {"reason": "careless"})
+    page = person.page().content.decode()
+    assert 'id="completion-code"' in page and 'id="revise-after"' not in page
+    opened = person.client.get(f"/study/{link.token}/run/", {"tab": person.tab, "revise": last}).content.decode()
+    assert 'id="revising"' not in opened and 'id="revise-after"' not in opened
+    person.post(action="revise", item=last, label="negative")
+    assert Annotation.objects.get(item_id=last).value == "positive" and not AnnotationRevision.objects.exists()
+    admin.post(f"/manage/studies/{link.pk}/participants/{participant.pk}/include/", {"reason": "mistake"})
+    assert 'id="revise-after"' not in person.page().content.decode()  # the run stays ended

@@ -59,7 +59,7 @@ def test_a_prolific_arrival_goes_through_consent_practice_and_work_to_the_comple
     assert pid(1) not in participant.annotator.name  # a pseudonym: the platform id stays in the study's table
 
 
-def test_the_same_participant_id_resumes_where_it_left_off():
+def test_the_same_participant_id_resumes_where_it_left_off_in_the_browser_that_started():
     link = make_study(consent="")
     first = Person(link, 2)
     first.start()
@@ -68,7 +68,11 @@ def test_the_same_participant_id_resumes_where_it_left_off():
     first.answer("negative")
     on_screen = first.item_on_screen()
     Participant.objects.filter(pk=first.participant.pk).update(tab_seen_at=timezone.now() - timedelta(minutes=5))
-    again = Person(link, 2)  # another browser, the same PROLIFIC_PID
+    other_browser = Person(link, 2)  # the same PROLIFIC_PID without the run's secret: refused, nothing changes
+    refused = other_browser.arrive()
+    assert refused.status_code == 409 and "already started" in refused.content.decode()
+    again = Person(link, 2)  # the same browser, the tab closed, the link opened again from the platform
+    again.client.cookies = first.client.cookies
     page = again.arrive().content.decode()
     assert "Item 3 of 4" in page and f'name="item" value="{on_screen}"' in page
     assert Participant.objects.filter(link=link).count() == 1

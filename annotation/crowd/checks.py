@@ -102,13 +102,15 @@ def consensus_agreement(own: Mapping[Any, Any], others: Mapping[Any, Sequence[An
     return (agreed / compared if compared else None), compared
 
 
-def suggestion(*, stage: str, returned_reason: str, fair_failures: int) -> str:
+def suggestion(*, stage: str, returned_reason: str, fair_failures: int, enough_work: bool = True) -> str:
     """approve, reject, return or wait, with Prolific's rule: reject only after FAIR_FAILURES_TO_REJECT failed
-    fair checks; a comprehension failure asks the participant to return (never a rejection)."""
+    fair checks; a comprehension failure asks the participant to return (never a rejection). Approval needs a
+    completed run with `enough_work` (the answers the completion code needs): a run that ended without them, a
+    skipped-through or a full study, is never approved."""
     if returned_reason == "comprehension":
         return "return"
     if fair_failures >= FAIR_FAILURES_TO_REJECT:
         return "reject"
-    if stage == "completed":
+    if stage == "completed" and enough_work:
         return "approve"
-    return "return" if stage == "returned" else "wait"
+    return "return" if stage in ("returned", "completed") else "wait"

@@ -71,7 +71,12 @@ def previous_answer(participant: Participant, *, before: int | None = None) -> A
 
 def may_revise(participant: Participant, *, now: datetime | None = None) -> bool:
     """Whether the participant may revise answers now: while they work, or after the last answer of the quota
-    until their deadline (from the completion page; they have the code already), while the study is open."""
+    until their deadline (from the completion page; they have the code already), while the study is open, and
+    never once they were excluded (the engine takes nothing more from them; an exclusion undone leaves a completed
+    participant's annotator inactive, so the way back stays closed then too)."""
+    annotator = participant.annotator
+    if annotator.excluded_at is not None or not annotator.active:
+        return False
     if participant.stage == Participant.Stage.WORK:
         return True
     return (participant.stage == Participant.Stage.COMPLETED and participant.link.is_open

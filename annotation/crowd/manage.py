@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import access
-from annotation.crowd import participants, studies
+from annotation.crowd import identity, participants, studies
 from annotation.crowd.models import Participant, StudyLink
 from annotation.manage.views import admins_only, readers_only
 from hume.roles import is_admin
@@ -87,9 +87,10 @@ def _participant_in(link: StudyLink, participant_id: int) -> Participant:
 
 
 def _decision(request: HttpRequest, link_id: int, participant_id: int) -> tuple[StudyLink, Participant, str]:
-    """The study, the participant an exclusion or its undo is about, and the reason posted with it."""
+    """The study, the participant an exclusion, its undo or a release is about, and the reason posted with it (a NUL
+    dropped: no stored text can hold one, and PostgreSQL refuses it)."""
     link = get_link_for(request.user, link_id)
-    return link, _participant_in(link, participant_id), request.POST.get("reason", "").strip()
+    return link, _participant_in(link, participant_id), request.POST.get("reason", "").replace("\x00", "").strip()
 
 
 @admins_only
@@ -124,6 +125,21 @@ def include(request: HttpRequest, link_id: int, participant_id: int) -> HttpResp
     else:
         messages.success(request, f"{participant.annotator.name} included again; the reports recompute with their "
                                   f"answers. {participants.inclusion_summary(inclusion.n_items_over_k)}")
+    return redirect("studies:detail", link_id=link.pk)
+
+
+@admins_only
+@require_POST
+def release(request: HttpRequest, link_id: int, participant_id: int) -> HttpResponse:
+    """Let a participant continue on another device: the browser that held the run stops, and the next arrival
+    with their platform id takes it over (annotation/crowd/identity.py). Kept with who, when and why."""
+    link, participant, reason = _decision(request, link_id, participant_id)
+    if not reason:
+        messages.error(request, "Give a reason to move a participant to a new device.")
+        return redirect("studies:detail", link_id=link.pk)
+    identity.release(participant, reason, by=request.user)
+    messages.success(request, f"{participant.annotator.name} may continue on a new device: the next arrival with "
+                              "their platform id takes over the run; the browser that held it stops.")
     return redirect("studies:detail", link_id=link.pk)
 
 

@@ -10,5 +10,6 @@ urlpatterns = [
     path("<id:link_id>/open/", manage.set_open, name="set_open"),
     path("<id:link_id>/participants/<id:participant_id>/exclude/", manage.exclude, name="exclude"),
     path("<id:link_id>/participants/<id:participant_id>/include/", manage.include, name="include"),
+    path("<id:link_id>/participants/<id:participant_id>/release/", manage.release, name="release"),
     path("<id:link_id>/<str:which>.csv", manage.export, name="export"),
 ]

@@ -34,6 +34,9 @@ class StudyLink(models.Model):
         default=0, help_text="Flag this many identical answers in a row (0 = no check).")
     practice_failures_allowed = models.PositiveIntegerField(
         default=1, help_text="Practice items a participant may fail before being asked to return.")
+    min_answers = models.PositiveIntegerField(
+        default=0, help_text="Answered work items that earn the completion code when the batch runs out of items "
+                             "for a participant before the quota (0 = the quota itself).")
     is_open = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -48,6 +51,11 @@ class StudyLink(models.Model):
 
     def __str__(self) -> str:
         return f"study link {self.pk} on batch {self.batch_id}"
+
+    @property
+    def answers_for_code(self) -> int:
+        """The fewest answered work items that earn the completion code: the quota, or the stated minimum."""
+        return self.min_answers or self.quota
 
     @property
     def return_url(self) -> str:
@@ -74,8 +82,13 @@ class Participant(models.Model):
     platform_study_id = models.CharField(max_length=64, blank=True)
     platform_session_id = models.CharField(max_length=64, blank=True)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENT)
-    returned_reason = models.CharField(max_length=32, blank=True,
-                                       help_text="declined, left, timed_out, comprehension, excluded")
+    returned_reason = models.CharField(
+        max_length=32, blank=True,
+        help_text="declined, left, timed_out, comprehension, excluded, full (no item left for them before the answers "
+                  "the code needs, none skipped), too_few_answers (the same after skips)")
+    # sha256 (hex) of the secret kept in the session of the browser that started the run (annotation/crowd/
+    # identity.py); empty: not bound, the next arrival with this platform id binds it (after an admin's release)
+    browser_secret_hash = models.CharField(max_length=64, blank=True)
     started_at = models.DateTimeField()
     deadline = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -94,6 +107,23 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.pk} of study {self.link_id}"
+
+
+class DeviceRelease(models.Model):
+    """An admin let a participant continue on another device: their run was unbound from the browser that held
+    it, and the next arrival with their platform id takes it over (docs/crowd.md, "One browser per run")."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="releases")
+    reason = models.CharField(max_length=500)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                           related_name="+", help_text="Empty: the command line.")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participant", "at", "pk"]
+
+    def __str__(self) -> str:
+        return f"participant {self.participant_id} released at {self.at:%Y-%m-%d %H:%M}"
 
 
 class CheckResult(models.Model):

@@ -56,7 +56,8 @@ class ParticipantRow:
     @property
     def suggestion(self) -> str:
         p = self.participant
-        return checks.suggestion(stage=p.stage, returned_reason=p.returned_reason, fair_failures=self.fair_failures)
+        return checks.suggestion(stage=p.stage, returned_reason=p.returned_reason, fair_failures=self.fair_failures,
+                                 enough_work=self.n_work >= p.link.answers_for_code)
 
     @property
     def excluded(self) -> bool:
@@ -71,6 +72,8 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
     """One row per participant of the study, with their checks, agreement with the consensus and answer spread,
     from three bulk queries (participants, check results, the batch's human answers)."""
     people = list(Participant.objects.filter(link=link).select_related("annotator__user").order_by("started_at"))
+    for person in people:  # the link is the one given (its rule for the code), not read again per participant
+        person.link = link
     rows = {p.annotator_id: ParticipantRow(p) for p in people}
     by_participant = {p.pk: rows[p.annotator_id] for p in people}
     for participant_id, role, passed, unanswered, note in CheckResult.objects.filter(participant__link=link) \

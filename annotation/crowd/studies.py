@@ -6,6 +6,10 @@ engine (annotation/assignment.py) exactly as for any annotator, so overlap k sta
 times out, leaves or declines is deactivated, which hands their leased items back to the pool at once
 (`set_active`). Check items never enter the engine or a report: their answers are CheckResult rows.
 
+One browser per run: an arrival with a known platform id must bring the secret of the browser that started the
+run (annotation/crowd/identity.py). No code without the work: a run that runs out of items before the answers
+the code needs (`StudyLink.answers_for_code`) is returned, "full" or "too_few_answers", never completed.
+
 One tab at a time: every page carries the tab token the participant's last arrival was given; a request with
 another token gets a page saying so and changes nothing. A new arrival takes over only when the earlier tab
 has been quiet for TAB_IDLE_SECONDS, or when the participant asks to continue here.
@@ -32,7 +36,7 @@ from django.utils import timezone
 
 from annotation.annotators import create_annotator
 from annotation.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
-from annotation.crowd import checks
+from annotation.crowd import checks, identity
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item, ItemCheck, ItemGold
@@ -74,6 +78,7 @@ class LinkSettings:
     min_seconds: int = 0
     straightline_run: int = 0
     practice_failures_allowed: int = 1
+    min_answers: int = 0  # answered items that earn the code when the batch runs out first (0: the quota)
 
 
 def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
@@ -101,6 +106,9 @@ def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
             problems.append((name, "must not be negative"))
     if wanted.straightline_run == 1:
         problems.append(("straightline_run", "must be 0 (off) or at least 2"))
+    if wanted.min_answers < 0 or wanted.min_answers > max(wanted.quota, 0):
+        problems.append(("min_answers", f"must be from 0 (the quota) to the quota {wanted.quota}, "
+                                        f"got {wanted.min_answers}"))
     return problems
 
 
@@ -153,35 +161,59 @@ def refuse_if_closed(link: StudyLink) -> None:
                                     "Please return it on your platform.", status=410)
 
 
-def arrive(link: StudyLink, arrival: Arrival, *, now: datetime | None = None) -> Participant:
+@dataclass(frozen=True)
+class Admission:
+    """A participant let in by an arrival, and the secret their browser keeps (annotation/crowd/identity.py)."""
+
+    participant: Participant
+    secret: str
+
+
+def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime | None = None) -> Admission:
     """The participant of this study with this platform id: made on first arrival (an annotator of the batch's
-    language assigned to the link's batch, nothing else), the same one on every later arrival (resume)."""
+    language assigned to the link's batch, nothing else, bound to this browser by a new secret; returned at once,
+    "full", when no item of the batch takes an answer any more), the same one on
+    a later arrival of the browser that holds `secret` (resume). Raises identity.AlreadyStarted when the id's
+    run is bound to another browser; nothing is written then."""
     now = now or timezone.now()
     refuse_if_closed(link)
     expire_overdue(now=now)
     found = Participant.objects.filter(link=link, platform_id=arrival.platform_id).first()
     if found is None:
         try:
-            found = _new_participant(link, arrival, now)
-        except IntegrityError:  # the same id arrived twice at once: the other request made it
+            admission = _new_participant(link, arrival, now)
+        except IntegrityError:  # the same id arrived twice at once: the other request made it (and holds it)
             found = Participant.objects.get(link=link, platform_id=arrival.platform_id)
-    elif arrival.session_id and arrival.session_id != found.platform_session_id:
+        else:
+            if not _has_room(link.batch):  # every item has its k answers: nothing to do, no code
+                end(admission.participant, Participant.Stage.RETURNED, reason="full", now=now)
+            return admission
+    secret = identity.claim(found, secret)
+    if arrival.session_id and arrival.session_id != found.platform_session_id:
         found.platform_session_id = arrival.session_id
         found.save(update_fields=["platform_session_id"])
-    return found
+    return Admission(found, secret)
 
 
-def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Participant:
+def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Admission:
     batch = link.batch
+    secret, hashed = identity.new_secret()
     with transaction.atomic():
         # a pseudonym: the platform id stays in this table, which only admins read
         annotator = create_annotator(f"study{link.pk}-{secrets.token_hex(5)}", languages={batch.language: None})
         BatchAssignee.objects.create(batch=batch, annotator=annotator, override_reason="")
         stage = Participant.Stage.CONSENT if link.consent.strip() else Participant.Stage.INSTRUCTIONS
-        return Participant.objects.create(
+        return Admission(Participant.objects.create(
             link=link, annotator=annotator, platform_id=arrival.platform_id, platform_study_id=arrival.study_id,
             platform_session_id=arrival.session_id, stage=stage, started_at=now,
-            deadline=now + timedelta(minutes=link.minutes))
+            deadline=now + timedelta(minutes=link.minutes), browser_secret_hash=hashed), secret)
+
+
+def _has_room(batch: Batch) -> bool:
+    """Whether an item of the batch still takes an answer (the engine's cached count of included human answers
+    below k; one index probe). A lease held by someone else may still take the last room: the work step then
+    says the study is full."""
+    return BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=batch.overlap).exists()
 
 
 def end(participant: Participant, stage: str, *, reason: str = "", now: datetime | None = None) -> None:
@@ -326,10 +358,23 @@ def _work_step(participant: Participant, now: datetime) -> Step:
             participant.check_item, participant.check_role = item, role
             return Step("item", item, role, done)
     item = next_item(participant.annotator, link.batch, now=now)
-    if item is None:  # nothing left for them in the batch: they did what there was
-        end(participant, Participant.Stage.COMPLETED, now=now)
-        return Step(Participant.Stage.COMPLETED)
+    if item is None:  # nothing left for them in the batch: the code when they answered enough, else return
+        stage, reason = _out_of_items(participant, done)
+        end(participant, stage, reason=reason, now=now)
+        return Step(participant.stage)
     return Step("item", item, "work", done)
+
+
+def _out_of_items(participant: Participant, done: int) -> tuple[str, str]:
+    """The stage and reason of a run whose batch has no item left for the participant after `done` answers:
+    completed when they answered the link's minimum (StudyLink.answers_for_code); otherwise returned, "full"
+    when they skipped nothing (others took every item), "too_few_answers" when they skipped their way out.
+    No completion code is ever given for fewer answers (docs/crowd.md, "No code without the work")."""
+    if done >= participant.link.answers_for_code:
+        return Participant.Stage.COMPLETED, ""
+    skipped = Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
+                                        skipped=True).exists()
+    return Participant.Stage.RETURNED, "too_few_answers" if skipped else "full"
 
 
 def _due_check(participant: Participant, done: int, attention: list[int]) -> tuple[Item, str] | None:

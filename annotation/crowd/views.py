@@ -1,9 +1,11 @@
 """The participant's pages of a crowd study (under /study/<token>/): arrival, consent, instructions,
 practice, the work loop, and the completion or return page.
 
-A participant never logs in: their arrival stores their participant id in the (signed, server-side) session,
-under this study's link only, so the session reaches this one study and nothing else; every other page of the
-app still sees an anonymous visitor. Every page is a plain form post followed by a redirect, and carries the
+A participant never logs in: their arrival stores their participant id and their browser's secret in the
+(signed, server-side) session, under this study's link only, so the session reaches this one study and nothing
+else; every other page of the app still sees an anonymous visitor. Only the browser whose secret matches acts as
+the participant (annotation/crowd/identity.py); another arrival with the same platform id gets a page saying the
+id has already started. Every page is a plain form post followed by a redirect, and carries the
 tab token (annotation/crowd/studies.py, "One tab at a time"). Gold never reaches these pages; a practice
 item's expected answer is shown only after the participant answered it.
 """
@@ -21,7 +23,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.assignment import AssignmentRefused
-from annotation.crowd import item_actions, studies
+from annotation.crowd import identity, item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.forms import FlagForm, SkipForm, answer_form_for
@@ -85,16 +87,20 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
     if _arrivals_exceeded(request):
         return _problem(request, link, "Too many arrivals", "Too many people opened this study from your network in "
                         "the last minute. Please wait a minute and open the link again.", 429)
+    key = f"{SESSION_PREFIX}{link.pk}"
     try:
         arrival = studies.read_arrival(link, request.GET)
-        participant = studies.arrive(link, arrival)
+        admission = studies.arrive(link, arrival, secret=_held(request.session.get(key)).get("secret"))
     except studies.StudyProblem as problem:
         title = "This study is closed" if problem.status == 410 else "This link is incomplete"
         message = problem.message if problem.status == 410 else f"Parameter {problem.field}: {problem.message}."
         return _problem(request, link, title, message, problem.status)
+    except identity.AlreadyStarted:
+        return _render(request, link, "already_started.html", {}, status=409)
     if request.session.session_key:  # a fresh session id on each arrival (no fixation of a shared one); a
         request.session.cycle_key()  # browser without one gets a new id when the session is first saved
-    request.session[f"{SESSION_PREFIX}{link.pk}"] = participant.pk
+    participant = admission.participant
+    request.session[key] = {"participant": participant.pk, "secret": admission.secret}
     if participant.stage in studies.RUNNING:  # straight to this tab's page: one redirect fewer per arrival
         fresh = studies.open_tab(participant)
         if fresh is not None:
@@ -102,17 +108,26 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("crowd:run", token=link.token)
 
 
+def _held(value: Any) -> dict[str, Any]:
+    """What this browser's session keeps for a study: the participant's id and the browser's secret."""
+    return value if isinstance(value, dict) else {}
+
+
 def _participant(request: HttpRequest, link: StudyLink) -> Participant | None:
-    pk = request.session.get(f"{SESSION_PREFIX}{link.pk}")
-    if pk is None:
+    """This browser's participant in the study, when the browser holds the run (its secret matches); None for a
+    browser that never arrived, or whose run an admin released to another device."""
+    held = _held(request.session.get(f"{SESSION_PREFIX}{link.pk}"))
+    if not isinstance(held.get("participant"), int):
         return None
-    return (Participant.objects.select_related("link__batch__task", "annotator__user", "check_item__task")
-            .filter(pk=pk, link=link).first())
+    participant = (Participant.objects.select_related("link__batch__task", "annotator__user", "check_item__task")
+                   .filter(pk=held["participant"], link=link).first())
+    return participant if participant is not None and identity.holds(participant, held.get("secret")) else None
 
 
 def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
     return _problem(request, link, "Open the study from your platform", "This browser has not arrived through the "
-                    "study link yet. Open the study from the link your platform gave you.", 403)
+                    "study link yet, or the study was moved to another browser. Open the study from the link your "
+                    "platform gave you, in the browser where you started it.", 403)
 
 
 def _link_and_participant(request: HttpRequest, token: str) -> tuple[StudyLink, Participant] | HttpResponse:

@@ -112,7 +112,11 @@ def test_a_participant_who_comes_back_resumes_where_they_left_off(new_page, live
     on_screen = item_id(first)
     first.close()  # the tab is closed; a minute later the participant comes back
     Participant.objects.filter(platform_id=pid(4)).update(tab_seen_at=timezone.now() - timedelta(minutes=2))
-    again = new_page()
+    elsewhere = new_page()  # another browser with the same id: the run is not its own (issue 35, item 1)
+    elsewhere.goto(live_server.url + arrival_url(link, 4))
+    assert elsewhere.inner_text("#study-already-started h1") == (
+        "This id has already started the study in another browser")
+    again = _page_of(first.context)  # the browser that started it, in a new tab
     again.goto(live_server.url + arrival_url(link, 4))
     assert "Item 2 of 3" in again.inner_text(".loop-head") and item_id(again) == on_screen
     second_tab = again.context.new_page()  # a second tab of the same browser gets a clear page

@@ -33,6 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--min-seconds", type=int, default=0, help="flag answers faster than this")
         parser.add_argument("--straightline-run", type=int, default=0, help="flag this many equal answers in a row")
         parser.add_argument("--practice-failures-allowed", type=int, default=1)
+        parser.add_argument("--min-answers", type=int, default=0,
+                            help="answered items that earn the code when the batch runs out first (0: the quota)")
         parser.add_argument("--base-url", default=None, help="the app's public address")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -51,7 +53,7 @@ class Command(BaseCommand):
             platform=StudyLink.Platform.PROLIFIC if options["prolific"] else StudyLink.Platform.GENERIC,
             consent=consent, gold_rate=options["gold_rate"], min_seconds=options["min_seconds"],
             straightline_run=options["straightline_run"],
-            practice_failures_allowed=options["practice_failures_allowed"])
+            practice_failures_allowed=options["practice_failures_allowed"], min_answers=options["min_answers"])
         problems = studies.link_problems(batch, wanted)
         if problems:
             raise CommandError("\n".join(f"--{name.replace('_', '-')}: {message}" for name, message in problems))
