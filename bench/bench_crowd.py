@@ -16,7 +16,8 @@ everyone's quota at overlap k, a batch and a generic-platform study link (no con
 the server and the worker.
 Each participant is a thread with its own cookies that starts at a uniformly spread moment of --spread
 seconds and goes the way a browser does: GET the link with `?participant=…` (following the redirects to its
-first item: the *arrival*), then per item POST the answer and follow the redirect to the next page (a
+first item: the *arrival*), then per item reads it for --think MIN,MAX seconds (uniform; 3 to 10 by default,
+as people read; `--think 0,0` answers at once), POSTs the answer and follows the redirect to the next page (a
 *submit*), until the completion page. The per-address arrival limit is raised for the run (every
 participant comes from 127.0.0.1).
 
@@ -24,7 +25,9 @@ It prints p50/p95 of arrival and of submit, the status codes (any 5xx is a failu
 no item answered by more than k people, and no answer lost (every submit the server accepted is a stored
 Annotation; every participant who reached the completion page has the quota stored).
 
-    python bench/bench_crowd.py                              # 300 participants within 60 s, quota 5, k = 3
+    python bench/bench_crowd.py                              # 300 participants within 60 s, quota 5, k = 3,
+                                                             # each reading an item 3-10 s
+    python bench/bench_crowd.py --think 0,0                  # answering at once (the earlier scenario)
     python bench/bench_crowd.py --participants 60 --spread 20 --backend postgres
     BENCH_DATABASE_URL=postgres://hume:hume@127.0.0.1:5432/hume_crowd_bench REDIS_URL=redis://127.0.0.1:6379/3 \
         python bench/bench_crowd.py
@@ -174,21 +177,23 @@ class Tally:
     statuses: Counter = field(default_factory=Counter)
     accepted: int = 0
     completed: list[str] = field(default_factory=list)
+    returned: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def participant(port: int, token: str, name: str, delay: float, tally: Tally) -> None:
+def participant(port: int, token: str, name: str, delay: float, tally: Tally,
+                think: tuple[float, float] = (0.0, 0.0)) -> None:
     time.sleep(delay)
     try:
-        _participate(port, token, name, tally)
+        _participate(port, token, name, tally, think)
     except OSError as error:  # a refused or timed-out connection counts, as a status of its own
         with tally.lock:
             tally.statuses[599] += 1
             tally.problems.append(f"{name}: {error!r}")
 
 
-def _participate(port: int, token: str, name: str, tally: Tally) -> None:
+def _participate(port: int, token: str, name: str, tally: Tally, think: tuple[float, float]) -> None:
     browser = Browser(port)
     started = time.perf_counter()
     status, page, _ = browser.request("GET", f"/study/{token}/?participant={name}")
@@ -208,6 +213,7 @@ def _participate(port: int, token: str, name: str, tally: Tally) -> None:
                 tally.statuses[status] += 1
             continue
         form |= {"action": "answer", "label": random.choice(["positive", "negative"])}
+        time.sleep(random.uniform(*think))  # reading the item
         started = time.perf_counter()
         status, page, _ = browser.request("POST", f"/study/{token}/run/", form)
         with tally.lock:
@@ -217,6 +223,9 @@ def _participate(port: int, token: str, name: str, tally: Tally) -> None:
     with tally.lock:
         if 'id="completion-code">BENCH<' in page:
             tally.completed.append(name)
+        elif 'id="study-returned"' in page:  # returned without a code (the batch full, issue 35)
+            tally.returned.append(name)
+            tally.problems.append(f"{name}: returned without a code")
         else:
             tally.problems.append(f"{name}: ended on status {status}")
 
@@ -249,6 +258,17 @@ def percentiles(values: list[float]) -> str:
             f"(n = {len(values)})")
 
 
+def think_range(text: str) -> tuple[float, float]:
+    """--think MIN,MAX: two numbers of seconds, 0 <= MIN <= MAX."""
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MIN,MAX in seconds (such as 3,10), got {text!r}") from None
+    if not 0 <= low <= high:
+        raise argparse.ArgumentTypeError(f"expected 0 <= MIN <= MAX, got {text!r}")
+    return low, high
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--participants", type=int, default=300)
@@ -256,6 +276,8 @@ def main() -> None:
     parser.add_argument("--quota", type=int, default=5)
     parser.add_argument("--overlap", type=int, default=3)
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers (postgres)")
+    parser.add_argument("--think", type=think_range, default=(3.0, 10.0), metavar="MIN,MAX",
+                        help="seconds a participant reads each item before answering, uniform (default 3,10)")
     parser.add_argument("--port", type=int, default=8131)
     parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"],
                         help="sqlite: the embedded default (runserver, as scripts/run); postgres: gunicorn")
@@ -290,7 +312,7 @@ def bench(args: argparse.Namespace, url: str, described: str) -> None:
     tally = Tally()
     try:
         threads = [threading.Thread(target=participant, args=(args.port, token, f"p{i:04d}",
-                                                              random.uniform(0, args.spread), tally))
+                                                              random.uniform(0, args.spread), tally, args.think))
                    for i in range(args.participants)]
         began = time.perf_counter()
         for thread in threads:
@@ -303,12 +325,14 @@ def bench(args: argparse.Namespace, url: str, described: str) -> None:
         stop(worker)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{args.participants} participants within {args.spread:.0f} s, quota {args.quota}, k = {args.overlap}, "
-          f"{described}, a Celery worker; {wall:.1f} s in all; {os.cpu_count()} CPUs, load {load}")
+          f"reading {args.think[0]:g}-{args.think[1]:g} s per item, {described}, a Celery worker; {wall:.1f} s in "
+          f"all; {os.cpu_count()} CPUs, load {load}")
     print(f"arrival (link to first page): {percentiles(tally.arrivals)}")
     print(f"submit (answer and next page): {percentiles(tally.submits)}")
     fivexx = sum(n for code, n in tally.statuses.items() if code >= 500)
     print(f"statuses: {dict(sorted(tally.statuses.items()))}; 5xx: {fivexx}")
-    print(f"completed: {len(tally.completed)} of {args.participants}")
+    print(f"completed: {len(tally.completed)} of {args.participants} (returned without a code: "
+          f"{len(tally.returned)})")
     for line in check_database(batch_id, args.overlap, args.quota, tally) + tally.problems[:10]:
         print(line)
     sys.stdout.flush()
