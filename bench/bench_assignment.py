@@ -168,14 +168,16 @@ def vacuum_analyze() -> None:
         cursor.execute("VACUUM ANALYZE")
 
 
-def start_gunicorn(url: str, port: int, workers: int, threads: int) -> subprocess.Popen:
+def start_gunicorn(url: str, port: int, workers: int, threads: int, *,
+                   settings: str = "bench.reference_settings") -> subprocess.Popen:
     """The README's deployment: `gunicorn hume.wsgi --workers 3` (sync workers); --threads N (N >= 1) tries
     gthread workers, which keep connections alive."""
     cmd = [sys.executable, "-m", "gunicorn", "hume.wsgi:application", "--workers", str(workers), "--bind",
            f"{HOST}:{port}", "--backlog", "2048", "--log-level", "warning"]
     if threads:
         cmd += ["--worker-class", "gthread", "--threads", str(threads)]
-    server = subprocess.Popen(cmd, cwd=REPO, env=server_env(url), start_new_session=True)
+    server = subprocess.Popen(cmd, cwd=REPO, env=server_env(url) | {"DJANGO_SETTINGS_MODULE": settings},
+                              start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

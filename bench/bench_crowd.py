@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import random
 import re
@@ -103,9 +104,9 @@ def analyze() -> None:
         cursor.execute("ANALYZE" if connection.vendor == "sqlite" else "VACUUM ANALYZE")
 
 
-def start_runserver(url: str, port: int) -> subprocess.Popen:
+def start_runserver(url: str, port: int, settings: str = "hume.settings") -> subprocess.Popen:
     """The embedded mode's web server, as scripts/run starts it: `manage.py runserver --noreload`, DEBUG on."""
-    env = server_env(url) | {"DJANGO_SETTINGS_MODULE": "hume.settings", "DEBUG": "true"}
+    env = server_env(url) | {"DJANGO_SETTINGS_MODULE": settings, "DEBUG": "true"}
     server = subprocess.Popen([sys.executable, "manage.py", "runserver", f"{HOST}:{port}", "--noreload"], cwd=REPO,
                               env=env, start_new_session=True, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -148,26 +149,47 @@ class Browser:
     def request(self, method: str, path: str, form: dict | None = None) -> tuple[int, str, str]:
         """(status, body, final path), following redirects as a browser does (a POST's 302 becomes a GET)."""
         for _ in range(5):
-            conn = http.client.HTTPConnection(HOST, self.port, timeout=120)
-            headers = {"Host": HOST, "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
-            body = None
-            if form is not None:
-                body = urlencode(form)
-                headers |= {"Content-Type": "application/x-www-form-urlencoded"}
-            conn.request(method, path, body=body, headers=headers)
-            response = conn.getresponse()
-            data = response.read().decode()
-            for header, value in response.getheaders():
-                if header.lower() == "set-cookie":
-                    name, _, rest = value.partition("=")
-                    self.cookies[name] = rest.split(";", 1)[0]
-            conn.close()
-            if response.status not in (301, 302, 303):
-                return response.status, data, path
-            location = urlsplit(response.getheader("Location"))
-            path = location.path + (f"?{location.query}" if location.query else "")
-            method, form = "GET", None
+            hop = self.hop(method, path, form)
+            if hop.location is None:
+                return hop.status, hop.body, path
+            path, method, form = hop.location, "GET", None
         return 599, "too many redirects", path
+
+    def hop(self, method: str, path: str, form: dict | None = None, *, token: str = "",
+            json_body: dict | None = None) -> Hop:
+        """One request, no redirect followed (an API `token` and a JSON body for the annotator loop)."""
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=120)
+        headers = {"Host": HOST, "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        body = None
+        if form is not None:
+            body = urlencode(form)
+            headers |= {"Content-Type": "application/x-www-form-urlencoded"}
+        if token:
+            headers |= {"Authorization": f"Token {token}", "Accept": "application/json"}
+        if json_body is not None:
+            body = json.dumps(json_body)
+            headers |= {"Content-Type": "application/json"}
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read().decode()
+        for header, value in response.getheaders():
+            if header.lower() == "set-cookie":
+                name, _, rest = value.partition("=")
+                self.cookies[name] = rest.split(";", 1)[0]
+        conn.close()
+        location = None
+        if response.status in (301, 302, 303):
+            parts = urlsplit(response.getheader("Location"))
+            location = parts.path + (f"?{parts.query}" if parts.query else "")
+        return Hop(response.status, data, location, int(response.getheader("X-Queries") or -1))
+
+
+@dataclass(frozen=True)
+class Hop:
+    status: int
+    body: str
+    location: str | None  # where a redirect points (path and query), None for any other answer
+    queries: int  # the server's count (bench/query_count.py; -1 when the server does not count)
 
 
 @dataclass
@@ -250,6 +272,33 @@ def check_database(batch_id: int, overlap: int, quota: int, tally: Tally) -> lis
     return lines
 
 
+def profile(args: argparse.Namespace, url: str, described: str, token: str) -> None:
+    """--profile: one client, the server's CPU and queries per request (bench/crowd_profile.py)."""
+    from bench import crowd_profile
+
+    crowd_profile.add_practice(token)
+    loop_batch, loop_tokens = crowd_profile.seed_loop(10, args.participants * args.quota + 10)
+    analyze()
+    sqlite = url.startswith("sqlite")
+    server = (start_runserver(url, args.port, "bench.profile_settings") if sqlite
+              else start_gunicorn(url, args.port, args.workers, 0, settings="bench.profile_settings"))
+    worker = start_worker(url, debug=sqlite)
+    wait_for_worker()
+    try:
+        database = "" if sqlite else urlsplit(url).path.lstrip("/")
+        lines = crowd_profile.profile(args, args.port, token, server.pid, worker.pid, database, loop_batch,
+                                      loop_tokens)
+    finally:
+        stop(server)
+        stop(worker)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"profile: {args.participants} participants one request at a time, quota {args.quota}, k = "
+          f"{args.overlap}, one practice item, speed and straight-lining checks; {described}, a Celery worker; "
+          f"{os.cpu_count()} CPUs, load {load}")
+    print("\n".join(lines))
+    sys.stdout.flush()
+
+
 def percentiles(values: list[float]) -> str:
     if len(values) < 2:
         return "n/a"
@@ -271,7 +320,7 @@ def think_range(text: str) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=300)
+    parser.add_argument("--participants", type=int, help="300 (40 with --profile)")
     parser.add_argument("--spread", type=float, default=60.0, help="seconds over which they arrive")
     parser.add_argument("--quota", type=int, default=5)
     parser.add_argument("--overlap", type=int, default=3)
@@ -281,7 +330,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8131)
     parser.add_argument("--backend", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"],
                         help="sqlite: the embedded default (runserver, as scripts/run); postgres: gunicorn")
+    parser.add_argument("--profile", action="store_true",
+                        help="server CPU ms and queries per request, crowd beside the annotator loop, one client "
+                             "(bench/crowd_profile.py)")
+    parser.add_argument("--profile-settle", type=float, default=15.0,
+                        help="seconds the profile waits at the end for the debounced report runs")
     args = parser.parse_args()
+    args.participants = args.participants or (40 if args.profile else 300)
     if len(args.backend) > 1:  # one process per backend: Django binds its database once per process
         for backend in args.backend:
             rest = [arg for arg in sys.argv[1:] if arg not in args.backend and arg != "--backend"]
@@ -306,6 +361,8 @@ def bench(args: argparse.Namespace, url: str, described: str) -> None:
     sqlite = url.startswith("sqlite")
     migrate(url)
     token, batch_id = seed(url, args.participants, args.quota, args.overlap)
+    if args.profile:
+        return profile(args, url, described, token)
     server = start_runserver(url, args.port) if sqlite else start_gunicorn(url, args.port, args.workers, 0)
     worker = start_worker(url, debug=sqlite)
     wait_for_worker()

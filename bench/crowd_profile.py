@@ -1,0 +1,191 @@
+"""bench/bench_crowd.py --profile: where a crowd participant's request goes, beside the annotator loop's.
+
+One client thread, one request at a time, so the server's CPU between two readings of /proc belongs to the
+requests sent in between (the machine may be shared and busy: wall-clock latency then means little, CPU
+milliseconds per request much more). For each kind of request it prints the web server's CPU (runserver, or
+the gunicorn master and its workers), the PostgreSQL backends' CPU (the bench database's; SQLite runs inside
+the web process) and the queries the request ran (bench/query_count.py, a response header).
+
+Participants (a task with one practice item, quota 5, k = 3, the speed and straight-lining checks on) go
+through the arrival (the link's redirect, then the page it points to), the instructions, the practice item and
+its feedback page, then the work items; each work submit is its answer's POST (a redirect) and the next page's
+GET. The annotator loop's cycle is GET /api/v1/batches/<id>/next/ then POST its answer_url (as
+bench/bench_assignment.py drives it), run between the participants' rounds so that both see the same machine.
+The Celery worker's CPU over the whole profile (the debounced report runs the answers queue), per answer
+stored, is the last line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.bench_crowd import FIELD, Browser, Hop
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+class Cpu:
+    """CPU seconds of the processes under `root` (itself and its children), and of the PostgreSQL backends of
+    `database`, read from /proc."""
+
+    def __init__(self, root: int, database: str) -> None:
+        self.root, self.database = root, database
+
+    def read(self) -> tuple[float, float]:
+        own = postgres = 0.0
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            seconds = (int(stat[11]) + int(stat[12])) / TICK
+            if int(pid) == self.root or int(stat[1]) == self.root:
+                own += seconds
+            elif self.database and cmdline.startswith("postgres:") and f" {self.database} " in cmdline:
+                postgres += seconds
+        return own, postgres
+
+
+class Profile:
+    """Per kind of request: how many, the web CPU, the PostgreSQL CPU and the queries they spent."""
+
+    def __init__(self, cpu: Cpu) -> None:
+        self.cpu = cpu
+        self.rows: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0])
+
+    def measure(self, label: str, calls: list) -> list[Hop]:
+        """Run `calls` (each returns a Hop) one after the other and charge them to `label`."""
+        web, postgres = self.cpu.read()
+        hops = [call() for call in calls]
+        web_after, postgres_after = self.cpu.read()
+        row = self.rows[label]
+        row[0] += len(hops)
+        row[1] += web_after - web
+        row[2] += postgres_after - postgres
+        row[3] += sum(hop.queries for hop in hops)
+        bad = [hop.status for hop in hops if hop.status >= 400]
+        if bad:
+            raise RuntimeError(f"{label}: statuses {bad[:5]}: {hops[0].body[:300]}")
+        return hops
+
+    def per_request(self, label: str) -> tuple[float, float, float]:
+        n, web, postgres, queries = self.rows[label]
+        return 1000 * web / n, 1000 * postgres / n, queries / n
+
+    def table(self, sums: dict[str, list[str]]) -> list[str]:
+        lines = ["| request | n | web CPU ms | PostgreSQL CPU ms | queries |", "|---|---|---|---|---|"]
+        for label in self.rows:
+            web, postgres, queries = self.per_request(label)
+            lines.append(f"| {label} | {self.rows[label][0]} | {web:.1f} | {postgres:.1f} | {queries:.1f} |")
+        for label, parts in sums.items():
+            figures = [self.per_request(part) for part in parts]
+            web, postgres, queries = (sum(f[i] for f in figures) for i in range(3))
+            lines.append(f"| **{label}** | | **{web:.1f}** | **{postgres:.1f}** | **{queries:.1f}** |")
+        return lines
+
+
+def seed_loop(n_annotators: int, n_items: int) -> tuple[int, list[str]]:
+    """A task of its own for the annotator loop, its batch (k = 1) and annotators with API tokens."""
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    from annotation.batches import BatchSpec, create_batch
+    from annotation.models import Annotator, AnnotatorLanguage
+    from tasks_app.models import Item, Task
+
+    task = Task.objects.create(name="LoopBench", kind="classification", language="eng-Latn",
+                               labels=["positive", "negative"])
+    Item.objects.bulk_create(Item(task=task, uid=f"loop-bench-{i}", external_id=str(i), position=i,
+                                  payload={"text": f"Loop bench sentence {i}."}) for i in range(n_items))
+    annotators, tokens = [], []
+    for i in range(n_annotators):
+        annotator = Annotator.objects.create(user=User.objects.create_user(username=f"loop-bench-{i}"))
+        AnnotatorLanguage.objects.create(annotator=annotator, language="eng-Latn")
+        annotators.append(annotator)
+        tokens.append(Token.objects.create(user=annotator.user).key)
+    batch, _ = create_batch(BatchSpec(task=task, name="loop bench", overlap=1), annotators=annotators)
+    return batch.pk, tokens
+
+
+def add_practice(token: str) -> None:
+    """One practice item on the study's task, and the study's speed and straight-lining checks on."""
+    from annotation.crowd.models import StudyLink
+    from tasks_app.models import Item, ItemCheck
+
+    link = StudyLink.objects.select_related("batch").get(token=token)
+    item = Item.objects.create(task_id=link.batch.task_id, uid="crowd-bench-practice", external_id="practice",
+                               position=10**6, payload={"text": "Practice: a lovely day."})
+    ItemCheck.objects.create(item=item, role=ItemCheck.Role.PRACTICE, expected="positive",
+                             feedback="A lovely day is positive.")
+    StudyLink.objects.filter(pk=link.pk).update(min_seconds=2, straightline_run=4)
+
+
+def form_of(page: str) -> dict[str, str]:
+    values = {key: re.search(FIELD.format(key), page) for key in ("csrfmiddlewaretoken", "tab", "item", "shown")}
+    return {key: found.group(1) for key, found in values.items() if found}
+
+
+def profile(args: argparse.Namespace, port: int, token: str, server_pid: int, worker_pid: int, database: str,
+            loop_batch: int, loop_tokens: list[str]) -> list[str]:
+    cpu = Profile(Cpu(server_pid, database))
+    worker = Cpu(worker_pid, "")
+    worker_before = worker.read()[0]
+    n = args.participants
+    people = [Browser(port) for _ in range(n)]
+    loop = Browser(port)
+    run = f"/study/{token}/run/"
+    hops = cpu.measure("arrival: the link (redirect)", [
+        lambda b=b, i=i: b.hop("GET", f"/study/{token}/?participant=prof{i:04d}") for i, b in enumerate(people)])
+    tabs = [hop.location for hop in hops]
+    pages = [hop.body for hop in cpu.measure("arrival: its page (instructions)", [
+        lambda b=b, t=t: b.hop("GET", t) for b, t in zip(people, tabs, strict=True)])]
+    cpu.measure("instructions: continue (redirect)", [
+        lambda b=b, p=p: b.hop("POST", run, form_of(p) | {"action": "instructions"})
+        for b, p in zip(people, pages, strict=True)])
+    pages = [hop.body for hop in cpu.measure("practice: its page", [
+        lambda b=b, t=t: b.hop("GET", t) for b, t in zip(people, tabs, strict=True)])]
+    cpu.measure("practice: the answer (feedback page)", [
+        lambda b=b, p=p: b.hop("POST", run, form_of(p) | {"action": "answer", "label": "positive"})
+        for b, p in zip(people, pages, strict=True)])
+    pages = [hop.body for hop in cpu.measure("work: first page", [
+        lambda b=b, t=t: b.hop("GET", t) for b, t in zip(people, tabs, strict=True)])]
+    loop_done = 0
+    for round_ in range(args.quota):
+        time.sleep(2.1)  # the speed check's minimum reading time (the answers are real, not flagged)
+        cpu.measure("submit: the answer (redirect)", [
+            lambda b=b, p=p, i=i, r=round_: b.hop("POST", run, form_of(p) | {
+                "action": "answer", "label": ["positive", "negative"][(i + r) % 2]})
+            for i, (b, p) in enumerate(zip(people, pages, strict=True))])
+        label = "submit: the next page" if round_ < args.quota - 1 else "the completion page"
+        pages = [hop.body for hop in cpu.measure(label, [
+            lambda b=b, t=t: b.hop("GET", t) for b, t in zip(people, tabs, strict=True)])]
+        for _ in range(n):  # as many loop cycles, beside them
+            key = loop_tokens[loop_done % len(loop_tokens)]
+            hop = cpu.measure("loop: next", [lambda key=key: loop.hop("GET", f"/api/v1/batches/{loop_batch}/next/",
+                                                                       token=key)])[0]
+            answer_url = json.loads(hop.body)["answer_url"]
+            cpu.measure("loop: answer", [lambda key=key, url=answer_url: loop.hop(
+                "POST", url, token=key, json_body={"value": "positive"})])
+            loop_done += 1
+    completed = sum('id="completion-code">BENCH<' in page for page in pages)
+    time.sleep(args.profile_settle)  # the debounced report runs the last answers queued
+    worker_ms = 1000 * (worker.read()[0] - worker_before)
+    answers = n * args.quota + loop_done
+    lines = cpu.table({"crowd submit (answer + next page)": ["submit: the answer (redirect)",
+                                                             "submit: the next page"],
+                       "loop cycle (next + answer)": ["loop: next", "loop: answer"]})
+    crowd_submit = sum(cpu.per_request(part)[0] + cpu.per_request(part)[1]
+                       for part in ("submit: the answer (redirect)", "submit: the next page"))
+    loop_cycle = sum(cpu.per_request(part)[0] + cpu.per_request(part)[1] for part in ("loop: next", "loop: answer"))
+    lines.append("")
+    lines.append(f"crowd submit / loop cycle, server CPU (web + PostgreSQL): {crowd_submit / loop_cycle:.1f}x; "
+                 f"completed {completed} of {n}")
+    lines.append(f"Celery worker: {worker_ms:.0f} ms CPU over the profile ({answers} answers stored, "
+                 f"{worker_ms / answers:.1f} ms per answer, the debounced reports included)")
+    return lines
