@@ -340,6 +340,24 @@ def current_step(participant: Participant, *, now: datetime | None = None) -> St
     return Step(participant.stage)
 
 
+def answered_work_step(participant: Participant, item_id: Any, *, now: datetime | None = None) -> Step | None:
+    """The step an answer to `item_id` answers, read in one query when it is the common case: a running
+    participant in the work stage, no check item on screen, within their time, holding a live lease on that work
+    item of the study's batch (the engine leased it to them as their current item, below the quota). None
+    otherwise: `current_step` then decides, as for a page."""
+    now = now or timezone.now()
+    if (participant.stage != Participant.Stage.WORK or participant.check_item_id is not None
+            or participant.deadline < now or not str(item_id or "").isdigit()):
+        return None
+    item = (Item.objects.filter(pk=int(item_id), batch_items__batch_id=participant.link.batch_id,
+                                batch_items__leases__annotator_id=participant.annotator_id,
+                                batch_items__leases__expires_at__gt=now).first())
+    if item is None:
+        return None
+    item.task = participant.link.batch.task
+    return Step("item", item, "work")
+
+
 def _work_step(participant: Participant, now: datetime) -> Step:
     link = participant.link
     done = n_work(participant)

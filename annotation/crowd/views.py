@@ -113,15 +113,23 @@ def _held(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _participant(request: HttpRequest, link: StudyLink) -> Participant | None:
-    """This browser's participant in the study, when the browser holds the run (its secret matches); None for a
-    browser that never arrived, or whose run an admin released to another device."""
-    held = _held(request.session.get(f"{SESSION_PREFIX}{link.pk}"))
-    if not isinstance(held.get("participant"), int):
+def _held_participant(request: HttpRequest, token: str) -> Participant | None:
+    """This browser's participant in the study of `token`, read with the link, its batch and task in one query,
+    when the browser holds the run (its secret matches); None for a browser that never arrived, or whose run an
+    admin released to another device. The session keeps each study under its link's id: the participant found
+    must belong to that link, and the link must be the one of `token`."""
+    held: dict[int, tuple[str, Any]] = {}  # participant id → (link id, the browser's secret)
+    for key, value in request.session.items():
+        kept = _held(value)
+        if key.startswith(SESSION_PREFIX) and isinstance(kept.get("participant"), int):
+            held[kept["participant"]] = (key.removeprefix(SESSION_PREFIX), kept.get("secret"))
+    if not held:
         return None
     participant = (Participant.objects.select_related("link__batch__task", "annotator__user", "check_item__task")
-                   .filter(pk=held["participant"], link=link).first())
-    return participant if participant is not None and identity.holds(participant, held.get("secret")) else None
+                   .filter(pk__in=held, link__token=token).first())
+    if participant is None or held[participant.pk][0] != str(participant.link_id):
+        return None
+    return participant if identity.holds(participant, held[participant.pk][1]) else None
 
 
 def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
@@ -132,13 +140,13 @@ def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
 
 def _link_and_participant(request: HttpRequest, token: str) -> tuple[StudyLink, Participant] | HttpResponse:
     """The study link and this browser's participant, or the page that says which one is missing."""
-    link = _link(token)
-    if link is None:
+    if not studies.PLATFORM_ID.fullmatch(token or ""):
         return _no_link(request)
-    participant = _participant(request, link)
+    participant = _held_participant(request, token)
     if participant is None:
-        return _no_session(request, link)
-    return link, participant
+        link = _link(token)
+        return _no_link(request) if link is None else _no_session(request, link)
+    return participant.link, participant
 
 
 def _other_tab(request: HttpRequest, link: StudyLink, *, status: int = 409) -> HttpResponse:
@@ -261,8 +269,8 @@ def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: s
 
 
 def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
-    try:
-        step = studies.current_step(participant)
+    try:  # the leased work item in one query; anything else (a check, the time up) as a page decides it
+        step = studies.answered_work_step(participant, request.POST.get("item")) or studies.current_step(participant)
     except AssignmentRefused as refused:
         return _problem(request, link, "This study cannot go on", refused.message, 409)
     if step.item is None or request.POST.get("item") != str(step.item.pk):
