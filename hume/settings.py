@@ -117,12 +117,15 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web process and the worker share the embedded database without
     # "database is locked" errors reaching a user; IMMEDIATE transactions take the write lock up front.
+    # SQLITE_BUSY_TIMEOUT: seconds a write waits for the lock before "database is locked"; the participant's
+    # pages then try again (hume/sqlite_busy.py, also the session store below).
     DATABASES["default"]["OPTIONS"] = {
-        "timeout": 30,
+        "timeout": float(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    SESSION_ENGINE = "hume.sqlite_busy"
 else:
     # The annotator loop's statements run on server-binding cursors (annotation/rawsql.py) that psycopg prepares
     # after this many runs on a connection, and PostgreSQL keeps one generic plan for each: left to choose, it
@@ -303,6 +306,8 @@ CACHES = {
 }
 # Arrivals through a crowd study link per address per minute (docs/crowd.md); a NAT of many participants needs more.
 CROWD_ARRIVALS_PER_MINUTE = int(os.environ.get("CROWD_ARRIVALS_PER_MINUTE", "30"))
+# Tries again of a participant's page that met "database is locked" on SQLite (hume/sqlite_busy.py)
+SQLITE_LOCKED_RETRIES = int(os.environ.get("SQLITE_LOCKED_RETRIES", "6"))
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))
 API_AUTH_FAILURE_WINDOW = int(os.environ.get("API_AUTH_FAILURE_WINDOW", "300"))
 

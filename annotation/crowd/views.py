@@ -29,6 +29,7 @@ from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.forms import FlagForm, SkipForm, answer_form_for
 from annotation.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
 from hume.lockout import CACHE_ERRORS, client_address
+from hume.sqlite_busy import retry_when_locked
 from tasks_app import instructions
 from tasks_app.kinds import ValidationProblem
 from tasks_app.models import RTL_SCRIPTS, Item
@@ -77,7 +78,15 @@ def _arrivals_exceeded(request: HttpRequest) -> bool:
         return False
 
 
+def _busy(request: HttpRequest) -> HttpResponse:
+    """The page for a moment SQLite stayed busy through every try (hume/sqlite_busy.py): it loads the
+    participant's page again by itself (the same link for an arrival, the run's page after a form)."""
+    again = request.get_full_path() if request.method == "GET" else request.path
+    return _render(request, None, "busy.html", {"again": again})
+
+
 @require_GET
+@retry_when_locked(_busy)
 def arrive(request: HttpRequest, token: str) -> HttpResponse:
     """The public link: check the link and the participant's ids, make or find the participant, remember them in
     this browser's session for this study, and go on to their page."""
@@ -158,6 +167,7 @@ def _run_url(link: StudyLink, tab: str) -> str:
 
 
 @require_http_methods(["GET", "POST"])
+@retry_when_locked(_busy)
 def run(request: HttpRequest, token: str) -> HttpResponse:
     found = _link_and_participant(request, token)
     if isinstance(found, HttpResponse):
@@ -201,6 +211,7 @@ def _after_the_run(request: HttpRequest, link: StudyLink, participant: Participa
 
 
 @require_POST
+@retry_when_locked(_busy)
 def take_over(request: HttpRequest, token: str) -> HttpResponse:
     """"Continue here": this tab becomes the participant's one tab; the other one gets the other-tab page."""
     found = _link_and_participant(request, token)
