@@ -58,7 +58,8 @@ def _leave_check(participant: Participant, step: Step, *, note: str) -> None:
 
 def previous_answer(participant: Participant, *, before: int | None = None) -> Annotation | None:
     """The participant's work answer given just before their answer to item `before` (or their latest), for
-    going back; skipped items never come back. First-answer order (ids), so a revision does not reorder."""
+    going back (its id and item id only: the pages link to it); skipped items never come back. First-answer
+    order (ids), so a revision does not reorder."""
     answers = Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
                                         skipped=False)
     if before is not None:
@@ -66,7 +67,7 @@ def previous_answer(participant: Participant, *, before: int | None = None) -> A
         if anchor is None:
             return None
         answers = answers.filter(pk__lt=anchor)
-    return answers.select_related("item").order_by("-pk").first()
+    return answers.only("pk", "item_id").order_by("-pk").first()  # the pages link to its item by id
 
 
 def may_revise(participant: Participant, *, now: datetime | None = None) -> bool:

@@ -134,10 +134,12 @@ def _held_participant(request: HttpRequest, token: str) -> Participant | None:
             held[kept["participant"]] = (key.removeprefix(SESSION_PREFIX), kept.get("secret"))
     if not held:
         return None
-    participant = (Participant.objects.select_related("link__batch__task", "annotator__user", "check_item__task")
+    participant = (Participant.objects.select_related("link__batch__task", "annotator", "check_item")
                    .filter(pk__in=held, link__token=token).first())
     if participant is None or held[participant.pk][0] != str(participant.link_id):
         return None
+    if participant.check_item is not None:  # a check item is one of the study's task's items
+        participant.check_item.task = participant.link.batch.task
     return participant if identity.holds(participant, held[participant.pk][1]) else None
 
 
