@@ -35,6 +35,20 @@ def debounce_seconds() -> float:
     return float(getattr(settings, "REPORT_DEBOUNCE_SECONDS", default))
 
 
+def crowd_debounce_seconds(task_id: int, seconds: float) -> float:
+    """The window for a task an open crowd study answers (CROWD_REPORT_DEBOUNCE_SECONDS, default 60, when longer
+    than `seconds`): hundreds of participants keep answering, and a report run every 10 s cost the worker more
+    CPU per answer than the web spent serving it (docs/crowd.md, "Where a participant's request goes"). Asked
+    once per window and process, never per answer."""
+    crowd = float(getattr(settings, "CROWD_REPORT_DEBOUNCE_SECONDS", 60))
+    if crowd <= seconds:
+        return seconds
+    from annotation.crowd.models import StudyLink
+
+    open_study = StudyLink.objects.filter(batch__task_id=task_id, is_open=True, batch__is_open=True).exists()
+    return crowd if open_study else seconds
+
+
 def redis_client() -> redis.Redis:
     global _client
     if _client is None:
@@ -80,7 +94,10 @@ def schedule_report(task_id: int, *, after_delete: bool = False) -> None:
     seconds = debounce_seconds()
     if after_delete and not Task.objects.filter(pk=task_id).exists():
         return  # the task itself was deleted (its annotations cascade): nothing to report
+    if _window_until.get(task_id, 0.0) > time.monotonic():
+        return  # this process knows a run is pending (first_in_window)
     try:
+        seconds = crowd_debounce_seconds(task_id, seconds)
         if first_in_window(task_id, seconds):
             request_report(task_id, countdown=seconds)
     except ReportQueueError:

@@ -306,6 +306,8 @@ CACHES = {
 }
 # Arrivals through a crowd study link per address per minute (docs/crowd.md); a NAT of many participants needs more.
 CROWD_ARRIVALS_PER_MINUTE = int(os.environ.get("CROWD_ARRIVALS_PER_MINUTE", "30"))
+# The debounce window of the report of a task with an open crowd study (agreement/signals.py)
+CROWD_REPORT_DEBOUNCE_SECONDS = float(os.environ.get("CROWD_REPORT_DEBOUNCE_SECONDS", "60"))
 # Tries again of a participant's page that met "database is locked" on SQLite (hume/sqlite_busy.py)
 SQLITE_LOCKED_RETRIES = int(os.environ.get("SQLITE_LOCKED_RETRIES", "6"))
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))

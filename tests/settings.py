@@ -15,3 +15,7 @@ CELERY_RESULT_EXTENDED = True
 # The annotator models (GLAD, MACE) take seconds per report: off for the suite, on in the tests about them
 # (tests/test_annotator_models_report.py turns them on with the settings fixture).
 ANNOTATOR_MODELS_MAX_ANSWERS = 0
+
+# Reports of tasks with an open crowd study wait CROWD_REPORT_DEBOUNCE_SECONDS (60 s) in production; the suite
+# keeps REPORT_DEBOUNCE_SECONDS for them too, except tests/test_report_queueing.py's test of the crowd window.
+CROWD_REPORT_DEBOUNCE_SECONDS = 0

@@ -249,3 +249,28 @@ def test_an_annotation_import_schedules_one_report_after_it_commits(empty_queue,
     assert Annotation.objects.filter(item__task=task).count() == 6
     assert queued_messages() == 1
     assert Report.objects.get(task=task).status == Report.Status.QUEUED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_with_an_open_crowd_study_waits_the_longer_crowd_window(empty_queue, settings) -> None:
+    """Issue 36: a crowd study's report runs once per CROWD_REPORT_DEBOUNCE_SECONDS (60 s), not every 10 s; a task
+    without a study, or whose study is closed, keeps REPORT_DEBOUNCE_SECONDS."""
+    from annotation.crowd.models import StudyLink
+    from tests.crowd_helpers import make_crowd_task, make_study
+
+    settings.REPORT_DEBOUNCE_SECONDS = 10
+    settings.CROWD_REPORT_DEBOUNCE_SECONDS = 60
+    link = make_study(make_crowd_task("CrowdWindow", n=4))
+    plain = fresh_task("plain-window", 1)
+    crowd_items = list(link.batch.task.items.order_by("pk"))
+    Annotation.objects.create(item=crowd_items[0], annotator=annotator_named("fay"), value="positive")
+    Annotation.objects.create(item=plain.items.get(), annotator=annotator_named("fay"), value="a")
+    client = signals.redis_client()
+    assert 59_000 <= client.pttl(signals.debounce_key(link.batch.task_id)) <= 59_500
+    assert 9_000 <= client.pttl(signals.debounce_key(plain.pk)) <= 9_500
+    assert queued_messages() == 2
+    StudyLink.objects.filter(pk=link.pk).update(is_open=False)
+    client.delete(signals.debounce_key(link.batch.task_id))
+    signals.forget_windows()
+    Annotation.objects.create(item=crowd_items[1], annotator=annotator_named("fay"), value="positive")
+    assert 9_000 <= client.pttl(signals.debounce_key(link.batch.task_id)) <= 9_500
