@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.assignment import AssignmentRefused
-from annotation.crowd import identity, item_actions, studies
+from annotation.crowd import held, identity, item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.forms import FlagForm, SkipForm, answer_form_for
@@ -123,24 +123,20 @@ def _held(value: Any) -> dict[str, Any]:
 
 
 def _held_participant(request: HttpRequest, token: str) -> Participant | None:
-    """This browser's participant in the study of `token`, read with the link, its batch and task in one query,
-    when the browser holds the run (its secret matches); None for a browser that never arrived, or whose run an
-    admin released to another device. The session keeps each study under its link's id: the participant found
-    must belong to that link, and the link must be the one of `token`."""
-    held: dict[int, tuple[str, Any]] = {}  # participant id → (link id, the browser's secret)
+    """This browser's participant in the study of `token`, read with the link, its batch, task and annotator in
+    one statement (annotation/crowd/held.py), when the browser holds the run (its secret matches); None for a
+    browser that never arrived, or whose run an admin released to another device. The session keeps each study
+    under its link's id: the participant found must belong to that link, and the link must be the one of
+    `token`."""
     for key, value in request.session.items():
         kept = _held(value)
-        if key.startswith(SESSION_PREFIX) and isinstance(kept.get("participant"), int):
-            held[kept["participant"]] = (key.removeprefix(SESSION_PREFIX), kept.get("secret"))
-    if not held:
-        return None
-    participant = (Participant.objects.select_related("link__batch__task", "annotator", "check_item")
-                   .filter(pk__in=held, link__token=token).first())
-    if participant is None or held[participant.pk][0] != str(participant.link_id):
-        return None
-    if participant.check_item is not None:  # a check item is one of the study's task's items
-        participant.check_item.task = participant.link.batch.task
-    return participant if identity.holds(participant, held[participant.pk][1]) else None
+        link_id = key.removeprefix(SESSION_PREFIX)
+        if not (key.startswith(SESSION_PREFIX) and link_id.isdigit() and isinstance(kept.get("participant"), int)):
+            continue
+        participant = held.participant_of(kept["participant"], int(link_id), token)
+        if participant is not None:
+            return participant if identity.holds(participant, kept.get("secret")) else None
+    return None
 
 
 def _no_session(request: HttpRequest, link: StudyLink) -> HttpResponse:
