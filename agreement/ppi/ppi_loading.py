@@ -17,7 +17,7 @@ import numpy as np
 from django.db.models import Q
 
 from agreement.ppi.active import pooled_draws, usable_prefix
-from agreement.ppi.estimands import OffScale, Scale, estimand_names, numbers
+from agreement.ppi.estimands import OffScale, Scale, estimand_bounds, estimand_names, numbers
 from agreement.ppi.models import PPIDraw
 from agreement.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
 from annotation.models import Annotation, Annotator, BatchItem
@@ -178,5 +178,5 @@ def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str
     strata = {name: [row[3 + k] for row in items] for k, name in enumerate(STRATA_FIELDS)}
     humans = {name for answers in human_values.values() for name, _v in answers}
     return rows_to_numbers([row[1] for row in items], estimand_names(scale), judge_rows, human_rows,
-                           strata={k: v for k, v in strata.items() if any(v)},
+                           strata={k: v for k, v in strata.items() if any(v)}, bounds=estimand_bounds(scale),
                            n_human_answers=sum(len(a) for a in human_rows), n_annotators_scored=len(humans))
