@@ -1,6 +1,6 @@
 """The anytime-valid confidence sequence (agreement/ppi/sequence.py): a betting confidence sequence for a bounded
 mean sampled without replacement ("Estimating means of bounded random variables by betting", Waudby-Smith &
-Ramdas, arXiv:2010.09686, §5–6) with the judge taken in as PPI++ does. In seeded simulations it covers the
+Ramdas, arXiv:2010.09686) with the judge taken in as PPI++ does. In seeded simulations it covers the
 pool's human mean at every look for shares p = 0.02, 0.05, 0.10, 0.30 and for STS ratings, where the Gaussian-
 mixture sequence it replaces covered 0.826 at p = 0.10 and 0.614 at p = 0.05 (issue 33); it never has zero width
 before every item is labelled, and its capital equals a direct product over the labels. The longer simulation

@@ -2,11 +2,11 @@
 look after every batch, and stop when it is narrow enough, without inflating the error.
 
 It is a betting confidence sequence for a bounded mean, sampled without replacement ("Estimating means of
-bounded random variables by betting", Waudby-Smith & Ramdas, arXiv:2010.09686, §5 the predictable plug-in
-bets, §6 sampling without replacement), with the judge taken in as PPI++ does. It needs no normal approximation,
-so it holds from the first label, and it cannot collapse: a share whose label nobody has chosen yet keeps the
-width the bounds of the scale allow (an earlier Gaussian-mixture sequence estimated the variance, which was 0
-on 20 labels without a "rare", and reported [0, 0]: docs/ppi.md, "Stopping").
+bounded random variables by betting", Waudby-Smith & Ramdas, arXiv:2010.09686: its predictable plug-in bets,
+and its capital process for sampling without replacement), with the judge taken in as PPI++ does. It needs no
+normal approximation, so it holds from the first label, and it cannot collapse: a share whose label nobody
+has chosen yet keeps the width the bounds of the scale allow (an earlier Gaussian-mixture sequence estimated
+the variance, which was 0 on 20 labels without a "rare", and reported [0, 0]: docs/ppi.md, "Stopping").
 
 The task has M items; the judge answered all of them, people label them one at a time in a uniformly random
 order (a `ppi_batch` is drawn so). Before the i-th label, the judge's mean over the M − i + 1 items not yet
@@ -33,9 +33,12 @@ nonincreasing and K⁻ nondecreasing in μ, so each side's rejected set is a hal
 anything but the labels before i, so the guarantee is exact, not asymptotic: P(μ* is outside some look) ≤ α.
 
 The sequence is computed on a grid of GRID_STEPS + 1 values of μ across the scale; each bound is the last grid
-value rejected (so a grid step wide at most, never narrower than exact), and never wider than what the labels
+value rejected (at most one grid step wider than exact, never narrower), and never wider than what the labels
 alone prove (the unlabelled items at the scale's ends). When every item is labelled the mean is known and the
-width is 0; before that no look has zero width. Looks are listed from `min_labels` (default 20) on.
+width is 0; before that no look has zero width. Should both bettors reject every value (probability ≤ α, or
+labels not in a random order) the sequence keeps its last interval. A look's `estimate` is the running PPI
+estimate, the mean of λ_i·μ_f + y_i − λ_i·ŷ_i (μ_f the judge's mean over all items), kept inside the look's
+interval. Looks are listed from `min_labels` (default 20) on.
 """
 from __future__ import annotations
 
