@@ -4,10 +4,17 @@ Each value is validated exactly as a browser submit is (task.validate_answer), a
 sight (a user with an unusable password, so nobody can log in as them), and the whole file is one transaction:
 a bad line imports nothing. One annotation per (item, annotator): the same file imported twice stores each
 answer once; a different answer is refused unless `replace`, which keeps the old one in AnnotationRevision.
+
+When an answer was given is the line's `submitted_at` (an ISO 8601 time with its time zone, not later than the
+import), else the moment of the import, one time for the whole file: the file's line order never becomes an
+order of the answers. PPI's confidence sequence reads answers in time order and breaks ties by a digest of the
+item's id (agreement/ppi/ppi_loading.py; docs/ppi.md, "Stopping"), so a file sorted by value and the same file
+shuffled give the same sequence.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, BinaryIO
 
 from django.contrib.auth.models import User
@@ -61,6 +68,7 @@ class Row:
     time_spent_ms: int | None
     batch: str | None
     confidence: float | None = None
+    submitted_at: datetime | None = None
 
 
 def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: bool = False
@@ -89,8 +97,9 @@ def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: 
     return AnnotationImportSummary(task.name, writer.added, writer.unchanged, writer.replaced, writer.created)
 
 
-def parse_row(line: int, record: dict[str, Any]) -> Row:
-    """The fields of one line, or ValidationProblem naming the field."""
+def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) -> Row:
+    """The fields of one line, or ValidationProblem naming the field; `now` is the import's time (a
+    `submitted_at` later than it is refused)."""
     skipped = record.get("skipped", False)
     if not isinstance(skipped, bool):
         raise ValidationProblem("skipped", f"must be true or false, got {skipped!r}")
@@ -105,7 +114,27 @@ def parse_row(line: int, record: dict[str, Any]) -> Row:
     return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), kind, value,
                skipped, _text(record, "skip_reason", 500), _text(record, "flag_comment", 10_000),
                _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None,
-               _confidence(record.get("confidence"), kind))
+               _confidence(record.get("confidence"), kind),
+               _submitted_at(record.get("submitted_at"), now or timezone.now()))
+
+
+def _submitted_at(value: Any, now: datetime) -> datetime | None:
+    """When the answer was given: an ISO 8601 time with its time zone, not after the import."""
+    if value is None:
+        return None
+    example = "e.g. \"2026-03-01T14:05:00Z\""
+    if not isinstance(value, str):
+        raise ValidationProblem("submitted_at", f"must be an ISO 8601 time with a time zone ({example}), got {value!r}")
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationProblem("submitted_at", f"{value!r} is not an ISO 8601 time ({example})") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValidationProblem("submitted_at", f"{value!r} has no time zone: add one ({example}), so the time is "
+                                                "the same wherever the file is imported")
+    if when > now:
+        raise ValidationProblem("submitted_at", f"{value!r} is later than the import ({now.isoformat()})")
+    return when
 
 
 def _confidence(value: Any, kind: str) -> float | None:
@@ -162,6 +191,7 @@ class AnnotationWriter:
         self.batches: dict[str, Batch | None] = {}
         self.created: list[str] = []
         self.added = self.unchanged = self.replaced = 0
+        self.stamp = timezone.now()  # when every answer without its own submitted_at was given: one time per file
 
     @property
     def seen(self) -> int:
@@ -169,7 +199,7 @@ class AnnotationWriter:
 
     def add(self, line: int, record: dict[str, Any]) -> None:
         try:
-            row = parse_row(line, record)
+            row = parse_row(line, record, self.stamp)
         except ValidationProblem as problem:
             self.log.add(line, problem.field, problem.message)
             return
@@ -251,22 +281,28 @@ class AnnotationWriter:
         annotator_ids = {self.annotators[r.annotator].pk for r, _, _ in checked}  # all resolved: no problems
         existing = {(a.item_id, a.annotator_id): a for a in Annotation.objects.filter(
             item_id__in={item_id for _, item_id, _ in checked}, annotator_id__in=annotator_ids)}
-        new = []
+        new, times = [], []
         for row, item_id, value in checked:
             fields = self._fields(row, value)
             old = existing.get((item_id, fields["annotator"].pk))
             if old is None:
                 new.append(Annotation(item_id=item_id, source="import", **fields))
+                times.append(row.submitted_at or self.stamp)
             elif canonical_json([old.value, old.skipped]) == canonical_json([value, row.skipped]):
                 self.unchanged += 1
             elif self.replace:
-                self._replace(old, fields)
+                self._replace(old, {**fields, "submitted_at": row.submitted_at or self.stamp})
             else:
                 self.log.add(row.line, "value", f"annotator {row.annotator!r} already answered item {row.item!r} "
                                                 f"with {canonical_json(old.value)}; pass --replace (replace) to "
                                                 "replace it (the old answer is kept as a revision)")
         if not self.log:
             Annotation.objects.bulk_create(new)
+            # the model stamps submitted_at with the clock at each insert (a different microsecond per row, in the
+            # file's order): set the answer's own time, or the file's one time, instead
+            for annotation, when in zip(new, times, strict=True):
+                annotation.submitted_at = when
+            Annotation.objects.bulk_update(new, ["submitted_at"])
             self.added += len(new)
 
     def _fields(self, row: Row, value: Any) -> dict[str, Any]:
@@ -281,7 +317,7 @@ class AnnotationWriter:
         for name, value in fields.items():
             if name != "batch" or value is not None:
                 setattr(old, name, value)
-        old.source, old.submitted_at = "import", timezone.now()
+        old.source = "import"
         old.save()
         self.replaced += 1
 

@@ -46,6 +46,9 @@ class GradedRelevanceEstimands(KindEstimands):
     def default_threshold(self, lo: float, hi: float) -> float | None:
         return default_threshold(lo, hi)
 
+    def bounds(self, name: str, scale: Scale) -> tuple[float, float]:
+        return (0.0, 1.0) if name.startswith("share_at_least:") else (scale.lo, scale.hi)
+
 
 def default_threshold(lo: float, hi: float) -> float:
     """Graded relevance's default "relevant" grade: 70% up the scale, 7 on 0–10 (the judges' threshold of
