@@ -43,7 +43,7 @@ def ensure_mean_annotator(panel: LLMJudgePanel) -> Annotator:
 def judge_answers(panel: LLMJudgePanel) -> dict[int, dict[int, Any]]:
     """{item_id: {judge_id: value}} for the judges' non-skipped answers on the panel's task, one query."""
     judge_ids = list(panel.judges.values_list("pk", flat=True))
-    rows = Annotation.objects.filter(annotator_id__in=judge_ids, item__task_id=panel.task_id, skipped=False) \
+    rows = Annotation.objects.counted().filter(annotator_id__in=judge_ids, item__task_id=panel.task_id, skipped=False) \
         .values_list("item_id", "annotator_id", "value")
     answers: dict[int, dict[int, Any]] = defaultdict(dict)
     for item_id, judge_id, value in rows:
