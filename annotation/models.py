@@ -12,6 +12,12 @@ from django.db.models import Q
 from tasks_app.models import Item, Task, language_code
 
 
+class AnnotatorQuerySet(models.QuerySet["Annotator"]):
+    def counted(self) -> AnnotatorQuerySet:
+        """The annotators whose answers count (not excluded): Annotation.objects.counted() by annotator."""
+        return self.filter(excluded_at__isnull=True)
+
+
 class Annotator(models.Model):
     """A person or a language model that answers items. LLM annotators are scored like humans."""
 
@@ -27,6 +33,8 @@ class Annotator(models.Model):
     # lists the exclusion and the exports mark their answers (Annotation.objects.marked).
     excluded_at = models.DateTimeField(null=True, blank=True)
     excluded_reason = models.CharField(max_length=500, blank=True)
+
+    objects = AnnotatorQuerySet.as_manager()
 
     class Meta:
         ordering = ["user__username"]

@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from agreement.escalation.escalation_loading import alt_test_for_task, escalation_plan, find_judges, human_answers
 from agreement.escalation.plan import EscalationProblem
+from agreement.judge_panels import judge_agreement
 from agreement.management.commands.sage import human_task_scorer
 from agreement.model_runs.execution import load_inputs
 from agreement.ppi.document import ppi_document
@@ -34,6 +35,8 @@ from agreement.retrieval.evaluation_inputs import pool_scores, references
 from agreement.retrieval.evaluations import digest
 from agreement.retrieval.models import Collection, Subset
 from annotation.crowd.participants import exclude_annotator
+from annotation.llm.models import LLMJudgePanel
+from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.llm.simulated import run_examples
 from annotation.models import Annotation, Annotator
 from tasks_app.models import Task
@@ -218,6 +221,25 @@ def test_sages_human_row_is_the_mean_of_the_people_who_count() -> None:
     exclude_annotator(annotator_named("mallory"), REASON)
     scorer = human_task_scorer("sage-humans")
     assert scorer.similarity(["left 1", "left 2"], ["right 1", "right 2"]).tolist() == [3.5 / 5, 1 / 5]
+
+
+def test_a_judge_panels_mean_and_agreement_leave_an_excluded_judge_out() -> None:
+    records = [{"id": str(i), "sentence1": f"left {i}", "sentence2": f"right {i}", "score": 2.5} for i in (1, 2, 3)]
+    task = build_task("sts", "panel-task", records, scale_min=0, scale_max=5)
+    ratings = {"judge-one": [1, 2, 4], "judge-two": [5, 5, 5], "judge-three": [2, 2, 3]}
+    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_kind": "llm", "value": value}
+                          for name, values in ratings.items() for i, value in enumerate(values)])
+    panel = LLMJudgePanel.objects.create(task=task, name="three judges")
+    panel.judges.set([annotator_named(name) for name in ratings])
+    exclude_annotator(annotator_named("judge-two"), "answers 5 to everything")
+    judges = {pk for answers in judge_answers(panel).values() for pk in answers}
+    assert judges == {annotator_named("judge-one").pk, annotator_named("judge-three").pk}
+    assert recompute_mean(panel) == {"items": 3, "items_missing_a_judge": 0}
+    mean = Annotation.objects.filter(annotator=panel.mean_annotator).order_by("item__position")
+    assert list(mean.values_list("value", flat=True)) == [1.5, 2.0, 3.5]  # judge-one and judge-three only
+    agreement = judge_agreement(panel)
+    assert agreement["judges"] == ["judge-one", "judge-three"]
+    assert [(p["a"], p["b"]) for p in agreement["pairs"]] == [("judge-one", "judge-three")]
 
 
 def test_every_answer_reader_goes_through_the_one_rule() -> None:
