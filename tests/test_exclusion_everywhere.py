@@ -34,11 +34,13 @@ from agreement.reports import report_in_process
 from agreement.retrieval.evaluation_inputs import pool_scores, references
 from agreement.retrieval.evaluations import digest
 from agreement.retrieval.models import Collection, Subset
+from annotation.answer_import import import_annotations
 from annotation.crowd.participants import exclude_annotator
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.llm.simulated import run_examples
 from annotation.models import Annotation, Annotator
+from hume.lib.import_reader import ImportFailed
 from tasks_app.models import Task
 from tests.report_builders import annotator_named, build_task, import_answers
 from tests.retrieval_helpers import judged_collection
@@ -167,6 +169,41 @@ def test_the_answers_jsonl_marks_every_excluded_answer(twins) -> None:
     assert len(hers) == 40 and all(line["excluded"] is True and line["excluded_reason"] == REASON for line in hers)
     others = [line for line in lines if line["annotator"] != "mallory"]
     assert all(line["excluded"] is False and "excluded_reason" not in line for line in others)
+
+
+def test_the_exported_answers_move_to_another_instance_with_their_exclusion(twins) -> None:
+    """On another instance mallory is a new name: importing the export excludes her there with the same reason,
+    so the moved study's report counts what the original's did."""
+    excluded, twin = twins
+    lines = [json.loads(line) for line in answer_lines(excluded)]
+    moved = "".join(json.dumps({**line, "annotator": line["annotator"].replace("mallory", "mallory-elsewhere")})
+                    + "\n" for line in lines)
+    summary = import_annotations(io.BytesIO(moved.encode()), "moved.jsonl", twin)
+    assert (summary.added, summary.unchanged, summary.annotators_excluded) == (40, 60 + 40 + 20 + 14,
+                                                                              ["mallory-elsewhere"])
+    elsewhere = annotator_named("mallory-elsewhere")
+    assert elsewhere.excluded_at is not None and elsewhere.excluded_reason == REASON
+    doc, _ = report_in_process(twin)
+    original, _ = report_in_process(excluded)
+    assert doc["n_answers"] == original["n_answers"] == 74 and doc["human"] == original["human"]
+    assert [(e["name"], e["n_answers"]) for e in doc["excluded_annotators"]] == [("mallory-elsewhere", 40)]
+
+
+def test_an_import_refuses_an_annotator_excluded_on_one_line_and_not_another(twins) -> None:
+    _, twin = twins
+    lines = [{"item": "1", "annotator": "eve", "value": "a", "annotator_kind": "human", "excluded": True},
+             {"item": "2", "annotator": "eve", "value": "b", "annotator_kind": "human"},
+             {"item": "3", "annotator": "eve", "value": "b", "annotator_kind": "human", "excluded": "yes"},
+             {"item": "4", "annotator": "ivan", "value": "b", "annotator_kind": "human", "excluded_reason": "spam"}]
+    with pytest.raises(ImportFailed) as failed:
+        import_annotations(io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode()), "bad.jsonl",
+                           twin)
+    assert [str(problem) for problem in failed.value.problems] == [
+        'bad.jsonl line 2, field "excluded": annotator \'eve\' is excluded on line 1: every line of one annotator '
+        "says the same",
+        'bad.jsonl line 3, field "excluded": must be true or false, got \'yes\'',
+        'bad.jsonl line 4, field "excluded_reason": only an excluded answer ("excluded": true) carries one']
+    assert not Annotator.objects.filter(user__username__in=["eve", "ivan"]).exists()  # nothing was imported
 
 
 def test_the_report_csv_lists_the_excluded_annotator_and_her_answer_count(twins) -> None:
