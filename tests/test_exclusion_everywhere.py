@@ -23,10 +23,12 @@ from django.urls import reverse
 
 from agreement.escalation.escalation_loading import alt_test_for_task, escalation_plan, find_judges, human_answers
 from agreement.escalation.plan import EscalationProblem
+from agreement.escalation.plan_jobs import ask, execute
 from agreement.judge_panels import judge_agreement
 from agreement.management.commands.sage import human_task_scorer
 from agreement.model_runs.execution import load_inputs
 from agreement.ppi.document import ppi_document
+from agreement.ppi.estimate_jobs import request_ppi, run_ppi
 from agreement.ppi.page import judges_of
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers
 from agreement.report_exports import answer_lines, report_csv
@@ -134,6 +136,44 @@ def test_the_escalation_calibration_equals_the_one_without_her_answers(twins) ->
     tested = alt_test_for_task(excluded, JUDGE, 0.1, min_items=5)
     assert tested == alt_test_for_task(twin, JUDGE, 0.1, min_items=5)
     assert sorted(a.annotator for a in tested.annotators) == ["alice", "bob", "carol"]
+
+
+def test_the_ppi_panel_says_when_a_stored_estimate_predates_an_exclusion(dave) -> None:
+    task, twin = study("ppi-before", with_mallory=True), study("ppi-twin", with_mallory=False)
+    client = Client()
+    client.force_login(dave)
+    notice = "Computed before an exclusion changed whose answers count"
+    row = request_ppi(task, JUDGE)
+    assert run_ppi(row.pk) == "done"
+    assert notice not in client.get(reverse("agreement:ppi_panel", args=[task.pk])).content.decode()
+    row.refresh_from_db()
+    assert row.document["n_labelled"] == 60  # mallory's items counted while she was not excluded
+    exclude_annotator(annotator_named("mallory"), REASON)
+    assert notice in client.get(reverse("agreement:ppi_panel", args=[task.pk])).content.decode()
+    row = request_ppi(task, JUDGE)
+    assert run_ppi(row.pk) == "done"
+    assert notice not in client.get(reverse("agreement:ppi_panel", args=[task.pk])).content.decode()
+    row.refresh_from_db()
+    assert row.document["estimates"] == ppi_document(twin, JUDGE)["estimates"]
+
+
+def test_the_escalation_page_says_when_a_stored_plan_predates_an_exclusion(dave) -> None:
+    task, twin = study("plan-before", with_mallory=True), study("plan-twin", with_mallory=False)
+    client = Client()
+    client.force_login(dave)
+    notice = "Computed before an exclusion changed whose answers count"
+    first = ask(task, [JUDGE], 0.2, 0.1)
+    assert execute(first.pk) == "done"
+    assert notice not in client.get(f"/escalation/{first.pk}/").content.decode()
+    exclude_annotator(annotator_named("mallory"), REASON)
+    assert notice in client.get(f"/escalation/{first.pk}/").content.decode()
+    second = ask(task, [JUDGE], 0.2, 0.1)
+    assert execute(second.pk) == "done"
+    assert notice not in client.get(f"/escalation/{second.pk}/").content.decode()
+    second.refresh_from_db()
+    expected = escalation_plan(twin, [JUDGE], 0.2, 0.1)
+    assert without_task({k: v for k, v in second.result.items() if k != "escalated_item_ids"}) == \
+        without_task(expected.result)
 
 
 def test_model_runs_examples_sage_and_the_judge_list_leave_her_out(twins) -> None:
