@@ -41,7 +41,8 @@ from annotation.crowd.participants import exclude_annotator
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.llm.simulated import run_examples
-from annotation.models import Annotation, Annotator
+from annotation.models import Annotation, Annotator, Batch, BatchItem
+from annotation.progress import batch_progress, overview
 from hume.lib.import_reader import ImportFailed
 from tasks_app.models import Task
 from tests.report_builders import annotator_named, build_task, import_answers
@@ -317,6 +318,23 @@ def test_a_judge_panels_mean_and_agreement_leave_an_excluded_judge_out() -> None
     agreement = judge_agreement(panel)
     assert agreement["judges"] == ["judge-one", "judge-three"]
     assert [(p["a"], p["b"]) for p in agreement["pairs"]] == [("judge-one", "judge-three")]
+
+
+def test_batch_progress_counts_toward_k_only_the_answers_that_count() -> None:
+    records = [{"id": str(i), "text": f"text {i}", "label": "a"} for i in range(1, 5)]
+    task = build_task("classification", "progress-task", records, labels=["a", "b"])
+    batch = Batch.objects.create(task=task, name="k2", language=task.language, overlap=2)
+    BatchItem.objects.bulk_create([BatchItem(batch=batch, item=item, position=n)
+                                   for n, item in enumerate(task.items.order_by("position"), start=1)])
+    import_answers(task, [{"item": str(i), "annotator": name, "value": "a"} for name in ("alice", "mallory")
+                          for i in range(1, 5)], batch=batch)
+    before = batch_progress(batch)
+    assert (before.done, before.complete_items, before.percent) == (8, 4, 100)
+    exclude_annotator(annotator_named("mallory"), REASON)
+    after = batch_progress(batch)
+    assert (after.needed, after.done, after.complete_items, after.percent) == (8, 4, 0, 50)
+    (line,) = overview([batch])
+    assert (line["done"], line["percent"]) == (4, 50)
 
 
 def test_every_answer_reader_goes_through_the_one_rule() -> None:
