@@ -10,6 +10,10 @@ import), else the moment of the import, one time for the whole file: the file's 
 order of the answers. PPI's confidence sequence reads answers in time order and breaks ties by a digest of the
 item's id (agreement/ppi/ppi_loading.py; docs/ppi.md, "Stopping"), so a file sorted by value and the same file
 shuffled give the same sequence.
+
+Lines marked `"excluded": true` (the answers export marks an excluded annotator's answers so) import as answers
+of an excluded annotator: one not yet excluded here is excluded with the file's reason, so a moved study counts
+what it counted before (docs/crowd.md, "Exclusion"); an exclusion made here is never undone by a file.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from django.utils import timezone
 
 from annotation.annotators import create_annotator
 from annotation.assignment import recount_answers
+from annotation.crowd.participants import exclude_annotator
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
 from annotation.signals import annotations_imported
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
@@ -32,6 +37,7 @@ from tasks_app.models import Item, Task
 
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
+IMPORTED_EXCLUSION = "excluded where the answers were exported"  # the reason when a line gives none
 KINDS = (Annotator.Kind.HUMAN, Annotator.Kind.LLM)
 
 
@@ -42,6 +48,7 @@ class AnnotationImportSummary:
     unchanged: int
     replaced: int
     annotators_created: list[str] = field(default_factory=list)
+    annotators_excluded: list[str] = field(default_factory=list)  # excluded here by the file's "excluded" lines
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,6 +57,8 @@ class AnnotationImportSummary:
         out = [f"task {self.task!r}: {self.added} added, {self.unchanged} unchanged, {self.replaced} replaced"]
         if self.annotators_created:
             out.append(f"created annotators: {', '.join(self.annotators_created)}")
+        if self.annotators_excluded:
+            out.append(f"excluded annotators (as in the file): {', '.join(self.annotators_excluded)}")
         return out
 
 
@@ -69,6 +78,8 @@ class Row:
     batch: str | None
     confidence: float | None = None
     submitted_at: datetime | None = None
+    excluded: bool = False
+    excluded_reason: str = ""
 
 
 def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: bool = False
@@ -88,13 +99,15 @@ def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: 
             log.raise_if_any()
             for batch in {b for b in writer.batches.values() if b is not None}:
                 recount_answers(batch)  # answers written outside the engine: keep its overlap cache exact
+            excluded = writer.exclude_marked()
             if writer.added or writer.replaced:
                 annotations_imported.send(sender=Annotation, task_id=task.pk)
     except IntegrityError as exc:
         raise ImportFailed([ImportProblem(filename, None, None, "the database refused the import, probably because "
                                           f"the same answers were stored meanwhile; nothing was imported ({exc})")]
                            ) from exc
-    return AnnotationImportSummary(task.name, writer.added, writer.unchanged, writer.replaced, writer.created)
+    return AnnotationImportSummary(task.name, writer.added, writer.unchanged, writer.replaced, writer.created,
+                                   excluded)
 
 
 def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) -> Row:
@@ -111,11 +124,17 @@ def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) ->
     kind = record.get("annotator_kind")
     if kind not in KINDS:
         raise ValidationProblem("annotator_kind", f"must be \"human\" or \"llm\", got {kind!r}")
+    excluded = record.get("excluded", False)
+    if not isinstance(excluded, bool):
+        raise ValidationProblem("excluded", f"must be true or false, got {excluded!r}")
+    excluded_reason = _text(record, "excluded_reason", 500)
+    if excluded_reason and not excluded:
+        raise ValidationProblem("excluded_reason", "only an excluded answer (\"excluded\": true) carries one")
     return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), kind, value,
                skipped, _text(record, "skip_reason", 500), _text(record, "flag_comment", 10_000),
                _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None,
                _confidence(record.get("confidence"), kind),
-               _submitted_at(record.get("submitted_at"), now or timezone.now()))
+               _submitted_at(record.get("submitted_at"), now or timezone.now()), excluded, excluded_reason)
 
 
 def _submitted_at(value: Any, now: datetime) -> datetime | None:
@@ -187,6 +206,7 @@ class AnnotationWriter:
         self.pending: list[Row] = []
         self.first_line: dict[tuple[str, str], int] = {}
         self.kind_in_file: dict[str, str] = {}
+        self.exclusion_in_file: dict[str, tuple[bool, str, int]] = {}  # name → (excluded, reason, first line)
         self.annotators: dict[str, Annotator | None] = {}  # None: refused (reported once)
         self.batches: dict[str, Batch | None] = {}
         self.created: list[str] = []
@@ -212,6 +232,12 @@ class AnnotationWriter:
             self.log.add(line, "annotator_kind", f"annotator {row.annotator!r} is "
                                                  f"{self.kind_in_file[row.annotator]!r} on an earlier line")
             return
+        excluded, _reason, first = self.exclusion_in_file.setdefault(row.annotator,
+                                                                     (row.excluded, row.excluded_reason, line))
+        if excluded != row.excluded:
+            self.log.add(line, "excluded", f"annotator {row.annotator!r} is {'' if excluded else 'not '}excluded "
+                                           f"on line {first}: every line of one annotator says the same")
+            return
         self.first_line[key] = line
         self.pending.append(row)
         if len(self.pending) >= CHUNK:
@@ -231,6 +257,17 @@ class AnnotationWriter:
         if self.log:  # the import will roll back: only keep checking
             return
         self._write(checked)
+
+    def exclude_marked(self) -> list[str]:
+        """Exclude (with the file's reason) each annotator whose lines are marked excluded and who is not excluded
+        here yet; returns their names. Runs inside the import's transaction, after every line was written."""
+        done = []
+        for name, (excluded, reason, _line) in sorted(self.exclusion_in_file.items()):
+            annotator = self.annotators.get(name)
+            if excluded and annotator is not None and annotator.excluded_at is None:
+                exclude_annotator(annotator, reason or IMPORTED_EXCLUSION)
+                done.append(name)
+        return done
 
     def _checked_value(self, row: Row, items: dict[str, tuple[int, dict[str, Any]]]) -> Any:
         if row.item not in items:

@@ -177,7 +177,7 @@ def test_the_api_imports_for_admins_only(client: Client, task: Task, carol, alic
     response = client.post("/api/v1/annotations/import/", {"file": upload("a.jsonl", content), "task": "Rerank"})
     assert response.status_code == 201
     assert response.json() == {"task": "Rerank", "added": 2, "unchanged": 0, "replaced": 0,
-                               "annotators_created": ["ext-ann-1", "ext-ann-2"]}
+                               "annotators_created": ["ext-ann-1", "ext-ann-2"], "annotators_excluded": []}
     again = client.post("/api/v1/annotations/import/", {"file": upload("a.jsonl", content), "task": str(task.pk)})
     assert again.json()["unchanged"] == 2 and Annotation.objects.count() == 2
 

@@ -48,7 +48,7 @@ def test_exported_answers_import_into_a_copy_of_the_task_and_give_the_same_repor
     assert before["answers_digest"] == after["answers_digest"]  # same rows (and, on one instance, same annotators)
     lines = [json.loads(line) for line in exported.splitlines()]
     assert {"item": "6", "annotator": "sara", "annotator_kind": "human", "value": None, "skipped": True,
-            "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None} in lines
+            "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None, "excluded": False} in lines
     moved_judge = Annotation.objects.get(item__task__name="sts-moved", annotator__user__username="judge-llm")
     assert moved_judge.confidence == 0.7  # a machine answer's confidence travels (docs/escalation.md)
     assert sum("confidence" in line for line in lines) == 1

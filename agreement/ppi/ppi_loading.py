@@ -57,6 +57,9 @@ def find_judge(task: Task, name: str) -> Annotator:
     if judge.kind != Annotator.Kind.LLM:
         raise PPIInputError(f"{name!r} is a person (a human annotator), not a judge: PPI combines the humans' "
                             "answers with a machine's; give an LLM annotator's name")
+    if judge.excluded_at is not None:  # its answers count in no number (docs/crowd.md, "Exclusion")
+        raise PPIInputError(f"judge {name!r} is excluded ({judge.excluded_reason}): its answers count in no "
+                            "estimate; include it again (exclude_annotator --undo) to use it")
     return judge
 
 
@@ -75,7 +78,7 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     if not items:
         raise PPIInputError(f"task {task.name!r} has no items")
     pool = {row[0] for row in items}
-    answers = (Annotation.objects.filter(item__task=task, skipped=False)
+    answers = (Annotation.objects.counted().filter(item__task=task, skipped=False)
                .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
                .order_by("item_id", "annotator_id")
                .values_list("item_id", "annotator_id", "annotator__user__username", "value", "submitted_at"))
@@ -123,7 +126,7 @@ def judge_numbers(task: Task, judge_name: str, *, threshold: float | None = None
     scale = task_scale(task, threshold)
     judge = find_judge(task, judge_name)
     items = pool_items(task)
-    values = dict(Annotation.objects.filter(item__task=task, annotator=judge, skipped=False)
+    values = dict(Annotation.objects.counted().filter(item__task=task, annotator=judge, skipped=False)
                   .values_list("item_id", "value"))
     check_judge_coverage(task, judge_name, items, values)
     return decode(task, judge_name, scale, items, values, {}).judge

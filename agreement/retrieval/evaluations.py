@@ -39,9 +39,10 @@ def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
     rankings = list(Ranking.objects.filter(collection=collection).order_by("pk").values_list("pk", "depth")
                 .annotate(n=Count("entries")))
     qrels = Qrel.objects.filter(subset__collection=collection).aggregate(n=Count("pk"), s=Sum("relevance"))
-    answers = Annotation.objects.filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
-        n=Count("pk"), last=Max("updated_at"))
-    state = [rankings, qrels, [answers["n"], str(answers["last"])], sorted(thresholds.items())]
+    # The answers that count (an exclusion changes them without touching a row: the annotator ids say who counts).
+    answers = Annotation.objects.counted().filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
+        n=Count("pk"), last=Max("updated_at"), who=Sum("annotator_id"))
+    state = [rankings, qrels, [answers["n"], str(answers["last"]), answers["who"]], sorted(thresholds.items())]
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
 
 

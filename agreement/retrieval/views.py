@@ -229,7 +229,7 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
         batches = (Batch.objects.filter(task=pool.task).annotate(n_assignees=Count("assignees", distinct=True))
                    .order_by("name"))
         judge_runs = LLMRun.objects.filter(task=pool.task).select_related("annotator__user").order_by("pk")
-        answers = (Annotation.objects.filter(item__retrieval_unit__pool=pool, skipped=False)
+        answers = (Annotation.objects.counted().filter(item__retrieval_unit__pool=pool, skipped=False)
                    .values("annotator__user__username", "annotator__kind").annotate(n=Count("pk"))
                    .order_by("annotator__user__username"))
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
