@@ -159,19 +159,20 @@ def report_csv(doc: ReportDocument) -> str:
 def answer_lines(task: Task) -> Iterator[str]:
     """The task's raw answers, one JSON object per line, in the annotation-import format (streamed). Every answer
     is written, each with `excluded`: true for an excluded annotator's (counted in no number; docs/crowd.md,
-    "Exclusion"), with the exclusion's reason in `excluded_reason`."""
+    "Exclusion"), with the exclusion's reason in `excluded_reason`, and when it was given in `submitted_at`, so a
+    study imported elsewhere keeps its answers' order (docs/ppi.md, "Stopping")."""
     rows = (
         Annotation.objects.marked().filter(item__task=task)
         .order_by("item__position", "annotator__user__username")
         .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
                      "skip_reason", "flag_comment", "time_spent_ms", "confidence", "excluded",
-                     "annotator__excluded_reason")
+                     "annotator__excluded_reason", "submitted_at")
     )
     for (item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms,
-         confidence, excluded, excluded_reason) in rows.iterator(chunk_size=5000):
+         confidence, excluded, excluded_reason, submitted_at) in rows.iterator(chunk_size=5000):
         line = {"item": item, "annotator": name, "annotator_kind": kind, "value": None if skipped else value,
                 "skipped": skipped, "skip_reason": skip_reason, "flag_comment": flag_comment,
-                "time_spent_ms": time_spent_ms, "excluded": excluded}
+                "time_spent_ms": time_spent_ms, "submitted_at": submitted_at.isoformat(), "excluded": excluded}
         if excluded:
             line["excluded_reason"] = excluded_reason
         if confidence is not None:  # a machine answer's confidence (docs/escalation.md), imported back as is
