@@ -63,9 +63,9 @@ def test_the_best_threshold_of_the_good_judge_keeps_72_percent_at_90_percent_agr
     assert good_judge_risk(0.999) == pytest.approx(0.02, abs=0.001)  # 2 % wrong at the very top
 
 
-def test_the_start_is_100_covered_items_or_every_answered_item_but_never_fewer_than_30() -> None:
+def test_the_start_is_100_covered_items_at_most_a_quarter_of_the_answered_ones_but_never_fewer_than_30() -> None:
     assert (START_COVERED, MIN_COVERED) == (100, 30)
-    assert [first_test_covers(n) for n in (29, 30, 45, 100, 400, 5000)] == [0, 30, 45, 100, 100, 100]
+    assert [first_test_covers(n) for n in (29, 30, 90, 119, 200, 400, 5000)] == [0, 30, 30, 30, 50, 100, 100]
     assert first_test_covers(400, start_covered=30) == 30 and first_test_covers(400, start_covered=10) == 30
 
 
@@ -87,34 +87,34 @@ def test_labels_needed_is_the_smallest_calibration_size_whose_bound_passes_at_th
 
 
 def test_a_judge_that_covers_nothing_says_how_close_it_came_and_how_many_labels_would_do() -> None:
-    # 200 items, confidence 0.005 … 1.0; wrong on the 10 most confident and on every 4th item below: from the start
-    # (100 covered: 10 + 22 errors) nothing passes at α = 0.1.
-    confidence = np.arange(1, 201) / 200
-    rank = np.arange(200)[::-1]
+    # 400 items, confidence 0.0025 … 1.0; wrong on the 10 most confident and on every 4th item below: from the start
+    # (100 covered: 10 + 22 errors) nothing passes at α = 0.1, and nowhere is R̂ under α.
+    confidence = np.arange(1, 401) / 400
+    rank = np.arange(400)[::-1]
     correct = ~((rank < 10) | (rank % 4 == 3))
     fitted = calibrate_judge("judge", confidence, correct, 0.1, 0.1)
     assert fitted.threshold is None and fitted.n_tested == 1 and fitted.start_covered == 100
     shortfall = fitted.shortfall
-    # Every λ covering n items has k = 10 + ⌊(n − 10)/4⌋ errors: R̂ is smallest, 0.25 at n = 200, never under α.
-    assert shortfall.n_calibration_needed is None
+    assert shortfall.risk >= 0.1 and shortfall.n_calibration_needed is None
     assert shortfall.risk_bound == pytest.approx(float(clopper_pearson_upper(shortfall.n_errors, shortfall.n_covered,
                                                                             0.1)))
     # Wrong on the 10 most confident and on 1 in 40 below: the start (100 covered, 12 errors, bound 0.173) fails.
-    # Covering all 200 (14 errors, R̂ = 0.07) has the smallest bound, 0.0991: under α = 0.1, so the sequence stopped
-    # at its start above a λ that passes, which n_calibration_needed ≤ n_calibration says (191 ≤ 200); at α = 0.09
-    # about 376 items would do: n' = 376, k' = 0.07·376 = 26.3, the 0.9 quantile of Beta(27.3, 349.7) is ≤ 0.09.
+    # Covering all 400 (19 errors, R̂ = 0.0475) has bound 0.0642: under α = 0.1, so the test stopped at its start above
+    # a λ that passes (n_calibration_needed 68 ≤ 400 says so too). At α = 0.06 about 655 items would do: n' = 655,
+    # k' = 0.0475·655 = 31.1, the 0.9 quantile of Beta(32.1, 623.9) is ≤ 0.06, and 655 items start at 100 ≤ 655.
     correct = ~((rank < 10) | ((rank >= 10) & (rank % 40 == 0)))
     assert float(clopper_pearson_upper(12, 100, 0.1)) == pytest.approx(0.1726, abs=1e-4)
-    at_01 = calibrate_judge("judge", confidence, correct, 0.1, 0.1)
-    at_009 = calibrate_judge("judge", confidence, correct, 0.09, 0.1)
-    for fitted in (at_01, at_009):
+    at_010 = calibrate_judge("judge", confidence, correct, 0.1, 0.1)
+    at_006 = calibrate_judge("judge", confidence, correct, 0.06, 0.1)
+    for fitted in (at_010, at_006):
         assert fitted.threshold is None and fitted.n_tested == 1
-        assert (fitted.shortfall.n_covered, fitted.shortfall.n_errors) == (200, 14)
-        assert fitted.shortfall.risk_bound == pytest.approx(0.0991, abs=1e-4)
-    assert at_01.shortfall.n_calibration_needed == 191
-    assert at_009.shortfall.n_calibration_needed == 376
-    assert beta_distribution.ppf(0.9, 0.07 * 376 + 1, 0.93 * 376) <= 0.09 < beta_distribution.ppf(
-        0.9, 0.07 * 375 + 1, 0.93 * 375)
+        assert (fitted.shortfall.n_covered, fitted.shortfall.n_errors) == (400, 19)
+        assert fitted.shortfall.risk_bound == pytest.approx(float(clopper_pearson_upper(19, 400, 0.1)))
+        assert fitted.shortfall.risk_bound == pytest.approx(0.0642, abs=1e-4)
+    assert at_010.shortfall.n_calibration_needed == 68
+    assert at_006.shortfall.n_calibration_needed == 655
+    assert beta_distribution.ppf(0.9, 0.0475 * 655 + 1, 0.9525 * 655) <= 0.06 < beta_distribution.ppf(
+        0.9, 0.0475 * 654 + 1, 0.9525 * 654)
 
 
 def simulate(n_draws: int, start: int, never_errs_at_top: bool, seed: int = 0) -> tuple[float, float, int]:

@@ -11,8 +11,8 @@ with the label of a judge "correct" when it agrees with the human (majority) lab
 - R̂⁺(λ) = the exact binomial (Clopper–Pearson) upper bound: the r solving binom.cdf(k(λ), n(λ), r) = δ,
   which is the (1 − δ) quantile of Beta(k + 1, n − k) (1 when k = n);
 - fixed-sequence testing from a **pre-specified start** down: the first λ tested is the highest covering at
-  least `start_covered` items (100 unless the caller sets it before looking at the labels; all answered
-  items when the judge has fewer, never fewer than 30), then λ decreases and testing stops before the first
+  least `start_covered` items (100 unless the caller sets it before looking at the labels; at most a quarter
+  of the judge's answered items, never fewer than 30), then λ decreases and testing stops before the first
   λ whose bound exceeds α; the threshold is the last λ that passed; none passed, the judge covers nothing.
 
 The paper and its authors' code start at the highest λ covering 30 items, where the bound passes at α = 0.1
@@ -116,11 +116,13 @@ def check_levels(alpha: float, delta: float) -> None:
 
 
 def first_test_covers(n_answered: int, start_covered: int = START_COVERED, min_covered: int = MIN_COVERED) -> int:
-    """The coverage the first λ tested must reach: `start_covered`, or every answered item when the judge has fewer,
-    but never fewer than `min_covered` (0 when fewer than `min_covered` items are answered: nothing is tested)."""
+    """The coverage the first λ tested must reach: `start_covered`, but at most a quarter of the judge's answered
+    calibration items and never fewer than `min_covered` (0 when fewer than `min_covered` items are answered:
+    nothing is tested). The quarter keeps a small calibration set from spending its one test on the whole set;
+    under 120 answered items the start is the paper's, 30."""
     if n_answered < min_covered:
         return 0
-    return max(min_covered, min(start_covered, n_answered))
+    return max(min_covered, min(start_covered, n_answered // 4))
 
 
 def calibrate_judge(judge: str, confidence: np.ndarray, correct: np.ndarray, alpha: float, delta: float,
@@ -148,7 +150,7 @@ def calibrate_judge(judge: str, confidence: np.ndarray, correct: np.ndarray, alp
     n_passed = int(failed[0]) if failed.size else int(eligible.size)
     n_tested = min(n_passed + 1, int(eligible.size))
     if n_passed == 0:
-        shortfall = _shortfall(n_at, k_at, thresholds, start, alpha, delta, min_covered)
+        shortfall = _shortfall(n_at, k_at, thresholds, start_covered, alpha, delta, min_covered)
         return JudgeThreshold(judge, None, int(confidence.size), 0, None, None, n_tested, start, shortfall)
     chosen = eligible[n_passed - 1]
     n = int(n_at[chosen])
@@ -173,12 +175,12 @@ def _bounds(n: np.ndarray, k: np.ndarray, delta: float) -> np.ndarray:
     return clopper_pearson_upper(pairs[1], pairs[0], delta)[np.ravel(back)]
 
 
-def _shortfall(n_at: np.ndarray, k_at: np.ndarray, thresholds: np.ndarray, start: int, alpha: float,
+def _shortfall(n_at: np.ndarray, k_at: np.ndarray, thresholds: np.ndarray, start_covered: int, alpha: float,
                delta: float, min_covered: int) -> Shortfall | None:
     """Of the λ covering at least `min_covered` items, the one that fewest calibration labels would let pass: with
-    N' items it keeps the same share with the same disagreement, its bound is ≤ α and it covers at least `start`
-    items, so the start is above it (ties: the highest λ). Without such a λ (R̂ ≥ α everywhere), the λ with the
-    smallest bound and no number. None when no λ covers `min_covered` items."""
+    N' items it keeps the same share with the same disagreement, its bound is ≤ α and it covers at least the start
+    N' items would have, so the test could reach it (ties: the highest λ). Without such a λ (R̂ ≥ α everywhere),
+    the λ with the smallest bound and no number. None when no λ covers `min_covered` items."""
     candidates = np.flatnonzero(n_at >= min_covered)
     if candidates.size == 0:
         return None
@@ -187,7 +189,7 @@ def _shortfall(n_at: np.ndarray, k_at: np.ndarray, thresholds: np.ndarray, start
     candidates = np.sort(candidates[candidates.size - 1 - first_from_top])
     n, k = n_at[candidates], k_at[candidates]
     n_answered = int(n_at[0])
-    needed = np.maximum(labels_needed(n, k, n_answered, alpha, delta), np.ceil(start * n_answered / n))
+    needed = labels_needed(n, k, n_answered, alpha, delta, start_covered, min_covered)
     bounds = _bounds(n, k, delta)
     if np.isfinite(needed).any():
         best = np.flatnonzero(needed == np.nanmin(needed))[-1]
@@ -199,12 +201,13 @@ def _shortfall(n_at: np.ndarray, k_at: np.ndarray, thresholds: np.ndarray, start
                      float(bounds[best]), n_needed)
 
 
-def labels_needed(n_covered: np.ndarray, n_errors: np.ndarray, n_calibration: int, alpha: float,
-                  delta: float) -> np.ndarray:
+def labels_needed(n_covered: np.ndarray, n_errors: np.ndarray, n_calibration: int, alpha: float, delta: float,
+                  start_covered: int | None = None, min_covered: int = MIN_COVERED) -> np.ndarray:
     """Per (n, k): the smallest calibration size N' for which keeping the same share n / n_calibration of the items
     with the same disagreement rate R̂ = k / n gives a Clopper–Pearson bound ≤ α: n' = N'·share, k' = n'·R̂
-    (fractional counts, through the Beta quantile). NaN when R̂ ≥ α (no number of labels would do) or N' would
-    pass 2^24 (about 17 million)."""
+    (fractional counts, through the Beta quantile) — and, with `start_covered`, n' reaches the start N' items would
+    have (`first_test_covers`), so the λ is one the test could reach. NaN when R̂ ≥ α (no number of labels would
+    do) or N' would pass 2^24 (about 17 million)."""
     n_covered = np.atleast_1d(np.asarray(n_covered, dtype=float))
     rate = np.atleast_1d(np.asarray(n_errors, dtype=float)) / n_covered
     share = n_covered / n_calibration
@@ -213,7 +216,11 @@ def labels_needed(n_covered: np.ndarray, n_errors: np.ndarray, n_calibration: in
         # The (1 − δ) quantile of Beta(k + 1, n − k) is ≤ α exactly when that distribution's cdf at α is ≥ 1 − δ.
         n = size * share
         with np.errstate(invalid="ignore", divide="ignore"):
-            return betainc(n * rate + 1.0, n * (1.0 - rate), alpha) >= 1.0 - delta
+            bound_passes = betainc(n * rate + 1.0, n * (1.0 - rate), alpha) >= 1.0 - delta
+        if start_covered is None:
+            return bound_passes
+        start = np.maximum(min_covered, np.minimum(start_covered, size // 4))
+        return bound_passes & (n >= start)
 
     low, high = np.zeros(rate.shape), np.full(rate.shape, float(MAX_LABELS_SEARCHED))
     possible = (rate < alpha) & passes(high)
