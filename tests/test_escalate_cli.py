@@ -252,3 +252,16 @@ def test_a_judge_that_keeps_nothing_says_how_close_it_came_and_how_many_labels_w
     assert escalate(task.name, "--judges", "sure", "--alpha", "0.12", "--start-covered", "30")["judges"] == [sure]
     with pytest.raises(CommandError, match="--start-covered must be a whole number of at least 30"):
         escalate(task.name, "--judges", "sure", "--start-covered", "20")
+
+
+def test_the_text_says_when_no_number_of_labels_would_do_and_when_the_test_stopped_above_a_passing_threshold() -> None:
+    from agreement.management.commands.escalate import closest_text
+
+    closest = {"threshold": 0.5, "n_covered": 120, "n_errors": 30, "risk": 0.25, "risk_bound": 0.31,
+               "n_calibration_needed": None, "passes_below_start": False}
+    assert closest_text(closest, 0.1) == ("closest at threshold 0.5000: 120 items with 30 errors, disagreement 0.250, "
+                                          "bound 0.310 > α = 0.1; no number of labels would do: its disagreement there "
+                                          "is ≥ α")
+    closest.update(n_errors=5, risk=5 / 120, risk_bound=0.069, n_calibration_needed=90, passes_below_start=True)
+    assert closest_text(closest, 0.1).endswith("bound 0.069 ≤ α = 0.1, but the test stopped at a failure above it "
+                                               "(at its start)")
