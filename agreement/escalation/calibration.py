@@ -36,9 +36,9 @@ item no judge is confident about is escalated to people. Each judge's kept items
 together (a mixture of sets each with risk ≤ α) have risk ≤ α. (A later judge's items are selected by an earlier
 judge's fitted threshold; docs/escalation.md, §3, says what this means in use and how the tests check it.)
 
-A judge that covers nothing carries a `Shortfall`: the threshold at or below the start where its bound came
-closest to α, and about how many calibration items, at the disagreement seen there, would bring that bound
-under α.
+A judge that covers nothing carries a `Shortfall`: the threshold that the fewest calibration labels would let pass,
+what the calibration saw there, and about how many calibration items, at the disagreement seen there, would bring
+its bound under α.
 
 Confidences are floats; NaN means the judge has no answer (or no confidence) for the item, which it then never
 covers.
@@ -73,11 +73,12 @@ def clopper_pearson_upper(n_errors: int | np.ndarray, n: int | np.ndarray, delta
 
 @dataclass(frozen=True)
 class Shortfall:
-    """How close a judge that covers nothing came: at `threshold` (the λ at or below the start, covering at least
-    30 items, with the smallest bound) it would keep `n_covered` calibration items with `n_errors` errors, R̂
-    `risk` and R̂⁺ `risk_bound` (> α, or the sequence stopped at a failure above it). `n_calibration_needed`:
-    about how many calibration items for this judge, with the same share kept and the same disagreement R̂, would
-    bring that bound under α; None when no number would (R̂ ≥ α)."""
+    """How close a judge that covers nothing came: at `threshold` (of the λ covering at least 30 items, the one the
+    fewest calibration labels would let pass; without one, the one with the smallest bound) it would keep
+    `n_covered` calibration items with `n_errors` errors, R̂ `risk` and R̂⁺ `risk_bound` (> α, or ≤ α when the test
+    stopped at its start above it). `n_calibration_needed`: about how many calibration items for this judge, with
+    the same share kept and the same disagreement R̂, would bring that bound under α (`labels_needed`); None when no
+    number would (R̂ ≥ α)."""
 
     threshold: float
     n_covered: int
@@ -119,7 +120,7 @@ def first_test_covers(n_answered: int, start_covered: int = START_COVERED, min_c
     """The coverage the first λ tested must reach: `start_covered`, but at most a quarter of the judge's answered
     calibration items and never fewer than `min_covered` (0 when fewer than `min_covered` items are answered:
     nothing is tested). The quarter keeps a small calibration set from spending its one test on the whole set;
-    under 120 answered items the start is the paper's, 30."""
+    up to 123 answered items the start is the paper's, 30."""
     if n_answered < min_covered:
         return 0
     return max(min_covered, min(start_covered, n_answered // 4))
