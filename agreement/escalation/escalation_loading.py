@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Sum
 
 from agreement.escalation.alternative_annotator_test import AltTestResult, alt_test
+from agreement.escalation.calibration import START_COVERED
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem, Plan, escalate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem
@@ -74,13 +75,14 @@ def judge_answers(task: Task, judges: list[Annotator]) -> dict[str, dict[int, tu
 
 
 def escalation_plan(task: Task, judge_names: list[str], alpha: float, delta: float, *,
-                    n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0) -> Plan:
+                    n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0,
+                    start_covered: int = START_COVERED) -> Plan:
     """The plan for `task` (plan.escalate), with the task named and the escalated items' external ids."""
     judges = find_judges(task, judge_names)
     items = list(Item.objects.filter(task=task).order_by("position", "pk").values_list("pk", "external_id"))
     plan = escalate(task.kind, [pk for pk, _ in items], human_answers(task), judge_names,
                     judge_answers(task, judges), alpha, delta, n_calibration=n_calibration, tolerance=tolerance,
-                    seed=seed)
+                    seed=seed, start_covered=start_covered)
     external = dict(items)
     plan.result.update({"task": task.name, "kind": task.kind,
                         "escalated_items": [external[pk] or str(pk) for pk in plan.escalated],
