@@ -1,4 +1,5 @@
-"""Sending a Celery job by task name (hume/jobs/__init__.py): services use it instead of importing their tasks.py."""
+"""Sending a Celery job by task name (hume/jobs/sending.py, hume/jobs/outbox.py): services use it instead of importing
+their tasks.py."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,6 +9,8 @@ from celery.exceptions import NotRegistered
 
 from hume import jobs
 from hume.celery import app
+from hume.jobs.models import UnsentMessage
+from hume.jobs.sending import QUICK_RETRY
 
 
 def test_a_job_sent_by_name_runs_the_registered_task_in_eager_mode() -> None:
@@ -33,5 +36,9 @@ def test_a_job_sent_on_commit_keeps_its_options_and_waits_for_the_commit(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         jobs.enqueue_on_commit("model_runs.score_run", 7, countdown=3)
     assert sent == [] and len(callbacks) == 1
+    stored = UnsentMessage.objects.get()  # the message is kept with the transaction until the broker takes it
+    assert (stored.task, stored.args, stored.options) == ("model_runs.score_run", [7], {"countdown": 3})
     callbacks[0]()
-    assert sent == [((7,), {"countdown": 3})]
+    # no result asked for (a request never waits on the result backend), two tries at most (issue 35, item 5)
+    assert sent == [((7,), {"countdown": 3, "ignore_result": True, "retry": True, "retry_policy": QUICK_RETRY})]
+    assert not UnsentMessage.objects.exists()
