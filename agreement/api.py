@@ -80,11 +80,12 @@ def report_detail(request: Request, task_id: int) -> Response:
 @api_view(["POST"])
 @permission_classes([IsAuthenticated & IsResearcher])
 def compute(request: Request, task_id: int) -> Response:
-    """Queue a report run; 503 with the reason when the broker is unreachable."""
+    """Queue a report run: 202 with its state; with the broker unreachable also 202, queued, with `error`
+    saying the broker is down (the job layer sends the run when it is back)."""
     task = get_object_or_404(Task, pk=task_id)
     try:
         report = request_report(task.pk)
     except ReportQueueError as exc:
         body = state(task, Report.objects.filter(task=task).first()) | {"error": str(exc)}
-        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(body, status=status.HTTP_202_ACCEPTED)
     return Response(state(task, report), status=status.HTTP_202_ACCEPTED)

@@ -66,6 +66,12 @@ def keep(task: str, args: tuple[Any, ...], options: dict[str, Any]) -> UnsentMes
     return UnsentMessage.objects.create(task=task, args=list(args), options=options)
 
 
+def unsent(task: str, *args: Any) -> bool:
+    """Whether a message for this job (task name and arguments) is waiting in the outbox: a caller that knows
+    the broker is down need not store another copy."""
+    return UnsentMessage.objects.filter(task=task, args=list(args)).exists()
+
+
 def send(message: UnsentMessage) -> None:
     """Try the broker once for this stored message: delete it when accepted; otherwise record why and raise
     BrokerDown (the row stays for the beat)."""
