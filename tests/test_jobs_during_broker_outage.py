@@ -6,9 +6,10 @@ backend retried its subscription, then failed the job).
 Everything is real: a redis-server of the test's own with its data on disk (tests/throwaway_redis.py; the shared
 one is never touched), a Celery worker with its embedded beat started as scripts/run starts it, under production
 settings (DEBUG off), and the pages asked through Django's full request path in a separate web process pointed at
-the same Redis (the test process's Celery app stays on the shared one). Redis is killed, three jobs of three
-types are submitted from their pages, Redis is started again on the same port, and the same worker runs each job
-once. The fix: the job layer's outbox (hume/jobs/outbox.py), and messages that ask for no result.
+the same Redis (the test process's Celery app stays on the shared one). Redis is killed, five jobs of five
+types (a SAGE run, a PPI estimate, a retrieval evaluation, a report, a background dataset import) are submitted
+from their pages, Redis is started again on the same port, and the same worker runs each job once. The fix:
+the job layer's outbox (hume/jobs/outbox.py), and messages that ask for no result.
 """
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ import pytest
 from celery import Celery
 from django.urls import reverse
 
+from agreement.models import Report
 from agreement.ppi.models import PPIEstimate
 from agreement.retrieval.models import Evaluation
 from agreement.sage.models import SageRun
 from hume.jobs.models import UnsentMessage
+from tasks_app.models import ImportJob, Task
 from tests.conftest import REPO, database_url_for_subprocess, require_postgres
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.retrieval_helpers import judged_collection
@@ -40,30 +43,43 @@ REQUEST_BOUND_SECONDS = 5.0
 # Redis back → every job done. The worker reconnects within its backoff (2, 4, 6 … s), then the beat's next look
 # (DEAD_RUN_CHECK_SECONDS, 15 s) sends what the broker refused; the issue asks for under a minute.
 RECOVERY_BOUND_SECONDS = 60.0
+JOBS = ("sage", "ppi", "evaluation", "report", "import")
+IMPORT_OPTIONS = {"name": "Outage import", "kind": "classification", "language": "eng-Latn", "labels": "pos,neg"}
 
-# The web process: the three pages, each timed, with Redis down. Prints one JSON line.
+# The web process: each page, each timed, with Redis down. Prints one JSON line.
 SUBMIT_SCRIPT = """
 import json, os, sys, time, django
 django.setup()
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 settings.SAGE_STUDIES_DIR = os.environ["HUME_TEST_SAGE_DIR"]
-urls = json.loads(sys.argv[1])
-client = Client()
-client.force_login(User.objects.get(username="dave"))
+pages = json.loads(sys.argv[1])
+clients = {}
+for name in {user for user, _, _ in pages.values()}:
+    clients[name] = Client()
+    clients[name].force_login(User.objects.get(username=name))
 # A web process that has served pages before: its URLs, views and tasks imported (about 4 s here), not timed.
 from hume.jobs import registered
 registered("sage.run_study")
-assert client.get("/sage/").status_code == 200
+assert clients["dave"].get("/sage/").status_code == 200
 out = {}
-for name, (url, data) in urls.items():
+for name, (user, url, data) in pages.items():
+    if "file" in data:
+        data = {**data, "file": SimpleUploadedFile("big.jsonl", data["file"].encode())}
     started = time.monotonic()
-    response = client.post(url, data, follow=True)
+    response = clients[user].post(url, data, follow=True)
     out[name] = {"seconds": time.monotonic() - started, "status": response.status_code,
                  "page": response.content.decode(), "redirects": [url for url, _ in response.redirect_chain]}
 print(json.dumps(out))
 """
+
+
+def big_dataset() -> str:
+    """A classification dataset over the background threshold below: imported by a worker, not the request."""
+    return "".join(json.dumps({"id": f"r{i}", "text": f"Review number {i}, long enough to matter.",
+                               "label": "pos" if i % 2 else "neg"}) + "\n" for i in range(1, 101))
 
 
 def client_for(url: str) -> Celery:
@@ -83,19 +99,30 @@ def wait_until(check, timeout: float, what: str) -> float:
 
 def statuses() -> dict[str, str]:
     return {"sage": SageRun.objects.get().status, "ppi": PPIEstimate.objects.get().status,
-            "evaluation": Evaluation.objects.get().status}
+            "evaluation": Evaluation.objects.get().status, "report": Report.objects.get().status,
+            "import": ImportJob.objects.get().status}
 
 
-def test_jobs_submitted_while_redis_is_down_answer_at_once_and_run_when_it_is_back(tmp_path: Path, dave) -> None:
+def attempts() -> dict[str, int]:
+    return {"sage": SageRun.objects.get().attempts, "ppi": PPIEstimate.objects.get().attempts,
+            "evaluation": Evaluation.objects.get().attempts, "report": Report.objects.get().attempts,
+            "import": ImportJob.objects.get().attempts}
+
+
+def test_jobs_submitted_while_redis_is_down_answer_at_once_and_run_when_it_is_back(tmp_path: Path, dave,
+                                                                                   carol) -> None:
     require_postgres()
     judged_collection()  # MiniFact, pooled and judged: what the evaluation computes
     task, _ = rated_likert_study("outage-ppi", 30, list(range(0, 30, 3)), seed=3)
-    urls = {"sage": ("/sage/", {"study": "sage_study", "metrics": ["jaccard"], "seed": "0"}),
-            "ppi": (reverse("agreement:ppi_request", args=[task.pk]), {"judge": JUDGE, "alpha": "0.05"}),
-            "evaluation": (reverse("retrieval:evaluate", args=["MiniFact"]), {})}
+    pages = {"sage": ("dave", "/sage/", {"study": "sage_study", "metrics": ["jaccard"], "seed": "0"}),
+             "ppi": ("dave", reverse("agreement:ppi_request", args=[task.pk]), {"judge": JUDGE, "alpha": "0.05"}),
+             "evaluation": ("dave", reverse("retrieval:evaluate", args=["MiniFact"]), {}),
+             "report": ("dave", reverse("agreement:recompute", kwargs={"task_id": task.pk}), {}),
+             "import": ("carol", "/tasks/import/", {"file": big_dataset(), **IMPORT_OPTIONS})}
     redis = ThrowawayRedis(data_dir=tmp_path)
     redis.start()
-    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": redis.url}
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": redis.url,
+           "IMPORT_IN_BACKGROUND_BYTES": "2000", "IMPORT_SPOOL_DIR": str(tmp_path / "imports")}
     worker_env = {**env, "DEBUG": "false", "SECRET_KEY": SAFE_KEY, "ALLOWED_HOSTS": "localhost"}
     worker_log = tmp_path / "worker.log"
     with worker_log.open("w") as output:
@@ -107,34 +134,41 @@ def test_jobs_submitted_while_redis_is_down_answer_at_once_and_run_when_it_is_ba
         wait_until(lambda: bool(app.control.ping(timeout=0.5)), 60, "the worker answers a ping")
         redis.stop()  # killed outright, under a running worker and beat
 
-        submitted = subprocess.run([sys.executable, "-c", SUBMIT_SCRIPT, json.dumps(urls)], cwd=REPO,
+        submitted = subprocess.run([sys.executable, "-c", SUBMIT_SCRIPT, json.dumps(pages)], cwd=REPO,
                                    env={**env, "HUME_TEST_SAGE_DIR": str(TESTS)}, capture_output=True, text=True,
                                    timeout=300)
         assert submitted.returncode == 0, submitted.stderr[-3000:]
-        pages = json.loads(submitted.stdout.strip().splitlines()[-1])
-        seconds = {name: round(page["seconds"], 2) for name, page in pages.items()}
-        for name, page in pages.items():
+        answers = json.loads(submitted.stdout.strip().splitlines()[-1])
+        seconds = {name: round(page["seconds"], 2) for name, page in answers.items()}
+        for name, page in answers.items():
             assert page["status"] == 200, (name, page["page"][-2000:])
             assert page["seconds"] < REQUEST_BOUND_SECONDS, seconds
             assert "queued, the broker is down" in page["page"], (name, page["page"][-2000:])
-        assert pages["sage"]["redirects"] == [f"/sage/{SageRun.objects.get().pk}/"]  # the stored run's page
-        assert statuses() == {"sage": "queued", "ppi": "queued", "evaluation": "queued"}  # stored, never failed
-        unsent = sorted(UnsentMessage.objects.values_list("task", flat=True))
-        assert unsent == ["agreement.compute_ppi", "retrieval.evaluate_collection", "sage.run_study"]
+        assert answers["sage"]["redirects"] == [f"/sage/{SageRun.objects.get().pk}/"]  # the stored run's page
+        assert answers["import"]["redirects"] == [f"/tasks/imports/{ImportJob.objects.get().pk}/"]  # its progress
+        assert statuses() == dict.fromkeys(JOBS, "queued")  # stored, none failed
+        unsent = {(task_name, args[0]) for task_name, args in UnsentMessage.objects.values_list("task", "args")}
+        assert unsent >= {("agreement.compute_ppi", PPIEstimate.objects.get().pk),
+                          ("agreement.compute_report", task.pk),
+                          ("retrieval.evaluate_collection", Evaluation.objects.get().collection_id),
+                          ("sage.run_study", SageRun.objects.get().pk),
+                          ("tasks_app.import_dataset", ImportJob.objects.get().pk)}
+        print(f"outbox with Redis down: {list(UnsentMessage.objects.values_list('task', 'args'))}")
         assert all(m.sends_failed == 1 and "Connection refused" in m.error for m in UnsentMessage.objects.all())
 
         time.sleep(2)
         redis.start()  # same port, same data folder; the worker is not restarted
         took = wait_until(lambda: set(statuses().values()) <= {"done", "failed"}, RECOVERY_BOUND_SECONDS * 2,
                           f"every job finished (now {statuses()})")
-        assert statuses() == {"sage": "done", "ppi": "done", "evaluation": "done"}, (
-            SageRun.objects.get().error, PPIEstimate.objects.get().error, Evaluation.objects.get().error)
+        assert statuses() == dict.fromkeys(JOBS, "done"), [SageRun.objects.get().error, PPIEstimate.objects.get().error,
+                                                            Evaluation.objects.get().error, Report.objects.get().error,
+                                                            ImportJob.objects.get().problems]
         print(f"requests with Redis down: {seconds} s; every job done {took:.1f} s after Redis came back")
         assert took < RECOVERY_BOUND_SECONDS, took
         assert not UnsentMessage.objects.exists()
         # each ran once: one claim each (a copy of a message would find the job claimed or done)
-        assert [SageRun.objects.get().attempts, PPIEstimate.objects.get().attempts,
-                Evaluation.objects.get().attempts] == [1, 1, 1]
+        assert attempts() == dict.fromkeys(JOBS, 1)
+        assert Task.objects.get(name="Outage import").items.count() == 100
         assert worker.poll() is None, worker_log.read_text()[-3000:]  # the same worker: never restarted
         assert "job message(s) the broker had refused" in worker_log.read_text()
     finally:
