@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "hume.broker_down.BrokerDownAnswers",  # a job stored with the broker down: "queued", never a 500 (issue 35)
     "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 

@@ -26,14 +26,14 @@ from django.urls import reverse
 
 from agreement.models import Report
 from agreement.ppi.models import PPIEstimate
-from agreement.retrieval.models import Evaluation
+from agreement.retrieval.models import Evaluation, Ranking
 from agreement.sage.models import SageRun
 from hume.jobs.models import UnsentMessage
 from tasks_app.models import ImportJob, Task
 from tests.conftest import REPO, database_url_for_subprocess, require_postgres
 from tests.ppi_helpers import JUDGE, rated_likert_study
-from tests.retrieval_helpers import judged_collection
-from tests.throwaway_redis import ThrowawayRedis
+from tests.retrieval_helpers import judged_collection, load_minifact
+from tests.throwaway_redis import ThrowawayRedis, free_port
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 SAFE_KEY = "broker-outage-test-key-0123456789-abcdefghijklmnopqrstuvwxyz"
@@ -179,3 +179,44 @@ def test_jobs_submitted_while_redis_is_down_answer_at_once_and_run_when_it_is_ba
             except subprocess.TimeoutExpired:
                 os.killpg(worker.pid, 9)
         redis.stop()
+
+
+UNCAUGHT_SCRIPT = """
+import json, time, django
+django.setup()
+from django.contrib.auth.models import User
+from django.test import Client
+client = Client()
+client.force_login(User.objects.get(username="dave"))
+assert client.get("/retrieval/MiniFact/").status_code == 200  # warm, as a web process that served pages
+out = {}
+for name, headers in (("page", {}), ("htmx", {"HTTP_HX_REQUEST": "true"})):
+    started = time.monotonic()
+    response = client.post("/retrieval/MiniFact/rankings/bm25/", {"bm25-name": f"bm25-{name}", "bm25-k": "10"},
+                           HTTP_REFERER="http://testserver/retrieval/MiniFact/", **headers)
+    out[name] = {"seconds": time.monotonic() - started, "status": response.status_code,
+                 "location": response.get("Location", ""), "hx_redirect": response.get("HX-Redirect", "")}
+out["shown"] = client.get("/retrieval/MiniFact/").content.decode()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_view_that_does_not_catch_the_broker_error_says_queued_instead_of_a_500(dave) -> None:
+    """hume/broker_down.py: the BM25 ranking's page has no broker handling of its own; with Redis down (nothing
+    listening on the port) the ranking is stored, queued, its message kept, and the page says so at once."""
+    require_postgres()
+    load_minifact()
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(),
+           "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    done = subprocess.run([sys.executable, "-c", UNCAUGHT_SCRIPT], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (out["page"]["status"], out["page"]["location"]) == (302, "http://testserver/retrieval/MiniFact/")
+    assert (out["htmx"]["status"], out["htmx"]["hx_redirect"]) == (204, "http://testserver/retrieval/MiniFact/")
+    assert max(out["page"]["seconds"], out["htmx"]["seconds"]) < REQUEST_BOUND_SECONDS
+    assert out["shown"].count("queued, the broker is down") == 2  # both messages, on the page gone back to
+    rankings = Ranking.objects.filter(name__startswith="bm25-").order_by("name")
+    assert [(r.name, r.status) for r in rankings] == [("bm25-htmx", "queued"), ("bm25-page", "queued")]
+    assert sorted(UnsentMessage.objects.values_list("args", flat=True)) == sorted([r.pk] for r in rankings)

@@ -21,6 +21,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from hume.jobs.models import UnsentMessage
 from hume.jobs.sending import enqueue
@@ -33,9 +34,10 @@ UNSENT_GRACE_SECONDS = 5.0
 SEND_BATCH = 100
 
 
-class BrokerDown(RuntimeError):
+class BrokerDown(OperationalError):
     """The broker did not accept a job's message. The job is stored and queued; its message waits in the outbox
-    and is sent when the broker is back. The text is what a page shows."""
+    and is sent when the broker is back. The text is what a page shows. A kombu OperationalError, as the send's
+    own error was, so a caller that catches that still catches this."""
 
     def __init__(self, task: str, args: list[Any], error: BaseException) -> None:
         self.task, self.job_args, self.error = task, list(args), error
