@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "hume.broker_down.BrokerDownAnswers",  # a job stored with the broker down: "queued", never a 500 (issue 35)
     "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
@@ -192,7 +193,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A Redis that does not answer a connection (its machine down, a firewall) costs a send at most this long, not the
+# operating system's minutes: a web request submitting a job answers "queued, the broker is down" at once, and the
+# job's message waits in the job layer's outbox (hume/jobs/outbox.py; issue 35, item 5). A refused connection (Redis
+# stopped) fails at once whatever this is.
+BROKER_CONNECT_TIMEOUT = float(os.environ.get("BROKER_CONNECT_TIMEOUT", "2"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "socket_connect_timeout": BROKER_CONNECT_TIMEOUT}
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_CONNECT_TIMEOUT
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = BROKER_CONNECT_TIMEOUT
 # Two queues: model work (encoding, scoring model runs, SAGE, split retrieval chunks) goes to `models`, everything
 # else to the default `celery`. A worker started without -Q takes both (the embedded default: one machine, as
 # before); `celery -A hume worker -Q models` on a GPU machine takes the model work, `-Q celery` the rest

@@ -35,6 +35,7 @@ from agreement.retrieval.rankings import import_ranking
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
+from hume.jobs import BrokerDown
 from hume.lib.htmx import vary
 from hume.lib.import_reader import ImportFailed
 from hume.roles import researcher_required
@@ -246,6 +247,6 @@ def evaluate(request: HttpRequest, name: str) -> HttpResponse:
     try:
         evaluations.request_evaluation(target)
         messages.success(request, "The evaluation is queued; this page shows it once a worker has computed it.")
-    except evaluations.QueueError as exc:
-        messages.error(request, f"The evaluation could not be queued: {exc}")
+    except BrokerDown as down:  # the evaluation is stored, queued; its message waits in the job layer's outbox
+        messages.warning(request, f"The evaluation is {down}.")
     return redirect("retrieval:collection", name=target.name)
