@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +42,18 @@ def backend_of(model: Any) -> Encoder | PairScorer:
     return _loaded[key]
 
 
+_encoder: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def encoder_thread() -> ThreadPoolExecutor:
+    """This process's one encoding thread, started once (a thread a call cost a model run's 79 chunks more than
+    their lookups); a forked worker starts its own."""
+    global _encoder
+    if _encoder is None or _encoder[0] != os.getpid():
+        _encoder = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode"))
+    return _encoder[1]
+
+
 def encoded_slices(backend: Any, parts: Iterable[list[tuple[bytes, str]]]
                    ) -> Iterator[tuple[list[tuple[bytes, str]], np.ndarray]]:
     """(slice, its vectors) in order. A backend that may encode in another thread (`encodes_in_background`:
@@ -53,20 +66,20 @@ def encoded_slices(backend: Any, parts: Iterable[list[tuple[bytes, str]]]
                 vectors = backend.encode([t for _, t in part])
             yield part, vectors
         return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
-        queued: deque[tuple[list[tuple[bytes, str]], Future[np.ndarray]]] = deque()
-        for part in parts:
-            queued.append((part, encoder.submit(backend.encode, [t for _, t in part])))
-            if len(queued) > 1:
-                done, job = queued.popleft()
-                with timed("encode"):  # the wait for the encoder, which runs ahead of the lookups and writes
-                    vectors = job.result()
-                yield done, vectors
-        while queued:
+    encoder = encoder_thread()
+    queued: deque[tuple[list[tuple[bytes, str]], Future[np.ndarray]]] = deque()
+    for part in parts:
+        queued.append((part, encoder.submit(backend.encode, [t for _, t in part])))
+        if len(queued) > 1:
             done, job = queued.popleft()
-            with timed("encode"):
+            with timed("encode"):  # the wait for the encoder, which runs ahead of the lookups and writes
                 vectors = job.result()
             yield done, vectors
+    while queued:
+        done, job = queued.popleft()
+        with timed("encode"):
+            vectors = job.result()
+        yield done, vectors
 
 
 def uncached_slices(model: Any, pending: list[tuple[bytes, str]], found: dict[bytes, np.ndarray]

@@ -185,8 +185,6 @@ def read_slice(slice_id: int, identity: str) -> tuple[np.ndarray, np.ndarray] | 
 def store(identity: str, digests: Sequence[bytes], vectors: np.ndarray) -> int | None:
     """Write one slice (one INSERT, its own transaction) and add it to this process's index; its id, or None
     when writes are off. Vectors are kept as float16 when the model gave float16, else as float32."""
-    from agreement.model_runs.models import EmbeddingSlice
-
     if not writing() or not len(digests):
         return None
     if len(digests) != len(vectors) or vectors.ndim != 2:
@@ -194,11 +192,29 @@ def store(identity: str, digests: Sequence[bytes], vectors: np.ndarray) -> int |
     dtype = "float16" if vectors.dtype == np.float16 else "float32"
     packed = np.ascontiguousarray(vectors, dtype=STORED_DTYPES[dtype])
     column = b"".join(digests)
-    with transaction.atomic():
-        row = EmbeddingSlice.objects.create(model_identity=identity, dtype=dtype, dimensions=packed.shape[1],
-                                            n_vectors=len(packed), digests=column, vectors=packed.tobytes())
-    _indexes.setdefault(identity, IdentityIndex()).add(row.pk, column)
-    return row.pk
+    slice_id = insert_slice(identity, dtype, packed, column)
+    _indexes.setdefault(identity, IdentityIndex()).add(slice_id, column)
+    return slice_id
+
+
+def insert_slice(identity: str, dtype: str, packed: np.ndarray, column: bytes) -> int:
+    """One INSERT … RETURNING id in its own transaction (PostgreSQL, and SQLite since 3.35). It goes to the
+    driver's cursor under Django's, so a DEBUG process does not log it: Django's SQLite backend writes a
+    logged statement's blobs out as hexadecimal text, megabytes a slice, which cost more than the insert."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from agreement.model_runs.models import EmbeddingSlice
+
+    quote = connection.ops.quote_name
+    columns = ("model_identity", "dtype", "dimensions", "n_vectors", "digests", "vectors", "created_at")
+    sql = (f"INSERT INTO {quote(EmbeddingSlice._meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
+           f"VALUES ({', '.join(['%s'] * len(columns))}) RETURNING {quote('id')}")
+    params = (identity, dtype, packed.shape[1], packed.shape[0], column, packed.tobytes(),
+              connection.ops.adapt_datetimefield_value(timezone.now()))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.cursor.execute(sql, params)
+        return int(cursor.cursor.fetchone()[0])
 
 
 def prune(identities: Sequence[str]) -> int:
