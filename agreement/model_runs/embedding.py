@@ -99,23 +99,19 @@ def uncached_slices(model: Any, pending: list[tuple[bytes, str]], found: dict[by
             yield missing
 
 
-def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
-          known: dict[bytes, np.ndarray] | None = None) -> np.ndarray:
-    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet.
-
-    known: {text hash: vector} this process already holds for the model (a model run's chunks, kept for its
-    scoring): read before the cache, and given every vector of this call, so a run's scoring does not read
-    back from the database what its chunks just wrote."""
+def vectors_by_text(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None
+                    ) -> dict[str, np.ndarray]:
+    """{text: vector} of each distinct text, encoding only those the cache does not hold yet (in the model's
+    dtype as stored: float32, or float16 for a model that gives float16). Nothing is stacked: a model run's
+    chunk keeps them by text for its scoring."""
     if not model.is_encoder:
         raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
     for i, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
             raise BackendError(f"text {i} is empty; an encoder cannot embed it")
     by_text = {t: text_hash(t) for t in dict.fromkeys(texts)}  # SAGE repeats each original 6 or 18 times
-    hashes = [by_text[t] for t in texts]
-    found = {h: known[h] for h in by_text.values() if h in known} if known else {}
-    pending = [(h, t) for t, h in by_text.items() if h not in found]
-    uncached = uncached_slices(model, pending, found)
+    found: dict[bytes, np.ndarray] = {}
+    uncached = uncached_slices(model, [(h, t) for t, h in by_text.items()], found)
     first = next(uncached, None)  # the backend is loaded only when something is not cached
     n_encoded = 0
     if first is not None:
@@ -129,14 +125,28 @@ def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = No
     if stats is not None:
         stats["encoded"] = stats.get("encoded", 0) + n_encoded
         stats["cached"] = stats.get("cached", 0) + len(texts) - n_encoded
-    if known is not None:
-        known.update(found)
+    return {t: found[h] for t, h in by_text.items()}
+
+
+def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
+          known: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet.
+
+    known: {text: vector} this process already holds for the model (a model run's chunks, kept for its
+    scoring): read before the cache, and given every vector of this call, so a run's scoring does not read
+    back from the database what its chunks just wrote."""
+    held = known if known is not None else {}
+    wanted = [t for t in dict.fromkeys(texts) if t not in held] if held else texts
+    found = vectors_by_text(model, wanted, stats=stats)
+    if stats is not None and len(wanted) != len(texts):
+        stats["cached"] = stats.get("cached", 0) + len(texts) - len(wanted)
+    held.update(found)
     if not texts:
         return np.zeros((0, model.dimensions or 0), dtype=np.float32)
-    sizes = {found[h].shape[0] for h in by_text.values()}
+    sizes = {held[t].shape[0] for t in dict.fromkeys(texts)}
     if len(sizes) != 1:
         raise BackendError(f"{model.name}: cached vectors of different sizes {sorted(sizes)}; the cache is corrupt")
-    return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+    return np.stack([held[t] for t in texts]).astype(np.float32, copy=False)
 
 
 def _check_vectors(model: Any, vectors: np.ndarray, n: int) -> None:
@@ -167,7 +177,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray, rows: int = COSINE_ROWS) -> np.nda
 
 
 def similarity(model: Any, a_texts: Sequence[str], b_texts: Sequence[str], *,
-               known: dict[bytes, np.ndarray] | None = None) -> np.ndarray:
+               known: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """(n,) similarity of a_texts[i] and b_texts[i]: cosine for encoders, the metric for classical models
     (known: as embed's)."""
     if len(a_texts) != len(b_texts):

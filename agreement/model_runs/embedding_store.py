@@ -73,13 +73,14 @@ class Segment:
         return cls(keys, digests, np.full(n, slice_id, dtype=np.int64), np.arange(n, dtype=np.int64)).sorted()
 
     def sorted(self) -> Segment:
-        order = np.lexsort((self.offsets, self.slices, self.keys))
+        """By key; a stable sort, so equal keys keep their order (the older slice first after a merge)."""
+        order = np.argsort(self.keys, kind="stable")
         return Segment(self.keys[order], self.digests[order], self.slices[order], self.offsets[order])
 
-    def merged(self, other: Segment) -> Segment:
-        return Segment(np.concatenate([self.keys, other.keys]), np.concatenate([self.digests, other.digests]),
-                       np.concatenate([self.slices, other.slices]),
-                       np.concatenate([self.offsets, other.offsets])).sorted()
+    def merged(self, newer: Segment) -> Segment:
+        return Segment(np.concatenate([self.keys, newer.keys]), np.concatenate([self.digests, newer.digests]),
+                       np.concatenate([self.slices, newer.slices]),
+                       np.concatenate([self.offsets, newer.offsets])).sorted()
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -24,7 +24,7 @@ from django.utils import timezone
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
-from agreement.model_runs.embedding import embed
+from agreement.model_runs.embedding import vectors_by_text
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
 from agreement.model_runs.stages import timed
@@ -68,12 +68,13 @@ def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: di
 def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -> list[list[int]]:
     chunks: list[list[int]] = [[]]
     count = 0
+    texts_of = ev.evaluation_of(kind).item_texts
     for item_id, payload in items:
         if count >= size:
             chunks.append([])
             count = 0
         chunks[-1].append(item_id)
-        count += len(ev.item_texts(kind, payload))
+        count += len(texts_of(payload))
     return [c for c in chunks if c]
 
 
@@ -143,7 +144,7 @@ _held: dict[int, dict[str, np.ndarray]] = {}
 
 
 def held_vectors(run_id: int) -> dict[str, np.ndarray]:
-    """{text hash: vector} held for a run (a new, empty one first), after dropping what is over the bound."""
+    """{text: vector} held for a run (a new, empty one first), after dropping what is over the bound."""
     held = _held.setdefault(run_id, {})
     sizes = {run: len(vectors) * next(iter(vectors.values())).nbytes for run, vectors in _held.items() if vectors}
     for run in list(_held):
@@ -200,12 +201,14 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
         known_payloads = payloads_by_id or {}
         payloads = (known_payloads if all(i in known_payloads for i in chunk.item_ids)
                     else chunk_payloads(run.task_id, chunk.item_ids))
-        texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
+        texts_of = ev.evaluation_of(run.task.kind).item_texts
+        texts = [t for i in chunk.item_ids for t in texts_of(payloads[i])]
     stats: dict[str, int] = {}
     try:
         with lease.kept():
             device = device_of(run.model)
-            embed(run.model, texts, stats=stats, known=held_vectors(run.pk))
+            held = held_vectors(run.pk)
+            held.update(vectors_by_text(run.model, [t for t in dict.fromkeys(texts) if t not in held], stats=stats))
     except RUN_ERRORS as exc:
         _held.pop(run.pk, None)
         fail(run, exc)
