@@ -275,6 +275,9 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
 # stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
 MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
+# Texts per slice of the embedding cache (agreement/model_runs/embedding_store.py): looked up, encoded and written
+# as one row at a time; a killed run keeps every slice it finished.
+MODEL_CACHE_SLICE_TEXTS = int(os.environ.get("MODEL_CACHE_SLICE_TEXTS", "2048"))
 # The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
 # separator (":" on Linux). The model shipped with HUME is always allowed.
 MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]
