@@ -40,7 +40,7 @@ class Clustering(TaskKind):
     scorer = ClusteringScorer
     model_evaluation = ClusteringEvaluation()
     keys_help_template = "kinds/clustering/keys_help.html"
-    scripts = ("annotation/clusters.js",)
+    scripts = ("kinds/clustering/clusters.js",)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         sentences = string_list(record, "sentences", min_len=2)

@@ -43,7 +43,7 @@ class STS(TaskKind):
     keys_help_template = "kinds/sts/keys_help.html"
     sentence_pairs = True
     ppi_estimands = StsEstimands()
-    scripts = ("annotation/slider.js",)
+    scripts = ("kinds/sts/slider.js",)
     default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
