@@ -22,6 +22,7 @@ from kinds.base import (
 from .evaluation import ClusteringEvaluation
 from .form import ClusteringForm
 from .prompt import ClusteringPrompt
+from .samples import SAMPLES
 from .scorer import ClusteringScorer
 
 
@@ -39,6 +40,7 @@ class Clustering(TaskKind):
     prompt = ClusteringPrompt()
     scorer = ClusteringScorer
     model_evaluation = ClusteringEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/clustering/keys_help.html"
     scripts = ("kinds/clustering/clusters.js",)
 

@@ -15,6 +15,7 @@ from kinds.ppi_estimands import KindEstimands, Scale, number_on_scale
 from .evaluation import StsEvaluation
 from .form import STSForm
 from .prompt import STSPrompt
+from .samples import SAMPLES
 from .scorer import StsScorer
 
 
@@ -40,6 +41,7 @@ class STS(TaskKind):
     prompt = STSPrompt()
     scorer = StsScorer
     model_evaluation = StsEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/sts/keys_help.html"
     sentence_pairs = True
     ppi_estimands = StsEstimands()
