@@ -43,3 +43,8 @@ class KindSamples:
     scorer_sample: tuple[dict[Any, dict[str, Any]], dict[Any, Any]]
     model_task_fields: dict[str, Any] = field(default_factory=dict)
     report_task_fields: dict[str, Any] = field(default_factory=dict)
+    # LLM judges (optional): a record with gold for the item marked `marker` (its i-th) and the answer a judge
+    # gives for it, the task's settings, and strings its prompt for the first item must show
+    llm_record: Callable[[str, int], tuple[dict[str, Any], Any]] | None = None
+    llm_task_fields: dict[str, Any] = field(default_factory=dict)
+    prompt_needles: list[str] | None = None

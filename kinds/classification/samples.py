@@ -68,4 +68,7 @@ SAMPLES = KindSamples(
     scorer_sample=({1: {"alice": "x", "bob": "y"}, 2: {"alice": "y", "bob": "y"}}, {1: "x", 2: "y"}),
     model_task_fields={'labels': ['food', 'sport']},
     report_task_fields={"labels": LABELS},
+    llm_record=lambda marker, i: ({"id": marker, "text": f"{marker} a text to label", "label": "positive"}, "negative"),
+    llm_task_fields={"labels": ["negative", "positive"]},
+    prompt_needles=['["negative", "positive"]', "[m01] a text to label"],
 )

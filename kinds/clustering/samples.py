@@ -65,4 +65,8 @@ SAMPLES = KindSamples(
     scorer_sample=({"s": {"alice": [0, 0, 1], "bob": [0, 1, 1]}}, {"s": ["a", "a", "b"]}),
     model_task_fields={},
     report_task_fields={},
+    llm_record=lambda marker, i: ({"id": marker, "sentences": [f"{marker} cats", "dogs", "stocks", "bonds"],
+                             "labels": ["pets", "pets", "money", "money"]},
+                            {"1": "animals", "2": "animals", "3": "fin", "4": "fin"}),
+    prompt_needles=['"4": "<cluster name>"', "<<<TEXT 3\nstocks\n>>>"],
 )

@@ -52,4 +52,8 @@ SAMPLES = KindSamples(
     ),
     model_task_fields={},
     report_task_fields={},
+    llm_record=lambda marker, i: ({"id": marker, "query": f"{marker} how do vaccines work", "documents": [
+        {"id": "d1", "text": "mRNA vaccines deliver instructions", "score": 7.77},  # a gold no prompt may show
+        {"id": "d2", "text": "a recipe for bread", "score": 0}]}, {"d1": 7 + i % 3, "d2": i % 2}),
+    prompt_needles=["Most documents should score below 7", '"d1": <score>, "d2": <score>'],
 )

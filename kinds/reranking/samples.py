@@ -82,4 +82,8 @@ SAMPLES = KindSamples(
     ),
     model_task_fields={},
     report_task_fields={},
+    llm_record=lambda marker, i: ({"id": marker, "query": f"{marker} query", "candidates": [
+        {"id": "c1", "text": "first candidate", "relevant": 1}, {"id": "c2", "text": "second", "relevant": 0}]},
+        {"c1": 1, "c2": i % 2}),
+    prompt_needles=['"c1": 0 or 1, "c2": 0 or 1', "<<<CANDIDATE c2\nsecond\n>>>"],
 )

@@ -62,4 +62,7 @@ SAMPLES = KindSamples(
     ),
     model_task_fields={},
     report_task_fields={},
+    llm_record=lambda marker, i: ({"id": marker, "sentence1": f"{marker} a cat sits", "sentence2": "a cat is sitting",
+                             "score": 4.25}, [3.5, 2.0, 4.5, 1.0][i % 4]),
+    prompt_needles=["from 0 (completely different) to 5 (equivalent), in steps of 0.5", "<<<SENTENCE 2"],
 )
