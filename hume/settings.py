@@ -157,6 +157,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Django's default finders, plus the kinds' own folders (kinds/<name>/static/ as kinds/<name>/, kinds/static_finder.py)
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "kinds.static_finder.KindStaticFinder",
+]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = DEBUG  # serve static/ straight from the tree in development and tests

@@ -25,6 +25,7 @@ from kinds.ppi_estimands import KindEstimands, Scale, keyed, number_on_scale
 from .evaluation import GradedRelevanceEvaluation
 from .form import GradedRelevanceForm
 from .prompt import GradedRelevancePrompt
+from .samples import SAMPLES
 from .scorer import GradedRelevanceScorer
 
 
@@ -68,6 +69,7 @@ class GradedRelevance(TaskKind):
     prompt = GradedRelevancePrompt()
     scorer = GradedRelevanceScorer
     model_evaluation = GradedRelevanceEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/graded_relevance/keys_help.html"
     ppi_estimands = GradedRelevanceEstimands()
     default_scale = (0.0, 10.0, 1.0)
