@@ -1,7 +1,7 @@
 """JSON API of reports (under /api/v1/reports/): read stored reports, ask for a run. Researchers only.
 
 Reading never computes: a task without a stored report answers 404 with its status, and POSTing to
-`compute/` queues a run (202), or answers 503 when the broker is down (never computed inline).
+`compute/` queues a run (202; with the broker down still 202, queued, with `error` saying so; never computed inline).
 """
 from __future__ import annotations
 
@@ -76,15 +76,16 @@ def report_detail(request: Request, task_id: int) -> Response:
     return Response({"state": state(task, report), "report": ordered(report.result, TOP_KEYS + PART_KEYS)})
 
 
-@extend_schema(request=None, responses={202: StateSerializer, 503: StateSerializer})
+@extend_schema(request=None, responses={202: StateSerializer})
 @api_view(["POST"])
 @permission_classes([IsAuthenticated & IsResearcher])
 def compute(request: Request, task_id: int) -> Response:
-    """Queue a report run; 503 with the reason when the broker is unreachable."""
+    """Queue a report run: 202 with its state; with the broker unreachable also 202, queued, with `error`
+    saying the broker is down (the job layer sends the run when it is back)."""
     task = get_object_or_404(Task, pk=task_id)
     try:
         report = request_report(task.pk)
     except ReportQueueError as exc:
         body = state(task, Report.objects.filter(task=task).first()) | {"error": str(exc)}
-        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(body, status=status.HTTP_202_ACCEPTED)
     return Response(state(task, report), status=status.HTTP_202_ACCEPTED)

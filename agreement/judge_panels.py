@@ -24,7 +24,7 @@ from measures import metrics
 def refresh_panel(panel: LLMJudgePanel) -> dict[str, Any]:
     """Recompute the mean of judges (numeric kinds) and the judges' agreement, and store both."""
     summary: dict[str, Any] = {}
-    if panel.task.kind_definition.averageable and panel.judges.exists():
+    if panel.task.kind_definition.averageable and panel.judges.counted().exists():
         summary["mean"] = recompute_mean(panel)
     panel.agreement = judge_agreement(panel)
     panel.agreement_computed_at = timezone.now()
@@ -52,7 +52,7 @@ def unit_matrix(panel: LLMJudgePanel, judge_ids: list[int]) -> tuple[list[list[f
 
 def judge_agreement(panel: LLMJudgePanel) -> dict[str, Any]:
     """Agreement between the panel's judges, with a reason wherever a value is undefined."""
-    judges = list(panel.judges.order_by("user__username"))
+    judges = list(panel.judges.counted().order_by("user__username"))  # an excluded judge counts in no number
     kind = panel.task.kind
     result: dict[str, Any] = {"judges": [j.name for j in judges], "kind": kind, "overall": {}, "pairs": []}
     how = SCORERS[kind].judge_agreement  # the kind's scorer says how its answers compare

@@ -40,7 +40,8 @@ from tasks_app.models import Task
 # 5: a reranking or graded-relevance query with no relevant gold candidate scores 0 and is averaged in (it
 #    was excluded), as pytrec_eval and MTEB count it; human.n_excluded_queries became n_queries_without_relevant.
 # 6: Gwet's AC1/AC2 with agreement_intervals, the aggregation (part of inputs_digest) and annotator_models.
-REPORT_FORMAT_VERSION = 6
+# 7: each of excluded_annotators carries n_answers (their answers on the task left out).
+REPORT_FORMAT_VERSION = 7
 A = TypeVar("A")
 B = TypeVar("B")
 

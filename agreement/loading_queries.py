@@ -84,7 +84,7 @@ class ItemColumns:
 def answer_rows(task: Task) -> QuerySet[Any]:
     """The answers as rows in key order; PostgreSQL merge-joins along the unique (item, annotator) index."""
     return (
-        Annotation.objects.filter(item__task_id=task.pk, annotator__excluded_at__isnull=True)  # docs/crowd.md
+        Annotation.objects.counted().filter(item__task_id=task.pk)  # docs/crowd.md, "Exclusion"
         .annotate(value_text=Cast("value", TextField()), batch_or_0=Coalesce("batch_id", 0))
         .order_by("item_id", "annotator_id")
         .values_list("item_id", "annotator_id", "value_text", "skipped", "flagged", "batch_or_0")

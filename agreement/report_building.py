@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Count
 
 from agreement import loading
 from agreement.loading import LoadedAnswers
@@ -71,10 +72,13 @@ def build_report(task: Task, loaded: LoadedAnswers, progress: Progress | None = 
 
 
 def excluded_annotators(task: Task) -> list[dict[str, Any]]:
-    """The annotators with answers on this task whom an admin excluded (their answers were not read)."""
-    rows = (Annotator.objects.filter(excluded_at__isnull=False, annotations__item__task_id=task.pk).distinct()
-            .order_by("user__username").values_list("user__username", "excluded_reason", "excluded_at"))
-    return [{"name": name, "reason": reason, "excluded_at": at.isoformat()} for name, reason, at in rows]
+    """The annotators with answers on this task whom an admin excluded (their answers were not read), each with
+    how many answers (skips included) on the task were left out."""
+    rows = (Annotator.objects.filter(excluded_at__isnull=False, annotations__item__task_id=task.pk)
+            .annotate(n_answers=Count("annotations")).order_by("user__username")
+            .values_list("user__username", "excluded_reason", "excluded_at", "n_answers"))
+    return [{"name": name, "reason": reason, "excluded_at": at.isoformat(), "n_answers": n_answers}
+            for name, reason, at, n_answers in rows]
 
 
 def reincluded_annotators(task: Task) -> list[dict[str, Any]]:

@@ -70,6 +70,10 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     base = {"task": part["task"], "kind": part["kind"], "language": part["language"], "scope": scope, "group": group}
     for metric in ("n_items", "n_annotators", "n_answers", "n_skipped", "n_flagged", "n_excluded"):
         yield {**base, "section": "counts", "metric": metric, "value": part.get(metric)}
+    if scope == "task":  # who an admin left out: their answers are in none of the numbers below
+        for entry in part.get("excluded_annotators") or []:
+            yield {**base, "section": "excluded_annotator", "annotator": entry["name"], "metric": "n_answers",
+                   "value": entry.get("n_answers"), "note": entry["reason"]}
     notes, bands = part.get("agreement_notes", {}), part.get("agreement_bands", {})
     for metric, value in part["agreement"].items():
         yield {**base, "section": "agreement", "metric": metric, "value": value, "band": bands.get(metric, ""),
@@ -153,18 +157,24 @@ def report_csv(doc: ReportDocument) -> str:
 
 
 def answer_lines(task: Task) -> Iterator[str]:
-    """The task's raw answers, one JSON object per line, in the annotation-import format (streamed)."""
+    """The task's raw answers, one JSON object per line, in the annotation-import format (streamed). Every answer
+    is written, each with `excluded`: true for an excluded annotator's (counted in no number; docs/crowd.md,
+    "Exclusion"), with the exclusion's reason in `excluded_reason`, and when it was given in `submitted_at`, so a
+    study imported elsewhere keeps its answers' order (docs/ppi.md, "Stopping")."""
     rows = (
-        Annotation.objects.filter(item__task=task)
+        Annotation.objects.marked().filter(item__task=task)
         .order_by("item__position", "annotator__user__username")
         .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
-                     "skip_reason", "flag_comment", "time_spent_ms", "confidence")
+                     "skip_reason", "flag_comment", "time_spent_ms", "confidence", "excluded",
+                     "annotator__excluded_reason", "submitted_at")
     )
     for (item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms,
-         confidence) in rows.iterator(chunk_size=5000):
+         confidence, excluded, excluded_reason, submitted_at) in rows.iterator(chunk_size=5000):
         line = {"item": item, "annotator": name, "annotator_kind": kind, "value": None if skipped else value,
                 "skipped": skipped, "skip_reason": skip_reason, "flag_comment": flag_comment,
-                "time_spent_ms": time_spent_ms}
+                "time_spent_ms": time_spent_ms, "submitted_at": submitted_at.isoformat(), "excluded": excluded}
+        if excluded:
+            line["excluded_reason"] = excluded_reason
         if confidence is not None:  # a machine answer's confidence (docs/escalation.md), imported back as is
             line["confidence"] = confidence
         yield json.dumps(line, ensure_ascii=False) + "\n"

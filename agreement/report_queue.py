@@ -2,8 +2,10 @@
 worker died. The job's parameters (the aggregation) are stored on the row, so every message carries only the
 task id and a report sent again computes what was asked.
 
-Queueing never falls back to computing inline: when the broker is unreachable, ``request_report`` marks the
-report failed with the reason and raises ``ReportQueueError``, so pages and the API can say so.
+Queueing never falls back to computing inline. The message goes through the job layer's outbox
+(hume/jobs/outbox.py): when the broker is unreachable the report stays queued, its message is kept and sent by
+the layer's beat when the broker is back, and ``ReportQueueError`` (the layer's ``BrokerDown``) says "queued, the
+broker is down", so pages and the API can say so at once (issue 35, item 5).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from django.utils import timezone
 
 from agreement.models import Report
 from hume import jobs
-from hume.jobs import recovery
+from hume.jobs import BrokerDown, recovery
 from hume.jobs.lease import lapsed
 from hume.jobs.registry import JobType
 
@@ -24,8 +26,8 @@ log = logging.getLogger(__name__)
 Status = Report.Status
 
 
-class ReportQueueError(RuntimeError):
-    """The report could not be queued (the broker is unreachable); the Report row says so too."""
+# The broker refused the report's message: the report is queued and its message kept in the job layer's outbox.
+ReportQueueError = BrokerDown
 
 
 def request_report(task_id: int, *, countdown: float = 0, aggregation: str | None = None) -> Report:
@@ -43,7 +45,7 @@ def request_report(task_id: int, *, countdown: float = 0, aggregation: str | Non
         Report.objects.filter(pk=report.pk).update(**asked)
         Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
             status=Status.QUEUED, stage="queued", progress=0, error="")
-    transaction.on_commit(lambda: enqueue(task_id, countdown=countdown))
+        enqueue(task_id, countdown=countdown)
     report.refresh_from_db()
     return report
 
@@ -51,7 +53,7 @@ def request_report(task_id: int, *, countdown: float = 0, aggregation: str | Non
 def requeue_if_dead(report: Report | None) -> Report | None:
     """Re-queue a report whose runner died (its lease lapsed); the status poll calls this on every look.
 
-    Returns the report as it now stands. A broker error is left on the row by ``enqueue``."""
+    Returns the report as it now stands. With the broker down it stays queued, its message in the outbox."""
     if report is None or not Report.objects.filter(lapsed(), pk=report.pk).exists():
         return report
     log.warning("report of task %s: its run stopped renewing its lease (worker gone); queued again", report.task_id)
@@ -88,19 +90,12 @@ def request_first_report(task_id: int) -> bool:
     _, created = Report.objects.get_or_create(
         task_id=task_id, defaults={"requested_at": timezone.now(), "status": Status.QUEUED, "stage": "queued"})
     if created:
-        transaction.on_commit(lambda: enqueue(task_id))
+        enqueue(task_id)
     return created
 
 
 def enqueue(task_id: int, *, countdown: float = 0) -> None:
-    """Send the Celery message (the task id: the parameters are on the row); on failure mark the queued report
-    failed with the reason, and raise."""
-    try:
-        jobs.enqueue("agreement.compute_report", task_id, countdown=countdown, retry=True,
-                     retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
-    except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
-        message = f"The report could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
-        log.error("report of task %s: %s", task_id, message)
-        Report.objects.filter(task_id=task_id, status=Status.QUEUED).update(
-            status=Status.FAILED, stage="", error=message, finished_at=timezone.now())
-        raise ReportQueueError(message) from exc
+    """Send the Celery message (the task id: the parameters are on the row) once the current transaction
+    commits, through the outbox; when the broker refuses it the report stays queued and ReportQueueError is
+    raised (from the commit, inside an atomic block)."""
+    jobs.enqueue_on_commit("agreement.compute_report", task_id, countdown=countdown)

@@ -110,7 +110,7 @@ def finish(task_id: int, lease: Lease, doc: dict[str, Any] | None, loaded: Loade
         try:
             enqueue(task_id)  # answers changed while we ran: the next run starts now
         except ReportQueueError:
-            pass  # enqueue marked the report failed with the reason; the result we stored stands
+            pass  # the report stays queued, its message in the outbox for the beat; the result we stored stands
     return "computed" if doc is not None else "unchanged"
 
 

@@ -23,6 +23,7 @@ from django.db.models.signals import post_delete, post_save
 from agreement.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume import jobs
+from hume.jobs import outbox
 from tasks_app.models import Item, Task
 
 log = logging.getLogger(__name__)
@@ -101,13 +102,15 @@ def schedule_report(task_id: int, *, after_delete: bool = False) -> None:
         if first_in_window(task_id, seconds):
             request_report(task_id, countdown=seconds)
     except ReportQueueError:
-        pass  # request_report logged it and marked the report failed
+        pass  # the report is queued, its message kept in the job layer's outbox for when the broker is back
     except redis.RedisError as exc:
-        log.error("report of task %s not scheduled: Redis is unreachable (%s)", task_id, exc)
-        from agreement.models import Report
-
-        Report.objects.update_or_create(task_id=task_id, defaults={
-            "status": Report.Status.FAILED, "error": f"The report could not be queued: Redis is unreachable ({exc})."})
+        # Redis is the broker too: queue the report with its message in the outbox, one per task (issue 35, item 5)
+        log.warning("report of task %s: Redis is unreachable (%s); queued for when it is back", task_id, exc)
+        if not outbox.unsent("agreement.compute_report", task_id):
+            try:
+                request_report(task_id, countdown=seconds)
+            except ReportQueueError:
+                pass
 
 
 def task_id_of(annotation: Annotation) -> int | None:

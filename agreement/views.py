@@ -106,7 +106,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     context |= ppi_context(task, request.user)
     if doc and report.status == Report.Status.DONE:
         # Bulk imports send no signals; a count (one indexed query) tells when answers came in since.
-        context["answers_now"] = Annotation.objects.filter(item__task=task, annotator__excluded_at__isnull=True).count()
+        context["answers_now"] = Annotation.objects.counted().filter(item__task=task).count()
     if doc:
         context |= annotator_tables(doc)
         context["charts"] = available(doc)
@@ -144,7 +144,8 @@ def part_summary(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def disagreement_context(request: HttpRequest, task: Task, doc: ReportDocument | None) -> dict[str, Any]:
-    """One page of the most disagreed items, with their text, gold and every annotator's answer."""
+    """One page of the most disagreed items, with their text, gold and every annotator's answer; an excluded
+    annotator's answer is shown marked (`excluded`): the item's numbers were computed without it."""
     sort = request.GET.get("sort") if request.GET.get("sort") in SORTS else "among"
     rows = list(doc["disagreement"]) if doc else []
     if sort == "gold":
@@ -155,13 +156,13 @@ def disagreement_context(request: HttpRequest, task: Task, doc: ReportDocument |
     gold = dict(ItemGold.objects.filter(item__task=task, item__external_id__in=keys)
                 .values_list("item__external_id", "value"))
     answers: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
-    for key, name, kind, value, skipped, reason, flagged, comment in (
-            Annotation.objects.filter(item__task=task, item__external_id__in=keys)
+    for key, name, kind, value, skipped, reason, flagged, comment, excluded in (
+            Annotation.objects.marked().filter(item__task=task, item__external_id__in=keys)
             .order_by("annotator__user__username")
             .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
-                         "skip_reason", "flagged", "flag_comment")):
+                         "skip_reason", "flagged", "flag_comment", "excluded")):
         answers[key].append({"name": name, "kind": kind, "value": "skipped" if skipped else compact(value),
-                             "skip_reason": reason, "flagged": flagged, "comment": comment})
+                             "skip_reason": reason, "flagged": flagged, "comment": comment, "excluded": excluded})
     items = [{**row, "parts": payload_parts(payloads.get(row["item"], {})), "answers": answers[row["item"]],
               "gold": compact(gold[row["item"]]) if row["item"] in gold else None} for row in page.object_list]
     return {"items": items, "page": page, "sort": sort}

@@ -4,10 +4,21 @@ Each value is validated exactly as a browser submit is (task.validate_answer), a
 sight (a user with an unusable password, so nobody can log in as them), and the whole file is one transaction:
 a bad line imports nothing. One annotation per (item, annotator): the same file imported twice stores each
 answer once; a different answer is refused unless `replace`, which keeps the old one in AnnotationRevision.
+
+When an answer was given is the line's `submitted_at` (an ISO 8601 time with its time zone, not later than the
+import), else the moment of the import, one time for the whole file: the file's line order never becomes an
+order of the answers. PPI's confidence sequence reads answers in time order and breaks ties by a digest of the
+item's id (agreement/ppi/ppi_loading.py; docs/ppi.md, "Stopping"), so a file sorted by value and the same file
+shuffled give the same sequence.
+
+Lines marked `"excluded": true` (the answers export marks an excluded annotator's answers so) import as answers
+of an excluded annotator: one not yet excluded here is excluded with the file's reason, so a moved study counts
+what it counted before (docs/crowd.md, "Exclusion"); an exclusion made here is never undone by a file.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, BinaryIO
 
 from django.contrib.auth.models import User
@@ -17,6 +28,7 @@ from django.utils import timezone
 
 from annotation.annotators import create_annotator
 from annotation.assignment import recount_answers
+from annotation.crowd.participants import exclude_annotator
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
 from annotation.signals import annotations_imported
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
@@ -25,6 +37,7 @@ from tasks_app.models import Item, Task
 
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
+IMPORTED_EXCLUSION = "excluded where the answers were exported"  # the reason when a line gives none
 KINDS = (Annotator.Kind.HUMAN, Annotator.Kind.LLM)
 
 
@@ -35,6 +48,7 @@ class AnnotationImportSummary:
     unchanged: int
     replaced: int
     annotators_created: list[str] = field(default_factory=list)
+    annotators_excluded: list[str] = field(default_factory=list)  # excluded here by the file's "excluded" lines
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,6 +57,8 @@ class AnnotationImportSummary:
         out = [f"task {self.task!r}: {self.added} added, {self.unchanged} unchanged, {self.replaced} replaced"]
         if self.annotators_created:
             out.append(f"created annotators: {', '.join(self.annotators_created)}")
+        if self.annotators_excluded:
+            out.append(f"excluded annotators (as in the file): {', '.join(self.annotators_excluded)}")
         return out
 
 
@@ -61,6 +77,9 @@ class Row:
     time_spent_ms: int | None
     batch: str | None
     confidence: float | None = None
+    submitted_at: datetime | None = None
+    excluded: bool = False
+    excluded_reason: str = ""
 
 
 def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: bool = False
@@ -80,17 +99,20 @@ def import_annotations(stream: BinaryIO, filename: str, task: Task, *, replace: 
             log.raise_if_any()
             for batch in {b for b in writer.batches.values() if b is not None}:
                 recount_answers(batch)  # answers written outside the engine: keep its overlap cache exact
+            excluded = writer.exclude_marked()
             if writer.added or writer.replaced:
                 annotations_imported.send(sender=Annotation, task_id=task.pk)
     except IntegrityError as exc:
         raise ImportFailed([ImportProblem(filename, None, None, "the database refused the import, probably because "
                                           f"the same answers were stored meanwhile; nothing was imported ({exc})")]
                            ) from exc
-    return AnnotationImportSummary(task.name, writer.added, writer.unchanged, writer.replaced, writer.created)
+    return AnnotationImportSummary(task.name, writer.added, writer.unchanged, writer.replaced, writer.created,
+                                   excluded)
 
 
-def parse_row(line: int, record: dict[str, Any]) -> Row:
-    """The fields of one line, or ValidationProblem naming the field."""
+def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) -> Row:
+    """The fields of one line, or ValidationProblem naming the field; `now` is the import's time (a
+    `submitted_at` later than it is refused)."""
     skipped = record.get("skipped", False)
     if not isinstance(skipped, bool):
         raise ValidationProblem("skipped", f"must be true or false, got {skipped!r}")
@@ -102,10 +124,36 @@ def parse_row(line: int, record: dict[str, Any]) -> Row:
     kind = record.get("annotator_kind")
     if kind not in KINDS:
         raise ValidationProblem("annotator_kind", f"must be \"human\" or \"llm\", got {kind!r}")
+    excluded = record.get("excluded", False)
+    if not isinstance(excluded, bool):
+        raise ValidationProblem("excluded", f"must be true or false, got {excluded!r}")
+    excluded_reason = _text(record, "excluded_reason", 500)
+    if excluded_reason and not excluded:
+        raise ValidationProblem("excluded_reason", "only an excluded answer (\"excluded\": true) carries one")
     return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), kind, value,
                skipped, _text(record, "skip_reason", 500), _text(record, "flag_comment", 10_000),
                _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None,
-               _confidence(record.get("confidence"), kind))
+               _confidence(record.get("confidence"), kind),
+               _submitted_at(record.get("submitted_at"), now or timezone.now()), excluded, excluded_reason)
+
+
+def _submitted_at(value: Any, now: datetime) -> datetime | None:
+    """When the answer was given: an ISO 8601 time with its time zone, not after the import."""
+    if value is None:
+        return None
+    example = "e.g. \"2026-03-01T14:05:00Z\""
+    if not isinstance(value, str):
+        raise ValidationProblem("submitted_at", f"must be an ISO 8601 time with a time zone ({example}), got {value!r}")
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationProblem("submitted_at", f"{value!r} is not an ISO 8601 time ({example})") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValidationProblem("submitted_at", f"{value!r} has no time zone: add one ({example}), so the time is "
+                                                "the same wherever the file is imported")
+    if when > now:
+        raise ValidationProblem("submitted_at", f"{value!r} is later than the import ({now.isoformat()})")
+    return when
 
 
 def _confidence(value: Any, kind: str) -> float | None:
@@ -158,10 +206,12 @@ class AnnotationWriter:
         self.pending: list[Row] = []
         self.first_line: dict[tuple[str, str], int] = {}
         self.kind_in_file: dict[str, str] = {}
+        self.exclusion_in_file: dict[str, tuple[bool, str, int]] = {}  # name → (excluded, reason, first line)
         self.annotators: dict[str, Annotator | None] = {}  # None: refused (reported once)
         self.batches: dict[str, Batch | None] = {}
         self.created: list[str] = []
         self.added = self.unchanged = self.replaced = 0
+        self.stamp = timezone.now()  # when every answer without its own submitted_at was given: one time per file
 
     @property
     def seen(self) -> int:
@@ -169,7 +219,7 @@ class AnnotationWriter:
 
     def add(self, line: int, record: dict[str, Any]) -> None:
         try:
-            row = parse_row(line, record)
+            row = parse_row(line, record, self.stamp)
         except ValidationProblem as problem:
             self.log.add(line, problem.field, problem.message)
             return
@@ -181,6 +231,12 @@ class AnnotationWriter:
         if self.kind_in_file.setdefault(row.annotator, row.annotator_kind) != row.annotator_kind:
             self.log.add(line, "annotator_kind", f"annotator {row.annotator!r} is "
                                                  f"{self.kind_in_file[row.annotator]!r} on an earlier line")
+            return
+        excluded, _reason, first = self.exclusion_in_file.setdefault(row.annotator,
+                                                                     (row.excluded, row.excluded_reason, line))
+        if excluded != row.excluded:
+            self.log.add(line, "excluded", f"annotator {row.annotator!r} is {'' if excluded else 'not '}excluded "
+                                           f"on line {first}: every line of one annotator says the same")
             return
         self.first_line[key] = line
         self.pending.append(row)
@@ -201,6 +257,17 @@ class AnnotationWriter:
         if self.log:  # the import will roll back: only keep checking
             return
         self._write(checked)
+
+    def exclude_marked(self) -> list[str]:
+        """Exclude (with the file's reason) each annotator whose lines are marked excluded and who is not excluded
+        here yet; returns their names. Runs inside the import's transaction, after every line was written."""
+        done = []
+        for name, (excluded, reason, _line) in sorted(self.exclusion_in_file.items()):
+            annotator = self.annotators.get(name)
+            if excluded and annotator is not None and annotator.excluded_at is None:
+                exclude_annotator(annotator, reason or IMPORTED_EXCLUSION)
+                done.append(name)
+        return done
 
     def _checked_value(self, row: Row, items: dict[str, tuple[int, dict[str, Any]]]) -> Any:
         if row.item not in items:
@@ -251,22 +318,28 @@ class AnnotationWriter:
         annotator_ids = {self.annotators[r.annotator].pk for r, _, _ in checked}  # all resolved: no problems
         existing = {(a.item_id, a.annotator_id): a for a in Annotation.objects.filter(
             item_id__in={item_id for _, item_id, _ in checked}, annotator_id__in=annotator_ids)}
-        new = []
+        new, times = [], []
         for row, item_id, value in checked:
             fields = self._fields(row, value)
             old = existing.get((item_id, fields["annotator"].pk))
             if old is None:
                 new.append(Annotation(item_id=item_id, source="import", **fields))
+                times.append(row.submitted_at or self.stamp)
             elif canonical_json([old.value, old.skipped]) == canonical_json([value, row.skipped]):
                 self.unchanged += 1
             elif self.replace:
-                self._replace(old, fields)
+                self._replace(old, {**fields, "submitted_at": row.submitted_at or self.stamp})
             else:
                 self.log.add(row.line, "value", f"annotator {row.annotator!r} already answered item {row.item!r} "
                                                 f"with {canonical_json(old.value)}; pass --replace (replace) to "
                                                 "replace it (the old answer is kept as a revision)")
         if not self.log:
             Annotation.objects.bulk_create(new)
+            # the model stamps submitted_at with the clock at each insert (a different microsecond per row, in the
+            # file's order): set the answer's own time, or the file's one time, instead
+            for annotation, when in zip(new, times, strict=True):
+                annotation.submitted_at = when
+            Annotation.objects.bulk_update(new, ["submitted_at"])
             self.added += len(new)
 
     def _fields(self, row: Row, value: Any) -> dict[str, Any]:
@@ -281,7 +354,7 @@ class AnnotationWriter:
         for name, value in fields.items():
             if name != "batch" or value is not None:
                 setattr(old, name, value)
-        old.source, old.submitted_at = "import", timezone.now()
+        old.source = "import"
         old.save()
         self.replaced += 1
 

@@ -172,8 +172,8 @@ def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datet
 
 def _repair_cache(found: sql.Candidate, batch_id: int) -> None:
     """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
-    answers = Annotation.objects.filter(item_id=found.item.pk, batch_id=batch_id, skipped=False,
-                                        annotator__kind=HUMAN, annotator__excluded_at__isnull=True).count()
+    answers = Annotation.objects.counted().filter(item_id=found.item.pk, batch_id=batch_id, skipped=False,
+                                                  annotator__kind=HUMAN).count()
     if answers != found.cached_answers:
         BatchItem.objects.filter(pk=found.batch_item_id).update(human_answers=answers)
 
@@ -343,8 +343,8 @@ def recount_answers(batch: Batch) -> int:
     but it keeps next_item and progress bars fast and exact. Returns how many items changed."""
     with transaction.atomic():
         rows = list(BatchItem.objects.filter(batch_id=batch.pk).select_for_update(no_key=True).order_by("pk"))
-        counts = dict(Annotation.objects.filter(batch_id=batch.pk, skipped=False, annotator__kind=HUMAN,
-                                                annotator__excluded_at__isnull=True).order_by()
+        counts = dict(Annotation.objects.counted().filter(batch_id=batch.pk, skipped=False, annotator__kind=HUMAN)
+                      .order_by()
                       .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))  # read after the locks
         changed = [row for row in rows if row.human_answers != counts.get(row.item_id, 0)]
         for row in changed:

@@ -59,7 +59,8 @@ ITEM_WIDTH = rawsql.width(Item)
 _MINE = f"EXISTS (SELECT 1 FROM {ANNOTATION} m WHERE m.item_id = bi.item_id AND m.annotator_id = %(annotator_id)s)"
 # Everyone's live leases on the batch item `bi` (the candidate's count; the annotator holds none there).
 _LIVE_LEASES = f"(SELECT COUNT(*) FROM {LEASE} o WHERE o.batch_item_id = bi.id AND o.expires_at > %(now)s)"
-# Non-skipped answers of included (not excluded) human annotators to the item `item_id` in the batch `batch_id`.
+# Non-skipped answers of included (not excluded) human annotators to the item `item_id` in the batch `batch_id`:
+# the engine's raw-SQL form of the one exclusion rule, annotation/models.py COUNTED (`Annotation.objects.counted()`).
 _COUNTED_ANSWERS = (f"SELECT COUNT(*) FROM {ANNOTATION} a JOIN {ANNOTATOR} t ON t.id = a.annotator_id "
                     "WHERE a.item_id = %(item_id)s AND a.batch_id = %(batch_id)s AND a.skipped = %(skipped)s "
                     "AND t.kind = %(human)s AND t.excluded_at IS NULL")

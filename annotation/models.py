@@ -12,6 +12,12 @@ from django.db.models import Q
 from tasks_app.models import Item, Task, language_code
 
 
+class AnnotatorQuerySet(models.QuerySet["Annotator"]):
+    def counted(self) -> AnnotatorQuerySet:
+        """The annotators whose answers count (not excluded): Annotation.objects.counted() by annotator."""
+        return self.filter(excluded_at__isnull=True)
+
+
 class Annotator(models.Model):
     """A person or a language model that answers items. LLM annotators are scored like humans."""
 
@@ -23,9 +29,12 @@ class Annotator(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.HUMAN)
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # An excluded annotator's answers stay stored but no report reads them; the report lists the exclusion.
+    # An excluded annotator's answers stay stored but count in no number (Annotation.objects.counted); the report
+    # lists the exclusion and the exports mark their answers (Annotation.objects.marked).
     excluded_at = models.DateTimeField(null=True, blank=True)
     excluded_reason = models.CharField(max_length=500, blank=True)
+
+    objects = AnnotatorQuerySet.as_manager()
 
     class Meta:
         ordering = ["user__username"]
@@ -145,6 +154,23 @@ class Lease(models.Model):
         return f"lease of {self.batch_item_id} to {self.annotator_id} until {self.expires_at:%H:%M:%S}"
 
 
+# The one rule of exclusion (docs/crowd.md, "Exclusion"): an answer counts in a number (a report, an estimate, a
+# sequence, an escalation calibration, an item table, a comparison) only while its annotator is not excluded. Every
+# reader of answers for a number goes through `AnnotationQuerySet.counted`; exports keep every answer and mark the
+# excluded ones through `AnnotationQuerySet.marked` (the same condition, as a column).
+COUNTED = Q(annotator__excluded_at__isnull=True)
+
+
+class AnnotationQuerySet(models.QuerySet["Annotation"]):
+    def counted(self) -> AnnotationQuerySet:
+        """The answers that count: those of annotators nobody excluded (an excluded annotator's stay stored)."""
+        return self.filter(COUNTED)
+
+    def marked(self) -> AnnotationQuerySet:
+        """Every answer, each with `excluded` (True when its annotator is excluded: it counts in no number)."""
+        return self.annotate(excluded=models.ExpressionWrapper(~COUNTED, output_field=models.BooleanField()))
+
+
 class Annotation(models.Model):
     """One answer of one annotator to one item (or a skip). Revisions keep the earlier values."""
 
@@ -165,6 +191,8 @@ class Annotation(models.Model):
         null=True, blank=True,
         help_text="A machine answer's confidence in [0, 1] (LLM runs, or imported): calibrated escalation reads it "
                   "(docs/escalation.md). None for people and where unknown.")
+
+    objects = AnnotationQuerySet.as_manager()
 
     class Meta:
         ordering = ["item", "annotator"]

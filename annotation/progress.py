@@ -74,7 +74,8 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
     now = now or timezone.now()
     answers = Annotation.objects.filter(batch=batch)
     items = BatchItem.objects.filter(batch=batch).count()
-    per_item = list(answers.filter(skipped=False, annotator__kind=HUMAN).order_by().values("item_id")
+    # Toward k count only the answers that count (as the engine does): an exclusion reopens the items it emptied.
+    per_item = list(answers.counted().filter(skipped=False, annotator__kind=HUMAN).order_by().values("item_id")
                     .annotate(n=Count("pk")).values_list("n", flat=True))
     rows = annotator_rows(batch, now)
     times = [t for t in answers.filter(skipped=False).values_list("time_spent_ms", flat=True) if t]
@@ -124,7 +125,7 @@ def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[d
     ids = [b.pk for b in batches]
     items = dict(BatchItem.objects.filter(batch_id__in=ids).order_by().values("batch_id")
                  .annotate(n=Count("pk")).values_list("batch_id", "n"))
-    done = dict(Annotation.objects.filter(batch_id__in=ids, skipped=False, annotator__kind=HUMAN).order_by()
+    done = dict(Annotation.objects.counted().filter(batch_id__in=ids, skipped=False, annotator__kind=HUMAN).order_by()
                 .values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
     leased = dict(Lease.objects.filter(batch_item__batch_id__in=ids, expires_at__gt=now).order_by()
                   .values("batch_item__batch_id").annotate(n=Count("pk")).values_list("batch_item__batch_id", "n"))

@@ -2,9 +2,10 @@
 """Model work on the worker's device (MODEL_DEVICE, default auto: a CUDA GPU when torch sees one).
 
 Four parts; each line is printed (and flushed) as soon as its figure exists, so a run cut off by a timeout
-still reports what it finished. After each run, the seconds its thread spent in each stage
-(agreement/model_runs/stages.py: start, read, lookup, encode = waiting for the encoder, cache write, chunk
-done, score read, evaluate, significance, predictions write; retrieval: read, rank, entries write, ranks).
+still reports what it finished. After each run, the seconds its thread spent in each stage, wall and (in
+parentheses) that thread's CPU (agreement/model_runs/stages.py: start, read, lookup, encode = waiting for the
+encoder, cache write, chunk done, score read, evaluate, significance, predictions write; retrieval: read, rank,
+entries write, ranks).
 
 1. encode: an STS task of N pairs (2N distinct synthetic texts, seeded): bare `SentenceTransformer.encode` of
    all texts on the device at the device's batch size, then the app's encoder alone (tokenising overlapped

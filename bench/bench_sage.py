@@ -98,9 +98,9 @@ def model_scorers(names: list[str], stand_in: float | None = None) -> list[sage_
 def cached_count() -> int:
     if "django" not in sys.modules or not importlib.util.find_spec("agreement.model_runs"):
         return 0
-    from agreement.model_runs.models import CachedEmbedding
+    from agreement.model_runs.models import EmbeddingSlice
 
-    return CachedEmbedding.objects.count()
+    return sum(EmbeddingSlice.objects.values_list("n_vectors", flat=True))  # vectors cached, a slice holding many
 
 
 def score(scorer: sage_study.Scorer, study: Study, perturbed: sage_study.Perturbed, docs: int,

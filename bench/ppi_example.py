@@ -45,7 +45,7 @@ def main() -> None:
     rest = order[n + plan.n_more:]
     after = estimate(Sample(truth[more], judge[more], judge[rest]))
     print(f"after labelling them: n = {after.n}, ±{after.half_width:.4f}")
-    sequence = confidence_sequence(truth[more], judge[more], judge)
+    sequence = confidence_sequence(truth[more], judge[more], judge, (1, 7))
     print(f"confidence sequence at n = {sequence.t[-1]}: [{sequence.low[-1]:.4f}, {sequence.high[-1]:.4f}] "
           f"±{sequence.half_width()[-1]:.4f}; within ±0.08 from n = {sequence.first_within(0.08)}")
     covered_ppi = covered_classical = 0

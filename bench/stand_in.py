@@ -18,10 +18,14 @@ class StandIn:
 
     def __init__(self, rate: float) -> None:
         self.rate = rate
+        self.drawn: dict[int, np.ndarray] = {}  # the vectors of a call of n texts, drawn once (seeded by n)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         time.sleep(len(texts) / self.rate)
-        return np.random.default_rng(len(texts)).standard_normal((len(texts), 384)).astype(np.float32)
+        n = len(texts)
+        if n not in self.drawn:  # drawing 15 million normals cost 0.2 CPU s a run, counted as the app's before
+            self.drawn[n] = np.random.default_rng(n).standard_normal((n, 384)).astype(np.float32)
+        return self.drawn[n].copy()
 
 
 def stand_in_for(model: Any, rate: float) -> None:

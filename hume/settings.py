@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "hume.broker_down.BrokerDownAnswers",  # a job stored with the broker down: "queued", never a 500 (issue 35)
     "axes.middleware.AxesMiddleware",  # last, as axes asks
 ]
 
@@ -159,6 +160,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Django's default finders, plus the kinds' own folders (kinds/<name>/static/ as kinds/<name>/, kinds/static_finder.py)
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "kinds.static_finder.KindStaticFinder",
+]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = DEBUG  # serve static/ straight from the tree in development and tests
@@ -195,7 +202,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A Redis that does not answer a connection (its machine down, a firewall) costs a send at most this long, not the
+# operating system's minutes: a web request submitting a job answers "queued, the broker is down" at once, and the
+# job's message waits in the job layer's outbox (hume/jobs/outbox.py; issue 35, item 5). A refused connection (Redis
+# stopped) fails at once whatever this is.
+BROKER_CONNECT_TIMEOUT = float(os.environ.get("BROKER_CONNECT_TIMEOUT", "2"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600, "socket_connect_timeout": BROKER_CONNECT_TIMEOUT}
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_CONNECT_TIMEOUT
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = BROKER_CONNECT_TIMEOUT
 # Two queues: model work (encoding, scoring model runs, SAGE, split retrieval chunks) goes to `models`, everything
 # else to the default `celery`. A worker started without -Q takes both (the embedded default: one machine, as
 # before); `celery -A hume worker -Q models` on a GPU machine takes the model work, `-Q celery` the rest
@@ -270,6 +284,9 @@ LLM_SLICE_SECONDS = float(os.environ.get("LLM_SLICE_SECONDS", "120"))
 # Texts per model-run chunk, fixed when a run starts: 512 is a few seconds of MiniLM on one CPU core, so leases
 # stay short; where GPU workers take the models queue, thousands (e.g. 8192) spare a GPU the per-chunk work.
 MODEL_RUN_CHUNK_TEXTS = int(os.environ.get("MODEL_RUN_CHUNK_TEXTS", "512"))
+# Texts per slice of the embedding cache (agreement/model_runs/embedding_store.py): looked up, encoded and written
+# as one row at a time; a killed run keeps every slice it finished.
+MODEL_CACHE_SLICE_TEXTS = int(os.environ.get("MODEL_CACHE_SLICE_TEXTS", "2048"))
 # The only folders model folders may be in (agreement/model_runs/folders.py): a list separated by the OS's path
 # separator (":" on Linux). The model shipped with HUME is always allowed.
 MODEL_DIRS = [d for d in os.environ.get("MODEL_DIRS", str(DATA_DIR / "models")).split(os.pathsep) if d.strip()]

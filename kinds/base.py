@@ -193,7 +193,9 @@ class TaskKind:
     scorer: ClassVar[type]  # its scorer.py: the human score and agreement, HUME's protocol (agreement's reports)
     model_evaluation: ClassVar[Any]  # its evaluation.py: how models run here are scored on it (model runs)
     keys_help_template: ClassVar[str]  # its keys in the loop's keyboard help: "kinds/<name>/keys_help.html"
-    scripts: ClassVar[tuple[str, ...]] = ()  # the loop page's static scripts the answer partial needs
+    scripts: ClassVar[tuple[str, ...]] = ()  # the item pages' scripts its answer partial needs: files in its
+    # folder's static/, named "kinds/<name>/<file>" (kinds/static_finder.py serves them)
+    samples: ClassVar[Any]  # its samples.py: a KindSamples (kinds/samples.py) of records, answers, import files
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False
     needs_axes: ClassVar[bool] = False

@@ -95,17 +95,18 @@ def query_of(payload: dict[str, Any]) -> str:
 
 def query_similarities(model: ModelAccess, items: Items, field: str) -> list[tuple[list[str], np.ndarray]]:
     """Per item, (its documents' ids, the model's similarity of the query to each) for the `field` list."""
-    queries, docs, owners = [], [], []
-    for n, (_, p) in enumerate(items):
-        for doc in p[field]:
-            queries.append(query_of(p))
-            docs.append(doc["text"])
-            owners.append(n)
+    if not items:
+        return []
+    queries, docs = [], []
+    for _, p in items:
+        query = query_of(p)
+        queries.extend(query for _ in p[field])
+        docs.extend(doc["text"] for doc in p[field])
     sims = model.similarity(queries, docs)
-    out, owners_a = [], np.asarray(owners)
-    for n, (_, p) in enumerate(items):
-        out.append(([d["id"] for d in p[field]], sims[owners_a == n]))
-    return out
+    # each item's documents are consecutive: split at the running counts (a mask per item compared every pair
+    # with every item, quadratic in the items)
+    per_item = np.split(sims, np.cumsum([len(p[field]) for _, p in items])[:-1])
+    return [([d["id"] for d in p[field]], part) for (_, p), part in zip(items, per_item, strict=True)]
 
 
 def majority(values: list[Any]) -> Any:

@@ -39,6 +39,11 @@ class KindEstimands:
         """The threshold an estimand of this kind uses when none is given (None: it uses none)."""
         return None
 
+    def bounds(self, name: str, scale: Scale) -> tuple[float, float]:
+        """The least and the most an answer's number for estimand `name` can be (the confidence sequence's
+        guarantee rests on them): the task's scale, unless the estimand is a share."""
+        return (scale.lo, scale.hi)
+
 
 @dataclass(frozen=True)
 class Scale:
@@ -91,3 +96,6 @@ class ChoiceShares(KindEstimands):
 
     def numbers(self, value: Any, scale: Scale, documents: Sequence[str] = ()) -> dict[str, float]:
         return choice_shares(value, self.choices(scale), self.what)
+
+    def bounds(self, name: str, scale: Scale) -> tuple[float, float]:
+        return (0.0, 1.0)

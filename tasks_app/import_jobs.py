@@ -7,6 +7,9 @@ same `import_task` as the page, the API and the command: one transaction, so a b
 the same problems (file, line, field), which the job keeps. The options are checked in the request, so a bad
 option is still a 400 at once. The stored copy is deleted when the job ends, either way.
 
+With the broker down the stored file and the queued job wait: the job's message is kept in the job layer's
+outbox and sent when the broker is back, and the job's page says "queued, the broker is down" (issue 35, item 5).
+
 The job is a job-layer job (hume/jobs/): claimed with a conditional UPDATE (queued, a lapsed lease, or running
 under this same message: a redelivery), its lease renewed while the import runs, re-queued by the one beat
 entry when its worker died; the import is atomic, so nothing half-done is left. Progress
@@ -24,9 +27,9 @@ from typing import Any, BinaryIO
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from hume import jobs
+from hume.jobs import BrokerDown
 from hume.jobs.lease import LeaseLost, claim
 from hume.lib.import_reader import ImportFailed, ImportProblem
 
@@ -55,18 +58,12 @@ def start_import_job(upload: Any, raw_options: dict[str, Any], user: Any) -> Imp
             copy.write(chunk)
     job = ImportJob.objects.create(created_by=user if getattr(user, "pk", None) else None, file_name=file_name,
                                    stored_as=stored_as, size=upload.size or 0, options=options)
-    transaction.on_commit(lambda: send(job))
-    return job
-
-
-def send(job: ImportJob) -> None:
-    """Queue the job; a broker that is down fails it with the reason (the page and the API show it)."""
     try:
-        jobs.enqueue("tasks_app.import_dataset", job.pk)
-    except Exception as exc:  # kombu raises OperationalError, redis-py its own errors: all mean "not queued"
-        problem = ImportProblem(job.file_name, None, None, "the import could not be queued: the task queue is "
-                                f"unreachable ({type(exc).__name__}); nothing was imported, upload again")
-        finish(job, ImportJob.Status.FAILED, problems=[problem.as_dict()])
+        jobs.enqueue_on_commit("tasks_app.import_dataset", job.pk)
+    except BrokerDown as down:  # stored and queued: the job layer sends it when the broker is back
+        ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(error=str(down))
+        job.error = str(down)
+    return job
 
 
 class ProgressReader:
@@ -150,11 +147,3 @@ def run_import_job(job_id: int, claimed_by: str) -> str:
         result = f"done: task {summary.task_id}, {summary.added} added"
     path.unlink(missing_ok=True)
     return result
-
-
-def finish(job: ImportJob, status: str, *, problems: list[dict] | None = None, summary: dict | None = None) -> None:
-    """End a job no worker holds (its message could not be sent) and delete the stored copy."""
-    done = {"bytes_read": job.size} if status == ImportJob.Status.DONE else {}
-    ImportJob.objects.filter(pk=job.pk).update(status=status, problems=problems or [], summary=summary,
-                                               finished_at=timezone.now(), **done)
-    (Path(settings.IMPORT_SPOOL_DIR) / job.stored_as).unlink(missing_ok=True)

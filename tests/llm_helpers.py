@@ -8,39 +8,26 @@ from annotation.llm.run_control import create_llm_annotator
 from annotation.models import Batch, BatchItem
 from tasks_app.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
+from tests.kind_samples import SAMPLES
 
 API_KEY_ENV = "HUME_TEST_API_KEY"
 INSTRUCTIONS = "Read carefully. INSTRUCTION-MARK-7731 applies to every item."
-GOLD_MARK = 7.77  # a gold score no prompt may ever contain
+GOLD_MARK = 7.77  # a gold score no prompt may ever contain (graded relevance's samples.py `llm_record`)
 
 
 def record(kind: str, marker: str, i: int) -> tuple[dict[str, Any], Any]:
-    """(import record with gold, the valid answer the fake server gives for it)."""
-    if kind == "classification":
-        return {"id": marker, "text": f"{marker} a text to label", "label": "positive"}, "negative"
-    if kind == "reranking":
-        return ({"id": marker, "query": f"{marker} query", "candidates": [
-            {"id": "c1", "text": "first candidate", "relevant": 1}, {"id": "c2", "text": "second", "relevant": 0}]},
-            {"c1": 1, "c2": i % 2})
-    if kind == "sts":
-        return ({"id": marker, "sentence1": f"{marker} a cat sits", "sentence2": "a cat is sitting", "score": 4.25},
-                [3.5, 2.0, 4.5, 1.0][i % 4])
-    if kind == "graded_relevance":
-        return ({"id": marker, "query": f"{marker} how do vaccines work", "documents": [
-            {"id": "d1", "text": "mRNA vaccines deliver instructions", "score": GOLD_MARK},
-            {"id": "d2", "text": "a recipe for bread", "score": 0}]}, {"d1": 7 + i % 3, "d2": i % 2})
-    if kind == "clustering":
-        return ({"id": marker, "sentences": [f"{marker} cats", "dogs", "stocks", "bonds"],
-                 "labels": ["pets", "pets", "money", "money"]},
-                {"1": "animals", "2": "animals", "3": "fin", "4": "fin"})
-    raise ValueError(kind)
+    """(import record with gold, the valid answer the fake server gives for it): the kind's own (its samples.py
+    `llm_record`); a kind without one has no LLM samples."""
+    make = SAMPLES[kind].llm_record
+    if make is None:
+        raise ValueError(kind)
+    return make(marker, i)
 
 
 def make_task(kind: str, n: int, *, prefix: str = "m", first: int = 1, name: str | None = None,
               **task_fields: Any) -> tuple[Task, list[Item], dict[str, Any]]:
     """A task of `kind` with n items (markers [m01]…), their gold, and the answers a judge will give."""
-    fields = {"labels": ["negative", "positive"]} if kind == "classification" else {}
-    fields.update(task_fields)
+    fields = {**SAMPLES[kind].llm_task_fields, **task_fields}
     task = Task.objects.create(name=name or f"{kind} task", kind=kind, language="eng-Latn",
                                instructions=INSTRUCTIONS, **fields)
     items, answers = [], {}

@@ -1,5 +1,7 @@
 """Small tasks of every kind, with items, gold and a batch, for the annotator's-loop tests.
 
+The tasks' settings and records are each kind's own samples (kinds/<name>/samples.py), read through the
+registry.
 Records go through the kind's own `parse_record`, exactly as an import would, so the payloads the tests
 render are the payloads real items have. Batches are plain ORM rows (Batch, BatchItem, BatchAssignee).
 """
@@ -10,59 +12,13 @@ from typing import Any
 from annotation.models import Annotator, Batch, BatchAssignee, BatchItem
 from tasks_app.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
+from tests.kind_samples import SampleTable
 
 INSTRUCTIONS = "Read **every** text before answering.\n\n- Use the keys shown under the form.\n"
 
-TASKS: dict[str, dict[str, Any]] = {
-    "classification": {"labels": ["positive", "negative", "neutral"]},
-    "clustering": {},
-    "reranking": {},
-    "graded_relevance": {"scale_min": 0, "scale_max": 10, "scale_step": 1},
-    "sts": {"scale_min": 0, "scale_max": 5, "scale_step": 0.5},
-    "pairwise": {},
-    "likert": {"axes": ["overall", "coherence"], "scale_min": 1, "scale_max": 7, "scale_step": 1},
-}
-
-RECORDS: dict[str, list[dict[str, Any]]] = {
-    "classification": [
-        {"id": "c1", "text": "The battery lasts all day and the screen is lovely.", "label": "positive"},
-        {"id": "c2", "text": "It broke after two days; the seller never answered.", "label": "negative"},
-    ],
-    "clustering": [
-        {"id": "k1", "sentences": ["Goal in the last minute", "Striker signs for a new club", "Rain expected tomorrow",
-                                   "Sunny weekend ahead", "Coach sacked after defeat"],
-         "labels": ["sport", "sport", "weather", "weather", "sport"]},
-    ],
-    "reranking": [
-        {"id": "r1", "query": "how do bees make honey", "instruction": "Mark passages that answer the query.",
-         "candidates": [{"id": "p1", "text": "Bees collect nectar and evaporate it in the hive.", "relevant": 1},
-                        {"id": "p2", "text": "Honey badgers are fearless.", "relevant": 0},
-                        {"id": "p3", "text": "Enzymes in bees turn nectar sugars into honey.", "relevant": 1}]},
-        {"id": "r2", "query": "capital of Denmark",
-         "candidates": [{"id": "q1", "text": "Copenhagen is the capital of Denmark.", "relevant": 1},
-                        {"id": "q2", "text": "Aarhus is Denmark's second city.", "relevant": 0}]},
-    ],
-    "graded_relevance": [
-        {"id": "g1", "query": "symptoms of flu",
-         "documents": [{"id": "x1", "text": "Fever, cough and aching muscles are typical.", "score": 9},
-                       {"id": "x2", "text": "Flu vaccines are updated every year.", "score": 4}]},
-    ],
-    "sts": [
-        {"id": "s1", "sentence1": "A man is playing a guitar.", "sentence2": "A person plays an instrument.",
-         "score": 3.8},
-        {"id": "s2", "sentence1": "The cat sleeps.", "sentence2": "Stocks fell sharply today.", "score": 0},
-    ],
-    "pairwise": [
-        {"id": "w1", "context": "Summarise: the meeting moved to Friday at 10.", "a": "Meeting now Friday 10am.",
-         "b": "There is a meeting.", "preferred": "a"},
-        {"id": "w2", "context": "Summarise: prices rose 3% in May.", "a": "Prices changed.",
-         "b": "Prices rose 3% in May.", "preferred": "b"},
-    ],
-    "likert": [
-        {"id": "l1", "context": "Article about a new bridge opening in the city.",
-         "text": "A new bridge opened, easing traffic.", "scores": {"overall": 6, "coherence": 7}},
-    ],
-}
+# each kind's loop samples (its samples.py): {kind: Task fields} and {kind: records with gold}, live
+TASKS = SampleTable("task_fields")
+RECORDS = SampleTable("records")
 
 
 def make_task(kind: str, *, name: str | None = None, language: str = "eng-Latn", **overrides: Any) -> Task:

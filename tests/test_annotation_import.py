@@ -99,11 +99,37 @@ def test_a_different_answer_is_refused_unless_replace_keeps_the_old_one(tmp_path
     (line(value=None), "value", "is required"),
     (line(time_spent_ms=-5), "time_spent_ms", "must be a whole number of milliseconds"),
     (line(batch="no-such-batch"), "batch", "no batch named 'no-such-batch' in task 'Rerank'"),
+    (line(submitted_at="yesterday"), "submitted_at", "'yesterday' is not an ISO 8601 time"),
+    (line(submitted_at=1767225600), "submitted_at", "must be an ISO 8601 time with a time zone"),
+    (line(submitted_at="2026-03-01T14:05:00"), "submitted_at", "'2026-03-01T14:05:00' has no time zone"),
+    (line(submitted_at="2999-01-01T00:00:00Z"), "submitted_at", "'2999-01-01T00:00:00Z' is later than the import"),
 ])
 def test_bad_lines_name_line_and_field_and_store_nothing(tmp_path: Path, task: Task, row: dict, field: str,
                                                          message: str) -> None:
     error = refused(write(tmp_path / "bad.jsonl", jsonl([line(item="q2", annotator="fine"), row])))
     assert f'bad.jsonl line 2, field "{field}": {message}' in error
+
+
+def test_answers_without_a_time_share_the_import_s_time_and_given_times_are_kept(tmp_path: Path,
+                                                                                task: Task) -> None:
+    """The file's line order never becomes an order of the answers: the model would stamp each inserted row with
+    its own microsecond, in line order (docs/ppi.md, "Stopping")."""
+    rows = [line(annotator=f"ann-{k}") for k in range(6)]
+    rows += [line(annotator="dated", submitted_at="2026-03-01T14:05:00+01:00"),
+             line(annotator="dated", item="q2", value={"c1": 1, "c2": 0, "c3": 0}, submitted_at="2026-02-27T09:00:00Z")]
+    run(write(tmp_path / "a.jsonl", jsonl(rows)))
+    undated = Annotation.objects.exclude(annotator__user__username="dated")
+    assert undated.count() == 6 and undated.values("submitted_at").distinct().count() == 1
+    dated = dict(Annotation.objects.filter(annotator__user__username="dated")
+                 .values_list("item__external_id", "submitted_at"))
+    assert {k: v.isoformat() for k, v in dated.items()} == {"q1": "2026-03-01T13:05:00+00:00",
+                                                            "q2": "2026-02-27T09:00:00+00:00"}
+    # a replaced answer takes the new line's time; the old one's stays on the revision
+    run(write(tmp_path / "b.jsonl", jsonl([line(annotator="dated", value={"p1": 0, "p2": 0},
+                                                submitted_at="2026-03-02T08:00:00Z")])), replace=True)
+    replaced = Annotation.objects.get(annotator__user__username="dated", item__external_id="q1")
+    assert replaced.submitted_at.isoformat() == "2026-03-02T08:00:00+00:00"
+    assert replaced.revisions.get().previous_submitted_at.isoformat() == "2026-03-01T13:05:00+00:00"
 
 
 def test_a_repeated_answer_within_the_file_is_refused(tmp_path: Path, task: Task) -> None:
@@ -151,7 +177,7 @@ def test_the_api_imports_for_admins_only(client: Client, task: Task, carol, alic
     response = client.post("/api/v1/annotations/import/", {"file": upload("a.jsonl", content), "task": "Rerank"})
     assert response.status_code == 201
     assert response.json() == {"task": "Rerank", "added": 2, "unchanged": 0, "replaced": 0,
-                               "annotators_created": ["ext-ann-1", "ext-ann-2"]}
+                               "annotators_created": ["ext-ann-1", "ext-ann-2"], "annotators_excluded": []}
     again = client.post("/api/v1/annotations/import/", {"file": upload("a.jsonl", content), "task": str(task.pk)})
     assert again.json()["unchanged"] == 2 and Annotation.objects.count() == 2
 

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agreement.escalation.alternative_annotator_test import alt_test
+from agreement.escalation.calibration import clopper_pearson_upper
 from annotation.annotators import create_annotator
 from annotation.llm.run_control import create_run
 from annotation.llm.run_executor import execute_run
@@ -224,3 +225,43 @@ def test_alt_test_on_graded_relevance_scores_by_minus_the_rmse_over_every_docume
     assert doc["winning_rate"] == expected.winning_rate
     assert doc["advantage_probability"] == pytest.approx(expected.advantage_probability)
     assert [a["p_value"] for a in doc["annotators"]] == pytest.approx([a.p_value for a in expected.annotators])
+
+
+def test_a_judge_that_keeps_nothing_says_how_close_it_came_and_how_many_labels_would_let_it_keep_items() -> None:
+    task, items = labelled_task()
+    judge = judge_with_confidences("sure", items)  # confidence 0.9 everywhere
+    Annotation.objects.filter(annotator=judge, item__in=items[:9]).update(value="positive")  # 9 of 90 wrong
+    result = escalate(task.name, "--judges", "sure", "--alpha", "0.12", "--delta", "0.1")
+    (sure,) = result["judges"]
+    # 90 answered calibration items: the start is 30 (a quarter of 90 is under 30); the first λ covering 30 covers all
+    # 90 (one confidence), 9 errors: bound 0.1533 > 0.12. At R̂ = 0.1 with every item kept, 474 items would pass:
+    # the 0.9 quantile of Beta(48.4, 426.6) is ≤ 0.12 (tests/test_escalation_power.py checks labels_needed).
+    assert (sure["threshold"], sure["n_covered"], sure["start_covered"], sure["n_tested"]) == (None, 0, 30, 1)
+    assert result["start_covered"] == 100
+    closest = sure["closest"]
+    assert (closest["n_covered"], closest["n_errors"], closest["risk"]) == (90, 9, pytest.approx(0.1))
+    assert closest["risk_bound"] == pytest.approx(float(clopper_pearson_upper(9, 90, 0.1)))
+    assert closest["risk_bound"] == pytest.approx(0.1533, abs=1e-4)
+    assert closest["n_calibration_needed"] == 474 and closest["passes_below_start"] is False
+    assert result["rest"]["n_escalated"] == 20
+    out = StringIO()
+    call_command("escalate", task.name, "--judges", "sure", "--alpha", "0.12", "--format", "text", stdout=out)
+    assert ("closest at threshold 0.9000: 90 items with 9 errors, disagreement 0.100, bound 0.153 > α = 0.12; about "
+            "474 calibration items for this judge, at that disagreement, would let it keep items") in out.getvalue()
+    # From a start of 30 given explicitly, the same; a start under 30 is refused by name.
+    assert escalate(task.name, "--judges", "sure", "--alpha", "0.12", "--start-covered", "30")["judges"] == [sure]
+    with pytest.raises(CommandError, match="--start-covered must be a whole number of at least 30"):
+        escalate(task.name, "--judges", "sure", "--start-covered", "20")
+
+
+def test_the_text_says_when_no_number_of_labels_would_do_and_when_the_test_stopped_above_a_passing_threshold() -> None:
+    from agreement.management.commands.escalate import closest_text
+
+    closest = {"threshold": 0.5, "n_covered": 120, "n_errors": 30, "risk": 0.25, "risk_bound": 0.31,
+               "n_calibration_needed": None, "passes_below_start": False}
+    assert closest_text(closest, 0.1) == ("closest at threshold 0.5000: 120 items with 30 errors, disagreement 0.250, "
+                                          "bound 0.310 > α = 0.1; no number of labels would do: its disagreement there "
+                                          "is ≥ α")
+    closest.update(n_errors=5, risk=5 / 120, risk_bound=0.069, n_calibration_needed=90, passes_below_start=True)
+    assert closest_text(closest, 0.1).endswith("bound 0.069 ≤ α = 0.1, but the test stopped at a failure above it "
+                                               "(at its start)")

@@ -12,6 +12,7 @@ from scipy.stats import binom
 
 from agreement.escalation.calibration import (
     MIN_COVERED,
+    START_COVERED,
     THRESHOLDS,
     apply_cascade,
     calibrate_cascade,
@@ -28,13 +29,17 @@ def binom_root(k: int, n: int, delta: float) -> float:
     return brentq(lambda r: binom.cdf(k, n, r) - delta, 1e-12, 1 - 1e-12, xtol=1e-14)
 
 
-def direct_threshold(confidence: np.ndarray, correct: np.ndarray, alpha: float, delta: float) -> tuple:
-    """The issue's steps one λ at a time: (threshold, n covered, risk, bound) or (None, 0, None, None)."""
+def direct_threshold(confidence: np.ndarray, correct: np.ndarray, alpha: float, delta: float,
+                     start: int = START_COVERED) -> tuple:
+    """The documented steps one λ at a time (docs/escalation.md, §2): from the highest λ covering at least
+    `start` items (at most a quarter of them, never fewer than 30) down, stopping at the first bound over α:
+    (threshold, n covered, risk, bound) or (None, 0, None, None)."""
+    start = max(MIN_COVERED, min(start, confidence.size // 4))
     last = (None, 0, None, None)
     for lam in THRESHOLDS[::-1]:
         covered = confidence >= lam
         n = int(covered.sum())
-        if n < MIN_COVERED:
+        if n < start:
             continue
         k = int((~correct[covered]).sum())
         bound = binom_root(k, n, delta)
@@ -59,23 +64,25 @@ def test_zero_errors_in_thirty_bound_the_risk_by_one_minus_delta_to_the_one_thir
     assert 1 - 0.1 ** (1 / 30) == pytest.approx(0.0738808, abs=1e-6)
 
 
-def hand_built_set() -> tuple[np.ndarray, np.ndarray]:
-    """100 items, confidence 0.01 … 1.00; the judge is wrong on every 10th item of the top 50 (5 errors) and on
-    every 2nd item below (25 errors)."""
-    confidence = np.arange(1, 101) / 100
-    correct = np.ones(100, dtype=bool)
-    rank = np.arange(100)[::-1]  # 0 for the most confident item
-    correct[(rank < 50) & (rank % 10 == 9)] = False
-    correct[(rank >= 50) & (rank % 2 == 1)] = False
+def hand_built_set(size: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """`size` items, confidence 1/size … 1; the judge is wrong on every 10th item of the top half and on every 2nd
+    item below (100 items: 5 and 25 errors)."""
+    confidence = np.arange(1, size + 1) / size
+    correct = np.ones(size, dtype=bool)
+    rank = np.arange(size)[::-1]  # 0 for the most confident item
+    correct[(rank < size // 2) & (rank % 10 == 9)] = False
+    correct[(rank >= size // 2) & (rank % 2 == 1)] = False
     return confidence, correct
 
 
+@pytest.mark.parametrize(("size", "start"), [(100, MIN_COVERED), (400, MIN_COVERED), (400, 50), (400, START_COVERED),
+                                             (250, START_COVERED)])
 @pytest.mark.parametrize(("alpha", "delta"), [(0.15, 0.1), (0.2, 0.1), (0.3, 0.05), (0.1, 0.1), (0.25, 0.2)])
 def test_a_hand_built_set_gets_the_threshold_coverage_and_bound_of_the_direct_computation(
-        alpha: float, delta: float) -> None:
-    confidence, correct = hand_built_set()
-    fitted = calibrate_judge("judge", confidence, correct, alpha, delta)
-    threshold, n_covered, risk, bound = direct_threshold(confidence, correct, alpha, delta)
+        alpha: float, delta: float, size: int, start: int) -> None:
+    confidence, correct = hand_built_set(size)
+    fitted = calibrate_judge("judge", confidence, correct, alpha, delta, start_covered=start)
+    threshold, n_covered, risk, bound = direct_threshold(confidence, correct, alpha, delta, start)
     assert (fitted.threshold, fitted.n_covered) == (threshold, n_covered)
     if threshold is None:
         assert fitted.risk is None and fitted.risk_bound is None
@@ -91,13 +98,19 @@ def test_a_worked_example_stops_before_the_first_bound_over_alpha() -> None:
     confidence = np.arange(1, 201) / 200
     rank = np.arange(200)[::-1]
     correct = ~np.isin(rank, [40, 60, 80, 99]) & ~((rank >= 100) & (rank % 2 == 1))
-    fitted = calibrate_judge("judge", confidence, correct, 0.15, 0.1)
     assert binom_root(12, 117, 0.1) == pytest.approx(0.14820, abs=1e-5)
     assert binom_root(13, 118, 0.1) == pytest.approx(0.15657, abs=1e-5)
-    assert (fitted.n_covered, fitted.risk) == (117, pytest.approx(12 / 117))
-    assert fitted.risk_bound == pytest.approx(binom_root(12, 117, 0.1), abs=1e-9)
-    assert fitted.threshold == pytest.approx(2075 / 4999)
-    assert fitted.threshold == direct_threshold(confidence, correct, 0.15, 0.1)[0]
+    # From the top (30 covered, the paper's start) and from the pre-specified start (100, capped at a quarter of the
+    # 200 items: 50 covered, 1 error, bound 0.0756 ≤ 0.15, then down as before) the test stops at the same place.
+    assert binom_root(1, 50, 0.1) == pytest.approx(0.07558, abs=1e-5)
+    for start in (MIN_COVERED, 50):
+        fitted = calibrate_judge("judge", confidence, correct, 0.15, 0.1, start_covered=start)
+        assert (fitted.n_covered, fitted.risk) == (117, pytest.approx(12 / 117))
+        assert fitted.risk_bound == pytest.approx(binom_root(12, 117, 0.1), abs=1e-9)
+        assert fitted.threshold == pytest.approx(2075 / 4999)
+        assert fitted.threshold == direct_threshold(confidence, correct, 0.15, 0.1, start)[0]
+        assert fitted.start_covered == start and fitted.shortfall is None
+    assert calibrate_judge("judge", confidence, correct, 0.15, 0.1).start_covered == 50  # the default, capped
 
 
 def test_fixed_sequence_testing_stops_at_the_first_failure_even_if_a_lower_threshold_would_pass() -> None:
@@ -106,8 +119,12 @@ def test_fixed_sequence_testing_stops_at_the_first_failure_even_if_a_lower_thres
     confidence = np.concatenate([np.full(40, 0.99), np.full(400, 0.5)])
     correct = np.concatenate([np.zeros(40, bool), np.ones(400, bool)])
     assert float(clopper_pearson_upper(40, 440, 0.1)) < 0.15
-    fitted = calibrate_judge("judge", confidence, correct, 0.15, 0.1)
+    fitted = calibrate_judge("judge", confidence, correct, 0.15, 0.1, start_covered=MIN_COVERED)
     assert fitted.threshold is None and fitted.n_covered == 0 and fitted.n_tested == 1
+    # Started at 100 covered items, the first λ tested covers all 440 (40 errors, 9.1%, under α): it passes, and so
+    # does every λ below it (the same 440 items), down to λ = 0.
+    started = calibrate_judge("judge", confidence, correct, 0.15, 0.1)
+    assert (started.threshold, started.n_covered, started.n_tested) == (0.0, 440, 2500)
 
 
 def test_fewer_than_thirty_covered_items_never_count_as_a_test() -> None:
@@ -141,6 +158,7 @@ def test_the_cascade_calibrates_each_judge_on_the_items_no_earlier_judge_covered
     assert cascade.judges[0].threshold == first[0] and first[0] is not None
     rest = cheap < first[0]
     second = direct_threshold(strong[rest], strong_correct[rest], 0.15, 0.1)
+    assert second[0] is not None
     assert cascade.judges[1].threshold == second[0] and cascade.judges[1].n_calibration == int(rest.sum())
     assert (cascade.decided_by == 0).sum() == first[1] and (cascade.decided_by == 1).sum() == second[1]
     decided = apply_cascade([j.threshold for j in cascade.judges], [cheap, strong])

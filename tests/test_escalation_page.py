@@ -99,6 +99,25 @@ def test_the_page_shows_the_commands_plan_and_an_admin_creates_the_batch_of_esca
     assert Batch.objects.filter(task=task).count() == 1
 
 
+def test_the_page_says_how_close_a_judge_that_keeps_nothing_came_as_the_command_does(dave):
+    task = study()
+    logged_in(dave).post("/escalation/", {"task": task.pk, "judges": "small", "alpha": "0.05", "delta": "0.1"})
+    plan = EscalationPlan.objects.get()
+    assert execute(plan.pk) == "done"
+    out = StringIO()
+    call_command("escalate", "page task", "--judges", "small", "--alpha", "0.05", "--delta", "0.1", stdout=out)
+    closest = json.loads(out.getvalue())["judges"][0]["closest"]
+    # 40 sure items, no error: bound 1 − 0.1^(1/40) = 0.0559 > 0.05; with every 40 of 60 kept and no error, N' items
+    # pass once 1 − 0.1^(1/n') ≤ 0.05, n' = ⌈ln 0.1 / ln 0.95⌉ = 45, i.e. N' = 45 · 60/40 = 67.5 → 68.
+    assert (closest["n_covered"], closest["n_errors"], closest["n_calibration_needed"]) == (40, 0, 68)
+    html = logged_in(dave).get(f"/escalation/{plan.pk}/").content.decode()
+    paragraph = re.search(r'<p class="judge-closest"[^>]*>(.*?)</p>', html, re.S).group(1)
+    text = " ".join(re.sub(r"<[^>]+>", "", paragraph).split())
+    assert text == ("small keeps nothing. Closest: at threshold 0.9000 it would keep 40 calibration items with 0 "
+                    "errors (disagreement 0.000, bound 0.056 against α = 0.05). About 68 calibration items for this "
+                    "judge (it had 60), at that disagreement, would let it keep items.")
+
+
 def test_a_plan_that_cannot_be_computed_fails_with_the_reason(dave):
     task = study()
     plan = EscalationPlan.objects.create(task=task, judges=["small"], alpha=0.15, delta=0.1, n_calibration=20)

@@ -47,8 +47,16 @@ def test_exported_answers_import_into_a_copy_of_the_task_and_give_the_same_repor
     assert before["human"]["main_metric"] == "spearman" and before["n_skipped"] == 1
     assert before["answers_digest"] == after["answers_digest"]  # same rows (and, on one instance, same annotators)
     lines = [json.loads(line) for line in exported.splitlines()]
+    times = {(line["item"], line["annotator"]): line.pop("submitted_at") for line in lines}
     assert {"item": "6", "annotator": "sara", "annotator_kind": "human", "value": None, "skipped": True,
-            "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None} in lines
+            "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None, "excluded": False} in lines
     moved_judge = Annotation.objects.get(item__task__name="sts-moved", annotator__user__username="judge-llm")
     assert moved_judge.confidence == 0.7  # a machine answer's confidence travels (docs/escalation.md)
     assert sum("confidence" in line for line in lines) == 1
+    # when each answer was given travels too, so the moved study reads its answers in the same order (PPI's
+    # confidence sequence, docs/ppi.md "Stopping")
+    moved = {(a.item.external_id, a.annotator.user.username): a.submitted_at.isoformat()
+             for a in Annotation.objects.filter(item__task__name="sts-moved").select_related("item", "annotator__user")}
+    original_times = {(a.item.external_id, a.annotator.user.username): a.submitted_at.isoformat()
+                      for a in Annotation.objects.filter(item__task=original).select_related("item", "annotator__user")}
+    assert moved == times == original_times and len(moved) == 13

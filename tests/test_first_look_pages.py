@@ -75,5 +75,5 @@ def test_an_odd_lease_stays_in_seconds(alice, carol):
 def test_an_annotation_page_loads_the_script_of_its_own_kind_only(alice, kind, own):
     batch = batch_of(kind, [alice])
     body = client_for(alice.user).get(f"/annotate/b/{batch.pk}/", follow=True).content.decode()
-    scripts = set(re.findall(r'src="/static/annotation/([a-z]+\.js)"', body))
+    scripts = set(re.findall(r'src="/static/(?:annotation|kinds/[a-z_]+)/([a-z]+\.js)"', body))
     assert scripts == {"keys.js", "drafts.js", "shortcuts.js"} | own

@@ -1,7 +1,9 @@
 """Issue 21, done when: a task kind is one folder. A copy of the STS folder under a new name, registered by one
 line (`register`, as a line of kinds/kind_registry.py `PACKAGES` does), passes the completeness check and works in
-import, the annotator's loop, the report and a model run, with no file outside the copy touched. The copy only
-renames its own template names (kinds/sts/... -> kinds/sts_copy/...), as a new kind's author would.
+import, the annotator's loop, the crowd's item page, the report, the models page and a model run, with no file
+outside the copy touched: its templates, its static files (the slider) and its samples come with the folder. The
+copy only renames its own template and script names (kinds/sts/... -> kinds/sts_copy/...), as a new kind's author
+would.
 
 The copy scores exactly as STS does, so the expected figures are computed here from the data (Spearman's ρ of
 the humans' mean rating and of the Jaccard similarity against gold, scipy.stats)."""
@@ -32,6 +34,7 @@ from tasks_app.models import ItemGold, Task
 from tasks_app.serializers import KindField
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
+from tests.crowd_helpers import Person, make_study
 from tests.import_samples import cli_import, jsonl, write
 from tests.loop_data import make_batch
 from tests.report_builders import answers_from_columns, cli_report, import_answers
@@ -143,3 +146,26 @@ def test_the_copy_imports_is_annotated_in_the_loop_reported_and_run_by_a_model(
             | set(classical.tokens(b))) for a, b, _ in PAIRS]
     assert scores["gold"]["cosine_spearman"] == pytest.approx(stats.spearmanr(gold, sims).statistic)
     assert scores["gold"]["main_metric"] == "cosine_spearman"
+
+
+def test_the_crowd_page_and_the_models_page_serve_the_copy_with_its_own_script(sts_copy, tmp_path: Path, dave) -> None:
+    task = import_pairs(tmp_path)
+    script = "/static/kinds/sts_copy/slider.js"  # the copy's static/slider.js, found through the registry
+    person = Person(make_study(task), 1)
+    person.start()
+    page = person.page().content.decode()
+    assert "How similar are they?" in page and "not set" in page  # the copy's answer partial
+    assert f'src="{script}"' in page
+    served = Client().get(script)
+    copied = tmp_path / "throwaway_kinds" / "sts_copy" / "static" / "slider.js"
+    assert served.status_code == 200 and b"".join(served.streaming_content) == copied.read_bytes()
+    assert sts_copy.samples.records == kind_registry.KINDS["sts"].samples.records  # its samples came along
+
+    client = Client()
+    assert client.login(username=dave.username, password=PASSWORD)
+    models = client.get(f"/models/{task.pk}/")
+    assert models.status_code == 200
+    body = models.content.decode()
+    assert "Models on copied kind" in body and "(sts_copy)" in body
+    assert 'name="protocol"' not in body  # one protocol (MTEB's), as STS: nothing to choose
+

@@ -1,6 +1,7 @@
 """Each task kind validates its records and answers in one place (tasks_app/kinds.py)."""
 import pytest
 
+from kinds.kind_registry import PACKAGES
 from tasks_app.kinds import KINDS, Config, ValidationProblem, get_kind
 
 SENTIMENT = Config(kind="classification", labels=["negative", "neutral", "positive"])
@@ -9,10 +10,8 @@ LIKERT = Config(kind="likert", axes=["overall", "coherence"])
 GRADED = Config(kind="graded_relevance")
 
 
-def test_all_seven_kinds_of_the_design_are_defined() -> None:
-    assert sorted(KINDS) == sorted(
-        ["classification", "clustering", "reranking", "graded_relevance", "sts", "pairwise", "likert"]
-    )
+def test_every_registered_package_is_a_kind_named_after_its_folder() -> None:
+    assert list(KINDS) == [package.rpartition(".")[2] for package in PACKAGES]
 
 
 def test_it_names_an_unknown_kind() -> None:

@@ -10,6 +10,7 @@ from annotation.llm.prompting import PROMPT_VERSIONS, AnswerProblem, answer_from
 from hume.lib.http_client import ChatClient, EndpointError, ProtocolError, RateLimiter, parse_retry_after
 from tasks_app.kinds import KINDS
 from tasks_app.models import Task
+from tests.kind_samples import SampleTable
 from tests.llm_helpers import make_task
 from tests.llm_server import ChatServer, Reply, server_error, throttled
 
@@ -43,13 +44,7 @@ def test_an_unusable_reply_says_what_is_wrong(content: str, problem: str) -> Non
 
 @pytest.mark.django_db
 def test_each_kind_prompt_shows_the_instructions_the_item_and_the_answer_shape() -> None:
-    expectations = {
-        "classification": ['["negative", "positive"]', "[m01] a text to label"],
-        "reranking": ['"c1": 0 or 1, "c2": 0 or 1', "<<<CANDIDATE c2\nsecond\n>>>"],
-        "sts": ["from 0 (completely different) to 5 (equivalent), in steps of 0.5", "<<<SENTENCE 2"],
-        "graded_relevance": ["Most documents should score below 7", '"d1": <score>, "d2": <score>'],
-        "clustering": ['"4": "<cluster name>"', "<<<TEXT 3\nstocks\n>>>"],
-    }
+    expectations = SampleTable("prompt_needles")  # each kind's own (its samples.py), where it has LLM samples
     for kind, needles in expectations.items():
         task, items, _ = make_task(kind, 1, name=f"prompt {kind}")
         system, user = build_messages(task, items[0].payload)

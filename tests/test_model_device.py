@@ -129,7 +129,7 @@ def test_a_worker_without_the_gpu_fails_the_run_with_the_reason(settings) -> Non
     """A run queued from a web process reaches a worker that lacks the configured GPU: the run is failed
     with the setting named (nothing encoded, nothing cached), never left running."""
     from agreement.model_runs.execution import execute_chunk, start_run
-    from agreement.model_runs.models import CachedEmbedding, EmbeddingModel
+    from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice
 
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=io.StringIO())
     run = start_run(data.build_model_task("sts"), EmbeddingModel.objects.get(name="minilm"))
@@ -137,7 +137,7 @@ def test_a_worker_without_the_gpu_fails_the_run_with_the_reason(settings) -> Non
     assert execute_chunk(run.chunks.get().pk) == "failed"
     run.refresh_from_db()
     assert run.status == ModelRun.Status.FAILED and f"MODEL_DEVICE={MISSING_GPU}" in run.error
-    assert run.device == "" and not CachedEmbedding.objects.exists()
+    assert run.device == "" and not EmbeddingSlice.objects.exists()
 
 
 @pytest.mark.django_db

@@ -13,10 +13,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agreement.model_runs import execution
-from agreement.model_runs.embedding import embed, text_hash
-from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun, Prediction
+from agreement.model_runs.embedding import embed
+from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice, ModelRun, Prediction
 from tasks_app.models import Item
 from tests import model_data as data
+from tests.embedding_roundtrip import forget_process_state
 
 pytestmark = pytest.mark.django_db
 
@@ -34,20 +35,23 @@ def test_a_run_scored_where_its_chunks_ran_reads_no_vector_back_and_scores_as_on
         execution.execute_chunk(chunk_id)
     with CaptureQueriesContext(connection) as queries:
         assert execution.execute_chunk(execution.unfinished_chunks(run)[0]) == "scored"  # the last, then scoring
-    cache_table = CachedEmbedding._meta.db_table
+    cache_table = EmbeddingSlice._meta.db_table
     reads = [q["sql"] for q in queries.captured_queries
              if cache_table in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
-    assert len(reads) == 1  # the last chunk's lookup of its own two texts; the scoring's 14 come from memory
+    assert len(reads) == 1  # the last chunk's lookup (the slices' ids, all known); the scoring's 14 from memory
+    assert "vectors" not in reads[0]
     run.refresh_from_db()
     held_scores = run.scores
     held_predictions = dict(Prediction.objects.filter(run=run).values_list("item_id", "value"))
     assert run.pk not in execution._held  # given up once scored
 
-    # the same run scored again by a process that holds nothing: every vector read from the cache
+    # the same run scored again by a process that holds nothing: every vector read from the cache, a slice a query
     ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.QUEUED)
+    forget_process_state()
     with CaptureQueriesContext(connection) as queries:
         assert execution.score_if_ready(run.pk) == "scored"
-    assert [q for q in queries.captured_queries if cache_table in q["sql"]]
+    slice_reads = [q for q in queries.captured_queries if cache_table in q["sql"] and '"vectors"' in q["sql"]]
+    assert len(slice_reads) == 4  # the four chunks' slices, each read once
     run.refresh_from_db()
     assert run.scores == held_scores
     assert dict(Prediction.objects.filter(run=run).values_list("item_id", "value")) == held_predictions
@@ -68,15 +72,17 @@ def test_known_vectors_are_neither_looked_up_nor_encoded() -> None:
     model = minilm()
     texts = ["A cat sat on the mat.", "A dog slept.", "A cat sat on the mat.", "Rain fell all night."]
     plain = embed(model, texts)
-    known = {text_hash(texts[0]): plain[0], text_hash(texts[1]): plain[1]}
-    CachedEmbedding.objects.filter(text_hash__in=list(known)).delete()  # only memory has them now
+    known = {texts[0]: plain[0], texts[1]: plain[1]}
     stats: dict[str, int] = {}
     with CaptureQueriesContext(connection) as queries:
         again = embed(model, texts, stats=stats, known=known)
     assert np.array_equal(again, plain)
     assert stats == {"encoded": 0, "cached": 4}
-    assert len(queries.captured_queries) == 1  # one lookup, of the one text memory lacks
-    assert set(known) == {text_hash(t) for t in texts}  # given every vector of the call
+    assert len(queries.captured_queries) == 2  # the lookup of the one text memory lacks: its slice's ids, its slice
+    assert set(known) == set(texts)  # given every vector of the call
+    with CaptureQueriesContext(connection) as queries:
+        embed(model, texts[:2], known=known)
+    assert len(queries.captured_queries) == 0
 
 
 def test_a_chunks_items_read_as_one_range_or_in_batches_are_the_same_payloads() -> None:

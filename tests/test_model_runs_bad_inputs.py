@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 
 from agreement.model_runs.backends import BackendError
 from agreement.model_runs.embedding import embed, similarity
-from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
+from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice, ModelRun
 from agreement.model_runs.shipped import minilm_folder
 from tests import model_data as data
 
@@ -80,7 +80,7 @@ def test_empty_texts_are_refused_by_encoders_and_metrics_and_nothing_is_cached()
     add("rouge", "--backend", "classical", "--metric", "rouge")
     with pytest.raises(BackendError, match="text 1 is empty"):
         embed(EmbeddingModel.objects.get(name="minilm"), ["a sentence", " "])
-    assert not CachedEmbedding.objects.exists()
+    assert not EmbeddingSlice.objects.exists()
     with pytest.raises(ValueError, match="pair 0: text a is empty"):
         similarity(EmbeddingModel.objects.get(name="rouge"), [""], ["a sentence"])
 

@@ -16,7 +16,7 @@ from scipy import stats
 from agreement.model_runs.backends import load_backend
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.execution import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
-from agreement.model_runs.models import CachedEmbedding, EmbeddingModel, ModelRun
+from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice, ModelRun
 from hume.lib.http_client import EndpointError
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply, throttled, vector_for
@@ -77,7 +77,7 @@ def test_wrong_size_or_nan_vectors_fail_the_run_and_cache_nothing(
         register(server, monkeypatch, dimensions=8)
         with pytest.raises(CommandError, match=message):
             call_command("run_models", task.name, "--models", "remote", "--wait", stdout=io.StringIO())
-    assert CachedEmbedding.objects.count() == 0
+    assert EmbeddingSlice.objects.count() == 0
     assert ModelRun.objects.get().status == "failed"
 
 
@@ -138,7 +138,7 @@ def test_a_reply_nested_100k_deep_fails_the_run_with_the_reason(monkeypatch: pyt
     run = ModelRun.objects.get()
     assert run.status == "failed" and run.error == "ProtocolError: HTTP 200 reply is JSON nested too deeply"
     assert set(run.chunks.values_list("status", flat=True)) == {"queued"}  # nothing left "running"
-    assert CachedEmbedding.objects.count() == 0
+    assert EmbeddingSlice.objects.count() == 0
 
 
 def test_a_chunk_whose_workers_keep_dying_fails_its_run_after_the_attempt_limit(

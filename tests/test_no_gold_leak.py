@@ -2,7 +2,8 @@
 
 Each kind's items carry gold values that appear nowhere else (a label outside the label set, cluster names
 no one types, numbers with digits no answer has, a marker key), so finding one of them in any response an
-annotator receives can only mean the gold table leaked.
+annotator receives can only mean the gold table leaked. The values and the answers are each kind's own (its
+samples.py `telltale_gold`, `valid_answer`, `form_data`).
 """
 from __future__ import annotations
 
@@ -17,45 +18,21 @@ from tasks_app.kinds import KINDS
 from tasks_app.models import ItemGold
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD
+from tests.kind_samples import SAMPLES, SampleTable
 from tests.loop_data import RECORDS, add_items, make_batch, make_task
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
-GOLD: dict[str, tuple[Any, list[str]]] = {  # kind: (gold value stored for every item, strings that betray it)
-    "classification": ("GOLDLABEL-7f3a9c", ["GOLDLABEL-7f3a9c"]),
-    "clustering": (["GOLDCLUSTER-a1", "GOLDCLUSTER-a1", "GOLDCLUSTER-b2", "GOLDCLUSTER-b2", "GOLDCLUSTER-a1"],
-                   ["GOLDCLUSTER"]),
-    "reranking": ({"p1": 1, "p2": 0, "p3": 1, "marker": "GOLDRERANK-4d5e"}, ["GOLDRERANK-4d5e"]),
-    "graded_relevance": ({"x1": 8.123457, "x2": 2.654321}, ["8.123457", "2.654321"]),
-    "sts": (3.141593, ["3.141593"]),
-    "pairwise": ("GOLDPAIR-9e8d", ["GOLDPAIR-9e8d"]),
-    "likert": ({"overall": 5.271828, "coherence": 6.314159}, ["5.271828", "6.314159"]),
-}
+GOLD = SampleTable("telltale_gold")  # kind: (gold value stored for every item, strings that betray it)
 
 
 def api_value(kind: str, payload: dict[str, Any]) -> Any:
-    return {
-        "classification": lambda: "neutral",
-        "clustering": lambda: ["x"] * len(payload["sentences"]),
-        "reranking": lambda: {c["id"]: 0 for c in payload["candidates"]},
-        "graded_relevance": lambda: {d["id"]: 5 for d in payload["documents"]},
-        "sts": lambda: 1.5,
-        "pairwise": lambda: "tie",
-        "likert": lambda: {"overall": 4, "coherence": 4},
-    }[kind]()
+    return SAMPLES[kind].valid_answer(payload)
 
 
 def form_data(kind: str, payload: dict[str, Any]) -> dict[str, str]:
-    return {
-        "classification": lambda: {"label": "neutral"},
-        "clustering": lambda: {f"t{i}": "x" for i, _ in enumerate(payload["sentences"])},
-        "reranking": lambda: {f"c{i}": "0" for i, _ in enumerate(payload["candidates"])},
-        "graded_relevance": lambda: {f"d{i}": "5" for i, _ in enumerate(payload["documents"])},
-        "sts": lambda: {"score": "1.5"},
-        "pairwise": lambda: {"choice": "tie"},
-        "likert": lambda: {"a0": "4", "a1": "4"},
-    }[kind]()
+    return SAMPLES[kind].form_data(payload)
 
 
 def setup_batch(kind: str, alice):

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -14,6 +15,7 @@ from agreement.ppi.ppi_loading import load_numbers
 from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Annotation, Batch
 from tests.ppi_helpers import JUDGE, rated_likert_study
+from tests.report_builders import import_study
 
 pytestmark = pytest.mark.django_db
 
@@ -67,3 +69,29 @@ def test_refused_input_exits_with_the_reason_and_writes_nothing() -> None:
     with pytest.raises(CommandError, match="alpha"):
         run_ppi("ppi-bad", "--judge", JUDGE, "--alpha", "1.5")
     assert (Annotation.objects.count(), Batch.objects.count()) == (before[0] - 1, before[1])
+
+
+def test_sixty_labels_without_a_rare_label_never_say_stop(tmp_path) -> None:
+    """Issue 33's case end to end: a classification task whose 60 human labels hold no "rare" (its share over the
+    pool is 6%). The Gaussian-mixture sequence gave `share:rare` looks of exactly [0, 0] and
+    `target_reached_at` 20; the betting sequence keeps every look open and never reaches ±0.03 on 60 labels."""
+    rng = np.random.default_rng(6)
+    truth = rng.choice(["common", "other", "rare"], size=300, p=[0.64, 0.30, 0.06])
+    judge = np.where(rng.random(300) < 0.8, truth, rng.choice(["common", "other", "rare"], size=300))
+    records = [{"text": f"text {i}"} for i in range(300)]
+    answers = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": str(judge[i])}
+               for i in range(300)]
+    without_rare = [i for i in rng.permutation(300) if truth[i] != "rare"][:60]
+    answers += [{"item": str(i + 1), "annotator": "alice", "value": str(truth[i])} for i in without_rare]
+    import_study(tmp_path, "classification", "ppi-rare", records, answers, labels="common,other,rare")
+    assert float(np.mean(truth == "rare")) == pytest.approx(0.06, abs=0.01)
+
+    doc = json.loads(run_ppi("ppi-rare", "--judge", JUDGE, "--target-half-width", "0.03", "--format", "json")[0])
+    rare = next(s for s in doc["sequences"] if s["estimand"] == "share:rare")
+    assert [look["t"] for look in rare["looks"]] == [20, 30, 40, 50, 60]
+    assert all(look["high"] > look["low"] for look in rare["looks"])
+    assert all(look["low"] == 0 for look in rare["looks"])  # no "rare" seen: nothing rules a share of 0 out
+    assert rare["target_reached_at"] is None
+    # the upper bound falls as zeros accumulate, and still covers the pool's share
+    assert [round(look["high"], 3) for look in rare["looks"]] == [0.262, 0.159, 0.115, 0.09, 0.074]
+    assert rare["looks"][-1]["high"] > float(np.mean(truth == "rare"))

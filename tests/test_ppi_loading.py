@@ -24,7 +24,7 @@ def test_likert_numbers_take_the_mean_of_several_humans_and_match_ppi_python() -
     labelled = list(range(0, 60, 3))  # 20 of 60 items
     task, truth = rated_likert_study("ppi-likert", 60, labelled, seed=3)
     numbers = load_numbers(task, JUDGE)
-    assert numbers.estimands == ["rating:overall"]
+    assert numbers.estimands == ["rating:overall"] and numbers.bounds == [(1.0, 7.0)]
     assert int(numbers.labelled.sum()) == 20 and numbers.n_human_answers == 20 + 7
     assert numbers.n_annotators_scored == 2
     # item 1 (position 0) was rated by alice (truth) and bob (truth + 1, clipped): its value is their mean
@@ -73,6 +73,7 @@ def test_each_kind_gives_its_estimands() -> None:
                  [4, 3, 2, 5], {"alice": [3, 3, None, None], "bob": [4, None, None, None]})
     numbers = load_numbers(sts, JUDGE)
     assert numbers.estimands == ["similarity"] and numbers.human[0, 0] == 3.5 and np.isnan(numbers.human[2, 0])
+    assert numbers.bounds == [(0.0, 5.0)]  # what the confidence sequence's bets are capped by: the scale
 
     docs = [{"id": "d1", "text": "x"}, {"id": "d2", "text": "y"}]
     graded = judged("graded_relevance", "ppi-graded", [{"query": f"q{i}", "documents": docs} for i in range(3)],
@@ -83,12 +84,14 @@ def test_each_kind_gives_its_estimands() -> None:
     assert list(numbers.judge[0]) == [5.5, 0.5] and list(numbers.judge[1]) == [7.0, 1.0]
     assert list(numbers.human[0]) == [7.0, 0.5]
     assert load_numbers(graded, JUDGE, threshold=5).estimands == ["grade", "share_at_least:5"]
+    assert numbers.bounds == [(0.0, 10.0), (0.0, 1.0)]  # a grade on the scale, a share 0–1
 
     labels = judged("classification", "ppi-labels", [{"text": f"t{i}"} for i in range(3)], ["pos", "neg", "pos"],
                     {"alice": ["pos", "neg", None], "bob": ["neg", None, None]}, labels=["neg", "pos"])
     numbers = load_numbers(labels, JUDGE)
     assert numbers.estimands == ["share:neg", "share:pos"]
     assert list(numbers.human[0]) == [0.5, 0.5] and list(numbers.judge[2]) == [0.0, 1.0]
+    assert numbers.bounds == [(0.0, 1.0), (0.0, 1.0)]
 
     pairwise = judged("pairwise", "ppi-pairwise", [{"context": "c", "a": f"a{i}", "b": f"b{i}"} for i in range(2)],
                       ["a", "tie"], {"alice": ["b", None], "bob": ["a", None], "carl": ["a", None]})

@@ -17,6 +17,7 @@ from agreement import signals
 from agreement.models import Report
 from agreement.reports import report_in_process, run_report
 from annotation.models import Annotation
+from hume.jobs.models import UnsentMessage
 from tests.conftest import REPO, database_url_for_subprocess
 from tests.report_builders import annotator_named, build_task, cli_report, import_answers, wait_for_report
 
@@ -196,7 +197,7 @@ print(json.dumps({"page": page.content.decode(), "api_status": api.status_code, 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_broker_fails_loudly_and_nothing_runs_inline(dave) -> None:
+def test_an_unreachable_broker_is_said_at_once_the_report_stays_queued_and_nothing_runs_inline(dave) -> None:
     task = fresh_task("dead-broker", 2)
     import_answers(task, [{"item": "1", "annotator": "ivy", "value": "a"}])
     env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "REDIS_URL": "redis://127.0.0.1:9/0"}
@@ -206,15 +207,18 @@ def test_an_unreachable_broker_fails_loudly_and_nothing_runs_inline(dave) -> Non
 
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "could not be queued" in out["page"] and 'role="alert"' in out["page"]
-    assert out["api_status"] == 503 and "could not be queued" in out["api"]["error"]
+    assert "queued, the broker is down" in out["page"] and 'role="alert"' in out["page"]
+    assert out["api_status"] == 202 and "queued, the broker is down" in out["api"]["error"]
+    assert out["api"]["status"] == "queued"
     assert Annotation.objects.filter(pk=out["saved"]).exists()  # the annotator's answer is kept
     report = Report.objects.get(task=task)
-    assert report.status == Report.Status.FAILED and "could not be queued" in report.error
+    # stored and queued, its message kept in the job layer's outbox for the beat (issue 35, item 5)
+    assert report.status == Report.Status.QUEUED and report.error == ""
     assert (report.result, report.computations) == (None, 0)
+    assert UnsentMessage.objects.filter(task="agreement.compute_report", args=[task.pk]).count() == 2
     page = Client()
     page.force_login(dave)
-    assert "could not be queued" in page.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    assert "queued" in page.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
 
 
 @pytest.mark.django_db(transaction=True)

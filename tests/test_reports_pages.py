@@ -180,10 +180,12 @@ def test_raw_answers_export_in_the_annotation_import_format(dave, task) -> None:
 
     assert len(lines) == 4 + 4 + 1 + 4
     assert lines[0] == {"item": "t1", "annotator": "llm-judge", "annotator_kind": "llm", "value": "neg",
-                        "skipped": False, "skip_reason": "", "flag_comment": "", "time_spent_ms": None}
+                        "skipped": False, "skip_reason": "", "flag_comment": "", "time_spent_ms": None,
+                        "excluded": False}
     skip = next(line for line in lines if line["skipped"])
     assert skip == {"item": "t1", "annotator": "reader3", "annotator_kind": "human", "value": None, "skipped": True,
-                    "skip_reason": "unclear", "flag_comment": "the text is code, not a review", "time_spent_ms": None}
+                    "skip_reason": "unclear", "flag_comment": "the text is code, not a review", "time_spent_ms": None,
+                    "excluded": False}
 
 
 def test_the_api_gives_researchers_the_report_and_refuses_annotators(dave, alice, task) -> None:

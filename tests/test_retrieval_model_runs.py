@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agreement.model_runs.models import CachedEmbedding
+from agreement.model_runs.models import EmbeddingSlice
 from agreement.retrieval.models import Ranking, RankingEntry
 from tests.retrieval_helpers import load_minifact
 
@@ -39,9 +39,9 @@ def test_minilm_ranks_each_query_by_cosine_of_its_own_sentence_transformers_vect
         assert score == pytest.approx(expected, abs=1e-4)
     assert [e[5] for e in entries] == sorted((e[5] for e in entries), reverse=True)
 
-    cached = CachedEmbedding.objects.count()
+    cached = EmbeddingSlice.objects.count()
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--name", "again", "--k", "3", stdout=StringIO())
-    assert CachedEmbedding.objects.count() == cached  # the second run encoded nothing
+    assert EmbeddingSlice.objects.count() == cached  # the second run encoded nothing
     assert np.allclose(sorted(RankingEntry.objects.filter(ranking__name="again").values_list("score", flat=True)),
                        sorted(RankingEntry.objects.filter(ranking=ranking).values_list("score", flat=True)))
 

@@ -7,29 +7,10 @@ import pytest
 
 from agreement.scoring import KINDS, score_task
 from measures import metrics as m
+from tests.kind_samples import SampleTable
 
-# One small, valid task per kind (answers from alice and bob, and the gold).
-TASKS = {
-    "classification": ({1: {"alice": "x", "bob": "y"}, 2: {"alice": "y", "bob": "y"}}, {1: "x", 2: "y"}),
-    "pairwise": ({1: {"alice": "a", "bob": "b"}, 2: {"alice": "tie", "bob": "tie"}}, {1: "a", 2: "tie"}),
-    "clustering": ({"s": {"alice": [0, 0, 1], "bob": [0, 1, 1]}}, {"s": ["a", "a", "b"]}),
-    "reranking": (
-        {"q": {"alice": {"c1": 1, "c2": 0, "c3": 0}, "bob": {"c1": 1, "c2": 1, "c3": 0}}},
-        {"q": {"c1": 1, "c2": 0, "c3": 1}},
-    ),
-    "graded_relevance": (
-        {"q": {"alice": {"d1": 8, "d2": 2}, "bob": {"d1": 6, "d2": 4}}},
-        {"q": {"d1": 2, "d2": 0}},
-    ),
-    "sts": (
-        {i: {"alice": float(i), "bob": float(i) + 0.5 * (i % 2)} for i in range(6)},
-        {i: float(i) for i in range(6)},
-    ),
-    "likert": (
-        {i: {"alice": {"overall": i + 1}, "bob": {"overall": min(i + 2, 7)}} for i in range(5)},
-        {i: {"overall": i + 1} for i in range(5)},
-    ),
-}
+# One small, valid task per kind (answers from alice and bob, and the gold): each kind's own (its samples.py).
+TASKS = SampleTable("scorer_sample")
 
 
 def only(answers: dict, name: str) -> dict:

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Sum
 
 from agreement.escalation.alternative_annotator_test import AltTestResult, alt_test
+from agreement.escalation.calibration import START_COVERED
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem, Plan, escalate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem
@@ -38,8 +39,12 @@ def find_judges(task: Task, names: list[str]) -> list[Annotator]:
     if people:
         raise EscalationProblem(f"{', '.join(map(repr, people))}: a person, not an LLM annotator; only LLM "
                                 "annotators can be judges")
-    with_confidence = set(Annotation.objects.filter(item__task=task, annotator__in=found.values(), skipped=False,
-                                                    confidence__isnull=False)
+    excluded = [name for name in names if found[name].excluded_at is not None]
+    if excluded:  # their answers count in no number (docs/crowd.md, "Exclusion")
+        raise EscalationProblem(f"{', '.join(map(repr, excluded))}: excluded, so its answers count in no "
+                                "calibration; include it again (exclude_annotator --undo) to use it as a judge")
+    with_confidence = set(Annotation.objects.counted().filter(item__task=task, annotator__in=found.values(),
+                                                              skipped=False, confidence__isnull=False)
                           .values_list("annotator__user__username", flat=True).distinct())
     without = [name for name in names if name not in with_confidence]
     if without:
@@ -52,7 +57,7 @@ def find_judges(task: Task, names: list[str]) -> list[Annotator]:
 def human_answers(task: Task) -> dict[int, list[Any]]:
     """Item id → the people's answers (skips left out)."""
     answers: dict[int, list[Any]] = defaultdict(list)
-    rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
     for item_id, value in rows.values_list("item_id", "value").iterator(chunk_size=5000):
         answers[item_id].append(value)
     return answers
@@ -62,7 +67,7 @@ def judge_answers(task: Task, judges: list[Annotator]) -> dict[str, dict[int, tu
     """Judge name → item id → (answer, confidence)."""
     names = {judge.pk: judge.name for judge in judges}
     answers: dict[str, dict[int, tuple[Any, float | None]]] = {name: {} for name in names.values()}
-    rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__in=judges)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__in=judges)
     for annotator_id, item_id, value, confidence in rows.values_list("annotator_id", "item_id", "value",
                                                                      "confidence").iterator(chunk_size=5000):
         answers[names[annotator_id]][item_id] = (value, confidence)
@@ -70,13 +75,14 @@ def judge_answers(task: Task, judges: list[Annotator]) -> dict[str, dict[int, tu
 
 
 def escalation_plan(task: Task, judge_names: list[str], alpha: float, delta: float, *,
-                    n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0) -> Plan:
+                    n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0,
+                    start_covered: int = START_COVERED) -> Plan:
     """The plan for `task` (plan.escalate), with the task named and the escalated items' external ids."""
     judges = find_judges(task, judge_names)
     items = list(Item.objects.filter(task=task).order_by("position", "pk").values_list("pk", "external_id"))
     plan = escalate(task.kind, [pk for pk, _ in items], human_answers(task), judge_names,
                     judge_answers(task, judges), alpha, delta, n_calibration=n_calibration, tolerance=tolerance,
-                    seed=seed)
+                    seed=seed, start_covered=start_covered)
     external = dict(items)
     plan.result.update({"task": task.name, "kind": task.kind,
                         "escalated_items": [external[pk] or str(pk) for pk in plan.escalated],
@@ -136,6 +142,9 @@ def alt_test_for_task(task: Task, judge_name: str, epsilon: float, *, q: float =
         raise EscalationProblem(f"no annotator named {judge_name!r}")
     if annotator.kind != Annotator.Kind.LLM:
         raise EscalationProblem(f"{judge_name!r}: a person, not an LLM annotator")
+    if annotator.excluded_at is not None:
+        raise EscalationProblem(f"{judge_name!r}: excluded, so its answers count in no test; include it again "
+                                "(exclude_annotator --undo) to test it")
     if task.kind in LABEL_KINDS:
         scoring = "accuracy"
     elif task.kind in RATING_KINDS:
@@ -152,13 +161,13 @@ def alt_test_for_task(task: Task, judge_name: str, epsilon: float, *, q: float =
         return float(value)
 
     humans: dict[str, dict[int, Any]] = defaultdict(dict)
-    rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
     for name, item_id, value in rows.values_list("annotator__user__username", "item_id", "value"):
         humans[name][item_id] = comparable(value)
     if len(humans) < MIN_ALT_TEST_ANNOTATORS:
         raise EscalationProblem(f"the alternative-annotator test needs at least {MIN_ALT_TEST_ANNOTATORS} human "
                                 f"annotators on the items; task {task.name!r} has {len(humans)}")
-    judge = {item_id: comparable(value) for item_id, value in Annotation.objects.filter(
+    judge = {item_id: comparable(value) for item_id, value in Annotation.objects.counted().filter(
         item__task=task, skipped=False, annotator=annotator).values_list("item_id", "value")}
     if not judge:
         raise EscalationProblem(f"{judge_name!r} has no answers on task {task.name!r}")

@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from agreement.escalation.calibration import MIN_COVERED, apply_cascade, calibrate_cascade, check_levels
+from agreement.escalation.calibration import (
+    MIN_COVERED,
+    START_COVERED,
+    JudgeThreshold,
+    apply_cascade,
+    calibrate_cascade,
+    check_levels,
+)
 from kinds.kind_registry import Parts
 
 SCORERS = Parts("scorer")
@@ -95,10 +102,16 @@ class Plan:
 
 def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Sequence[Any]],
              judges: Sequence[str], answers: Mapping[str, Mapping[Hashable, Answer]], alpha: float, delta: float,
-             n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0) -> Plan:
+             n_calibration: int | None = None, tolerance: float | None = None, seed: int = 0,
+             start_covered: int = START_COVERED) -> Plan:
     """The plan for one task: `items` all its items (in order), `humans` item → people's answers, `answers`
-    judge → item → (value, confidence). Raises EscalationProblem on input it cannot work with."""
+    judge → item → (value, confidence); each judge's fixed-sequence test starts at the highest λ covering
+    `start_covered` of its calibration items (calibration.py). Raises EscalationProblem on input it cannot work
+    with."""
     check = _checked(kind, alpha, delta, tolerance)
+    if not isinstance(start_covered, int) or start_covered < MIN_COVERED:
+        raise EscalationProblem(f"--start-covered must be a whole number of at least {MIN_COVERED} calibration items, "
+                                f"got {start_covered!r}")
     labels, n_tied = human_labels(kind, humans)
     labelled = [item for item in items if item in labels]
     calibration, held_out = _split(labelled, n_calibration, seed)
@@ -114,7 +127,7 @@ def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Seq
 
     calibration_arrays = [arrays(calibration, judge) for judge in judges]
     cascade = calibrate_cascade(judges, [c for c, _ in calibration_arrays], [k for _, k in calibration_arrays],
-                                alpha, delta)
+                                alpha, delta, start_covered=start_covered)
     thresholds = [fitted.threshold for fitted in cascade.judges]
     held_arrays = [arrays(held_out, judge) for judge in judges]
     held_decided = apply_cascade(thresholds, [c for c, _ in held_arrays]) if held_out else np.array([], int)
@@ -128,11 +141,9 @@ def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Seq
              (item, *fates.get(item, ("escalated", None))) for item in items]
     result = {
         "alpha": alpha, "delta": delta, "guaranteed_agreement": round(1 - alpha, 10),
-        "tolerance": tolerance, "n_items": len(items), "n_items_tied": n_tied,
-        "judges": [{"name": f.judge, "threshold": f.threshold, "n_calibration": f.n_calibration,
-                    "n_covered": f.n_covered, "risk": f.risk, "risk_bound": f.risk_bound,
-                    "n_decided": int((rest_decided == j).sum()) if rest else 0}
-                   for j, f in enumerate(cascade.judges)],
+        "tolerance": tolerance, "n_items": len(items), "n_items_tied": n_tied, "start_covered": start_covered,
+        "judges": [judge_entry(fitted, int((rest_decided == j).sum()) if rest else 0, alpha)
+                   for j, fitted in enumerate(cascade.judges)],
         "calibration": {"n_items": len(calibration), "n_covered": int((cascade.decided_by >= 0).sum()),
                         "coverage": float((cascade.decided_by >= 0).mean())},
         "check": {"n_items": len(held_out), "n_covered": len(held_right),
@@ -142,6 +153,22 @@ def escalate(kind: str, items: Sequence[Hashable], humans: Mapping[Hashable, Seq
                  "n_escalated": len(escalated)},
     }
     return Plan(result, escalated, final)
+
+
+def judge_entry(fitted: JudgeThreshold, n_decided: int, alpha: float) -> dict[str, Any]:
+    """One judge of the JSON's `judges[]` (docs/escalation.md, "The command and the page"); `closest` only for a
+    judge that covers nothing: where its bound came closest to passing, and about how many calibration items would
+    let it pass there (`passes_below_start`: the bound already passes there, but the test stopped at a failure
+    above it)."""
+    shortfall = fitted.shortfall if fitted.threshold is None else None
+    return {"name": fitted.judge, "threshold": fitted.threshold, "n_calibration": fitted.n_calibration,
+            "n_covered": fitted.n_covered, "risk": fitted.risk, "risk_bound": fitted.risk_bound, "n_decided": n_decided,
+            "start_covered": fitted.start_covered, "n_tested": fitted.n_tested,
+            "closest": None if shortfall is None else {
+                "threshold": shortfall.threshold, "n_covered": shortfall.n_covered, "n_errors": shortfall.n_errors,
+                "risk": shortfall.risk, "risk_bound": shortfall.risk_bound,
+                "n_calibration_needed": shortfall.n_calibration_needed,
+                "passes_below_start": shortfall.risk_bound <= alpha}}
 
 
 def _checked(kind: str, alpha: float, delta: float, tolerance: float | None) -> float | None:

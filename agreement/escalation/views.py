@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from agreement.escalation import plan_jobs
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
+from agreement.exclusions import computed_before_exclusion, exclusion_changed_at
 from annotation.models import Annotator
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
@@ -66,7 +67,8 @@ def detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     require_role(request.user, RESEARCHER, "Only researchers and admins read escalation plans.")
     plan = get_object_or_404(EscalationPlan.objects.select_related("task", "batch"), pk=plan_id)
     context = {"plan": plan, "result": plan.result, "may_create_batch": is_admin(request.user),
-               "default_batch_name": f"{plan.task.name} · escalated #{plan.pk}"}
+               "default_batch_name": f"{plan.task.name} · escalated #{plan.pk}",
+               "before_exclusion": computed_before_exclusion(plan.finished_at, exclusion_changed_at(plan.task))}
     return page_or_partial(request, "agreement/escalation/detail.html", "agreement/escalation/_plan_partial.html",
                            context)
 

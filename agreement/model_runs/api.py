@@ -104,7 +104,9 @@ def task_models(request: Request, task_id: int) -> Response:
                 enqueue(run)
     except UnsupportedKind as exc:
         return Response({"models": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-    except BrokerError as exc:  # the runs are stored; a later POST queues them again
-        return Response({"detail": f"the job queue is unavailable: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    except BrokerError as exc:  # stored and queued: the job layer sends them when the broker is back
+        return Response({"task_id": task.pk, "runs": [{"model": r.model.name, "run_id": r.pk, "status": r.status}
+                                                       for r in runs], "detail": str(exc)},
+                        status=status.HTTP_202_ACCEPTED)
     return Response({"task_id": task.pk, "runs": [{"model": r.model.name, "run_id": r.pk, "status": r.status}
                                                    for r in runs]}, status=status.HTTP_202_ACCEPTED)

@@ -1,9 +1,10 @@
 """Texts to vectors and pairs to similarities, through the embedding cache.
 
 `embed(model, texts)` returns one float32 row per text. Vectors already stored for (model identity, sha256
-of the text) are read back; only the rest go to the backend, once per distinct text, and are stored with
-INSERT … ON CONFLICT DO NOTHING so two workers embedding the same text at once both succeed. Lookups and
-writes go a slice at a time beside a local model's encoding (encoded_slices), so a GPU does not wait on them.
+of the text) are read back; only the rest go to the backend, once per distinct text, and are stored a slice at
+a time, one row per slice (embedding_store.py; two workers embedding the same text at once both succeed, and
+either copy answers). Lookups and writes go a slice at a time beside a local model's encoding
+(encoded_slices), so a GPU does not wait on them; `embedding_store.writes_off()` skips the writes.
 `similarity(model, a, b)` is the cosine of those vectors for encoders, and the metric's pair score for
 classical metrics (which have no vectors and are never cached: they cost less than a cache read).
 """
@@ -11,26 +12,26 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from django.utils import timezone
+from django.conf import settings
 
+from agreement.model_runs import embedding_store
 from agreement.model_runs.backends import BackendError, Encoder, PairScorer, load_backend
 from agreement.model_runs.stages import timed
 
-READ_BATCH = 2000
-STORE_BATCH = 5000
-ENCODE_SLICE = 2048
 COSINE_ROWS = 8192
 _loaded: dict[str, Any] = {}
 
 
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def text_hash(text: str) -> bytes:
+    """The text's sha256 digest (32 bytes): its key in the cache, under the model's identity."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
 
 
 def backend_of(model: Any) -> Encoder | PairScorer:
@@ -41,42 +42,20 @@ def backend_of(model: Any) -> Encoder | PairScorer:
     return _loaded[key]
 
 
-def cached_vectors(model: Any, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-    from agreement.model_runs.models import CachedEmbedding
-
-    found: dict[str, np.ndarray] = {}
-    wanted = list(dict.fromkeys(hashes))
-    for start in range(0, len(wanted), READ_BATCH):
-        rows = CachedEmbedding.objects.filter(
-            model_identity=model.identity, text_hash__in=wanted[start:start + READ_BATCH]
-        ).values_list("text_hash", "vector")
-        for h, blob in rows:
-            found[h] = np.frombuffer(bytes(blob), dtype=np.float32)
-    return found
+_encoder: tuple[int, ThreadPoolExecutor] | None = None
 
 
-def store_vectors(identity: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
-    """Add vectors to the cache; a (identity, hash) already there is left as it is (another worker stored it).
-
-    One parameterised INSERT … ON CONFLICT DO NOTHING run with `executemany` (PostgreSQL and SQLite both have
-    it): the ORM's bulk_create spent most of a GPU model run compiling its SQL, field by field and row by row."""
-    from django.db import connection, transaction
-
-    from agreement.model_runs.models import CachedEmbedding
-
-    table, quote = CachedEmbedding._meta.db_table, connection.ops.quote_name
-    names = ", ".join(quote(c) for c in ("model_identity", "text_hash", "dimensions", "vector", "created_at"))
-    sql = (f"INSERT INTO {quote(table)} ({names}) VALUES (%s, %s, %s, %s, %s) "
-           f"ON CONFLICT ({quote('model_identity')}, {quote('text_hash')}) DO NOTHING")
-    created = connection.ops.adapt_datetimefield_value(timezone.now())
-    rows = [(identity, h, int(v.shape[0]), v.tobytes(), created) for h, v in zip(hashes, vectors, strict=True)]
-    for start in range(0, len(rows), STORE_BATCH):
-        with transaction.atomic(), connection.cursor() as cursor:  # in autocommit each row was a commit
-            cursor.executemany(sql, rows[start:start + STORE_BATCH])
+def encoder_thread() -> ThreadPoolExecutor:
+    """This process's one encoding thread, started once (a thread a call cost a model run's 79 chunks more than
+    their lookups); a forked worker starts its own."""
+    global _encoder
+    if _encoder is None or _encoder[0] != os.getpid():
+        _encoder = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode"))
+    return _encoder[1]
 
 
-def encoded_slices(backend: Any, parts: Iterable[list[tuple[str, str]]]
-                   ) -> Iterator[tuple[list[tuple[str, str]], np.ndarray]]:
+def encoded_slices(backend: Any, parts: Iterable[list[tuple[bytes, str]]]
+                   ) -> Iterator[tuple[list[tuple[bytes, str]], np.ndarray]]:
     """(slice, its vectors) in order. A backend that may encode in another thread (`encodes_in_background`:
     a local model, which releases the GIL in torch and the tokenizer) is kept a slice ahead: while it encodes
     slice n + 1, the caller stores slice n and `parts` (a generator: embed's cache lookups) produces slice
@@ -87,73 +66,87 @@ def encoded_slices(backend: Any, parts: Iterable[list[tuple[str, str]]]
                 vectors = backend.encode([t for _, t in part])
             yield part, vectors
         return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="encode") as encoder:
-        queued: deque[tuple[list[tuple[str, str]], Future[np.ndarray]]] = deque()
-        for part in parts:
-            queued.append((part, encoder.submit(backend.encode, [t for _, t in part])))
-            if len(queued) > 1:
-                done, job = queued.popleft()
-                with timed("encode"):  # the wait for the encoder, which runs ahead of the lookups and writes
-                    vectors = job.result()
-                yield done, vectors
-        while queued:
+    encoder = encoder_thread()
+    queued: deque[tuple[list[tuple[bytes, str]], Future[np.ndarray]]] = deque()
+    for part in parts:
+        queued.append((part, encoder.submit(backend.encode, [t for _, t in part])))
+        if len(queued) > 1:
             done, job = queued.popleft()
-            with timed("encode"):
+            with timed("encode"):  # the wait for the encoder, which runs ahead of the lookups and writes
                 vectors = job.result()
             yield done, vectors
+    while queued:
+        done, job = queued.popleft()
+        with timed("encode"):
+            vectors = job.result()
+        yield done, vectors
 
 
-def uncached_slices(model: Any, pending: list[tuple[str, str]], found: dict[str, np.ndarray]
-                    ) -> Iterator[list[tuple[str, str]]]:
-    """The (hash, text) pairs the cache does not hold, a slice of ENCODE_SLICE looked up at a time (what the
-    cache holds is added to `found`); looked up lazily, so the lookups run while the encoder works."""
-    for start in range(0, len(pending), ENCODE_SLICE):
-        part = pending[start:start + ENCODE_SLICE]
+def uncached_slices(model: Any, pending: list[tuple[bytes, str]], found: dict[bytes, np.ndarray]
+                    ) -> Iterator[list[tuple[bytes, str]]]:
+    """The (hash, text) pairs the cache does not hold, a slice of MODEL_CACHE_SLICE_TEXTS looked up at a time
+    (what the cache holds is added to `found`); looked up lazily, so the lookups run while the encoder works.
+    Each slice the encoder returns is one row of the cache."""
+    index = None
+    size = settings.MODEL_CACHE_SLICE_TEXTS
+    for start in range(0, len(pending), size):
+        part = pending[start:start + size]
         with timed("lookup"):
-            found.update(cached_vectors(model, [h for h, _ in part]))
+            index = index or embedding_store.index_of(model.identity)  # once per call: the slices' ids
+            found.update(embedding_store.lookup(model.identity, [h for h, _ in part], index))
         missing = [(h, t) for h, t in part if h not in found]
         if missing:
             yield missing
 
 
-def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
-          known: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet.
-
-    known: {text hash: vector} this process already holds for the model (a model run's chunks, kept for its
-    scoring): read before the cache, and given every vector of this call, so a run's scoring does not read
-    back from the database what its chunks just wrote."""
+def vectors_by_text(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None
+                    ) -> dict[str, np.ndarray]:
+    """{text: vector} of each distinct text, encoding only those the cache does not hold yet (in the model's
+    dtype as stored: float32, or float16 for a model that gives float16). Nothing is stacked: a model run's
+    chunk keeps them by text for its scoring."""
     if not model.is_encoder:
         raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
     for i, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
             raise BackendError(f"text {i} is empty; an encoder cannot embed it")
     by_text = {t: text_hash(t) for t in dict.fromkeys(texts)}  # SAGE repeats each original 6 or 18 times
-    hashes = [by_text[t] for t in texts]
-    found = {h: known[h] for h in by_text.values() if h in known} if known else {}
-    pending = [(h, t) for t, h in by_text.items() if h not in found]
-    uncached = uncached_slices(model, pending, found)
+    found: dict[bytes, np.ndarray] = {}
+    uncached = uncached_slices(model, [(h, t) for t, h in by_text.items()], found)
     first = next(uncached, None)  # the backend is loaded only when something is not cached
     n_encoded = 0
     if first is not None:
         for part, vectors in encoded_slices(backend_of(model), itertools.chain([first], uncached)):
             _check_vectors(model, vectors, len(part))  # stored slice by slice: a crash keeps what was done
             with timed("cache write"):
-                store_vectors(model.identity, [h for h, _ in part], vectors)
+                embedding_store.store(model.identity, [h for h, _ in part], vectors)
             found.update(zip((h for h, _ in part), vectors, strict=True))
             _record_dimensions(model, vectors.shape[1])
             n_encoded += len(part)
     if stats is not None:
         stats["encoded"] = stats.get("encoded", 0) + n_encoded
         stats["cached"] = stats.get("cached", 0) + len(texts) - n_encoded
-    if known is not None:
-        known.update(found)
+    return {t: found[h] for t, h in by_text.items()}
+
+
+def embed(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
+          known: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """(n, d) float32 vectors of the texts, encoding only those the cache does not hold yet.
+
+    known: {text: vector} this process already holds for the model (a model run's chunks, kept for its
+    scoring): read before the cache, and given every vector of this call, so a run's scoring does not read
+    back from the database what its chunks just wrote."""
+    held = known if known is not None else {}
+    wanted = [t for t in dict.fromkeys(texts) if t not in held] if held else texts
+    found = vectors_by_text(model, wanted, stats=stats)
+    if stats is not None and len(wanted) != len(texts):
+        stats["cached"] = stats.get("cached", 0) + len(texts) - len(wanted)
+    held.update(found)
     if not texts:
         return np.zeros((0, model.dimensions or 0), dtype=np.float32)
-    sizes = {found[h].shape[0] for h in hashes}
+    sizes = {held[t].shape[0] for t in dict.fromkeys(texts)}
     if len(sizes) != 1:
         raise BackendError(f"{model.name}: cached vectors of different sizes {sorted(sizes)}; the cache is corrupt")
-    return np.stack([found[h] for h in hashes])
+    return np.stack([held[t] for t in texts]).astype(np.float32, copy=False)
 
 
 def _check_vectors(model: Any, vectors: np.ndarray, n: int) -> None:

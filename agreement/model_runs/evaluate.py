@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement.model_runs.embedding import embed, similarity
+from agreement.model_runs.embedding import cosine_rows, embed, similarity, vectors_by_text
 from kinds.evaluation import ModelEvaluation
 from kinds.kind_registry import Parts
 from measures.model_scoring import CannotScore
@@ -26,18 +26,29 @@ class UnsupportedKind(ValueError):
 
 
 class ModelAccess:
-    """An EmbeddingModel as a kind's evaluation asks it (kinds/evaluation.py `ModelAccess`): through the cache."""
+    """An EmbeddingModel as a kind's evaluation asks it (kinds/evaluation.py `ModelAccess`): through the cache.
+
+    An encoder's vectors are kept by text for the access's life, so a run's two targets (gold, the humans'
+    consensus) and a kind asking the same texts twice look each text up once."""
 
     def __init__(self, model: Any, known: dict[str, np.ndarray] | None = None) -> None:
         self.model = model
         self.is_encoder = model.is_encoder
-        self.known = known  # vectors this process holds already (similarity.embed's `known`)
+        self.by_text = known if known is not None else {}  # {text: vector} this process holds already
 
     def similarity(self, a: list[str], b: list[str]) -> np.ndarray:
-        return similarity(self.model, a, b, known=self.known)
+        if not self.is_encoder or len(a) != len(b):
+            return similarity(self.model, a, b, known=self.by_text)
+        vectors = self.embed([*a, *b])
+        return cosine_rows(vectors[:len(a)], vectors[len(a):])
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        return embed(self.model, texts, known=self.known)
+        if not texts:
+            return embed(self.model, [])
+        missing = [t for t in dict.fromkeys(texts) if t not in self.by_text]
+        if missing:
+            self.by_text.update(vectors_by_text(self.model, missing))
+        return np.stack([self.by_text[t] for t in texts]).astype(np.float32, copy=False)
 
 
 def evaluation_of(kind: str) -> ModelEvaluation:
@@ -67,15 +78,17 @@ def check_supported(kind: str, model: Any) -> None:
 
 
 def evaluate(kind: str, model: Any, items: Items, truth: dict[int, Any], protocol: str = "mteb", *,
-             known: dict[str, np.ndarray] | None = None) -> tuple[dict[str, Any], dict[int, Any]]:
+             known: dict[str, np.ndarray] | None = None, access: ModelAccess | None = None
+             ) -> tuple[dict[str, Any], dict[int, Any]]:
     """protocol: "mteb" (every kind), or another the kind allows ("pooled": classification only); known: the
-    vectors this process holds for the model already (similarity.embed's), read before the cache."""
+    vectors this process holds for the model already (similarity.embed's), read before the cache; access: one
+    shared with another evaluation of the same model (a run's two targets), whose vectors it reuses."""
     check_supported(kind, model)
     check_protocol(kind, protocol)
     kept = [(i, p) for i, p in items if truth.get(i) is not None]
     if not kept:
         raise CannotScore("no item has a value to score against")
-    evaluation, access = evaluation_of(kind), ModelAccess(model, known)
+    evaluation, access = evaluation_of(kind), access or ModelAccess(model, known)
     scores, predictions = evaluation.evaluate(access, kept, truth, protocol)
     return ({"main_metric": evaluation.main_metric_for(access), **scores},
             {i: p for (i, _), p in zip(kept, predictions, strict=True)})

@@ -24,7 +24,7 @@ from django.utils import timezone
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.device import add_device
-from agreement.model_runs.embedding import embed
+from agreement.model_runs.embedding import vectors_by_text
 from agreement.model_runs.endpoint import BadVectors
 from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, RunChunk
 from agreement.model_runs.stages import timed
@@ -46,7 +46,7 @@ def load_inputs(task: Task) -> Inputs:
     items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
     gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
     humans: dict[int, list[Any]] = {}
-    rows = Annotation.objects.filter(item__task=task, skipped=False, value__isnull=False,
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, value__isnull=False,
                                      annotator__kind="human").order_by("item_id", "annotator_id")
     for item_id, value in rows.values_list("item_id", "value"):
         humans.setdefault(item_id, []).append(value)
@@ -68,12 +68,13 @@ def inputs_digest(items: list[tuple[int, Any]], gold: dict[int, Any], humans: di
 def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -> list[list[int]]:
     chunks: list[list[int]] = [[]]
     count = 0
+    texts_of = ev.evaluation_of(kind).item_texts
     for item_id, payload in items:
         if count >= size:
             chunks.append([])
             count = 0
         chunks[-1].append(item_id)
-        count += len(ev.item_texts(kind, payload))
+        count += len(texts_of(payload))
     return [c for c in chunks if c]
 
 
@@ -143,7 +144,7 @@ _held: dict[int, dict[str, np.ndarray]] = {}
 
 
 def held_vectors(run_id: int) -> dict[str, np.ndarray]:
-    """{text hash: vector} held for a run (a new, empty one first), after dropping what is over the bound."""
+    """{text: vector} held for a run (a new, empty one first), after dropping what is over the bound."""
     held = _held.setdefault(run_id, {})
     sizes = {run: len(vectors) * next(iter(vectors.values())).nbytes for run, vectors in _held.items() if vectors}
     for run in list(_held):
@@ -169,25 +170,28 @@ def chunk_payloads(task_id: int, item_ids: list[int]) -> dict[int, dict[str, Any
 
 
 def write_predictions(run_id: int, predictions: dict[int, Any]) -> None:
-    """Replace a run's predictions: one parameterised INSERT run with `executemany` (as the cache's writes,
-    similarity.store_vectors); building 20,000 model instances for bulk_create cost more than the scoring."""
+    """Replace a run's predictions: one parameterised INSERT run with `executemany`, each value written as JSON
+    by json.dumps (what the JSONField stores); building 20,000 model instances for bulk_create, or asking the
+    field to prepare each value, cost more than the scoring."""
     from django.db import connection
 
     Prediction.objects.filter(run_id=run_id).delete()
     meta, quote = Prediction._meta, connection.ops.quote_name
-    value = meta.get_field("value")
     columns = ", ".join(quote(meta.get_field(name).column) for name in ("run", "item", "value"))
-    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s)"
-    rows = [(run_id, item_id, value.get_db_prep_save(v, connection)) for item_id, v in predictions.items()]
+    as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, {as_json})"
+    dumps = json.JSONEncoder().encode  # json.dumps's defaults, as the JSONField writes a value
+    rows = [(run_id, item_id, dumps(v)) for item_id, v in predictions.items()]
     with connection.cursor() as cursor:
-        for start in range(0, len(rows), 5000):
-            cursor.executemany(sql, rows[start:start + 5000])
+        cursor.executemany(sql, rows)
 
 
-def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None) -> str:
+def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None, *,
+                  score: bool = True) -> str:
     """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one.
     inputs, payloads_by_id: the run's inputs and {item id: payload}, when this process has them
-    (run_in_process); else the chunk's items and the scoring's inputs are read from the database."""
+    (run_in_process); else the chunk's items and the scoring's inputs are read from the database.
+    score: False when the caller knows chunks remain and will ask for the scoring itself (run_in_process)."""
     with timed("read"):
         lease = claim_chunk(chunk_id)
         if lease is None:
@@ -197,12 +201,14 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
         known_payloads = payloads_by_id or {}
         payloads = (known_payloads if all(i in known_payloads for i in chunk.item_ids)
                     else chunk_payloads(run.task_id, chunk.item_ids))
-        texts = [t for i in chunk.item_ids for t in ev.item_texts(run.task.kind, payloads[i])]
+        texts_of = ev.evaluation_of(run.task.kind).item_texts
+        texts = [t for i in chunk.item_ids for t in texts_of(payloads[i])]
     stats: dict[str, int] = {}
     try:
         with lease.kept():
             device = device_of(run.model)
-            embed(run.model, texts, stats=stats, known=held_vectors(run.pk))
+            held = held_vectors(run.pk)
+            held.update(vectors_by_text(run.model, [t for t in dict.fromkeys(texts) if t not in held], stats=stats))
     except RUN_ERRORS as exc:
         _held.pop(run.pk, None)
         fail(run, exc)
@@ -213,10 +219,11 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
             lease.finish(encoded=stats.get("encoded", 0))
             ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + 1,
                                                       texts_encoded=F("texts_encoded") + stats.get("encoded", 0))
-        add_device(ModelRun, run.pk, device)
+        if device not in run.device.split(","):  # recorded already by an earlier chunk: no query
+            add_device(ModelRun, run.pk, device)
     except LeaseLost:
         pass  # another worker took the chunk over (our lease lapsed): its count stands, not ours
-    return score_if_ready(run.pk, inputs) or "done"
+    return (score_if_ready(run.pk, inputs) if score else None) or "done"
 
 
 def fail(run: ModelRun, exc: Exception) -> None:
@@ -253,12 +260,13 @@ def score_run(run_id: int, lease: Lease, inputs: Inputs | None = None) -> str:
                "humans": {i: ev.consensus(kind, a) for i, a in humans.items()}}
     scores: dict[str, Any] = {"model": run.model.describe(), "kind": kind, "protocol": run.protocol}
     predictions: dict[int, dict[str, Any]] = {}
-    known = _held.pop(run_id, {})  # this process's vectors of the run; both targets share what is read
+    access = ev.ModelAccess(run.model, _held.pop(run_id, {}))  # this process's vectors; both targets share it
     try:
         with timed("evaluate"):
             for target, truth in targets.items():
                 try:
-                    scores[target], by_item = ev.evaluate(kind, run.model, items, truth, run.protocol, known=known)
+                    scores[target], by_item = ev.evaluate(kind, run.model, items, truth, run.protocol,
+                                                             access=access)
                 except CannotScore as exc:
                     scores[target] = {"main_score": None, "reason": str(exc)}
                     continue
@@ -324,8 +332,8 @@ def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run
         pending = unfinished_chunks(run)
-        for chunk_id in pending:
-            execute_chunk(chunk_id, inputs, payloads_by_id)
+        for n, chunk_id in enumerate(pending, start=1):
+            execute_chunk(chunk_id, inputs, payloads_by_id, score=n == len(pending))
         if not pending:
             score_if_ready(run.pk, inputs)
         run.refresh_from_db()

@@ -3,7 +3,7 @@
 A model's *identity* is a digest over what decides its outputs (backend, weights' file hash or the
 endpoint's model id and revision, the classical metric), never over its display name: the embedding cache
 is keyed by (identity, sha256 of the text), so renaming a model keeps its cache and two tasks sharing
-texts encode them once.
+texts encode them once. The cache keeps a slice of vectors per row (EmbeddingSlice, embedding_store.py).
 
 A run is split into chunks of items. Any worker claims a chunk with one conditional UPDATE (queued, or
 running with an expired lease), embeds the chunk's texts that are not cached yet, and marks it done; the
@@ -139,20 +139,21 @@ def check_may_run(user: Any, models: Any) -> None:
                               "is off)")
 
 
-class CachedEmbedding(models.Model):
-    """One text's vector under one model identity (float32 bytes)."""
+class EmbeddingSlice(models.Model):
+    """The embedding cache, one row per slice a model encoded (agreement/model_runs/embedding_store.py): the
+    vectors packed as one array, the sha256 digests of their texts packed in the same order. Never changed once
+    written; deleted by model (`prune_embedding_cache`)."""
 
-    model_identity = models.CharField(max_length=64)
-    text_hash = models.CharField(max_length=64)
+    model_identity = models.CharField(max_length=64, db_index=True)
+    dtype = models.CharField(max_length=8, help_text="float32 or float16, as the model gave the vectors.")
     dimensions = models.PositiveIntegerField()
-    vector = models.BinaryField()
+    n_vectors = models.PositiveIntegerField()
+    digests = models.BinaryField(help_text="sha256 of each text, 32 bytes each, in the vectors' order.")
+    vectors = models.BinaryField(help_text="n_vectors × dimensions values of dtype, little-endian, row after row.")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["model_identity", "text_hash"], name="embedding_cache_key")]
-
     def __str__(self) -> str:
-        return f"{self.model_identity[:12]}/{self.text_hash[:12]}"
+        return f"{self.model_identity[:12]}: {self.n_vectors} vectors"
 
 
 class ModelRun(Job):

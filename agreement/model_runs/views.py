@@ -146,8 +146,8 @@ def run_models(request: HttpRequest) -> HttpResponse:
         count = start_runs(request.user, task, models, request.POST.get("protocol") or "mteb")
     except (NotAllowedToRun, UnsupportedKind) as exc:
         messages.error(request, f"Nothing was started: {exc}")
-    except BrokerError as exc:
-        messages.error(request, f"The job queue is unavailable ({exc}); the runs are stored, try again later.")
+    except BrokerError as exc:  # stored and queued: the job layer sends them when the broker is back
+        messages.warning(request, f"Model runs: {exc}.")
     else:
         messages.success(request, f"{count} model run(s) queued on {task.name}.")
     return redirect("model-runs-task", task_id=task.pk)
@@ -199,8 +199,8 @@ def start(request: HttpRequest, task_id: int) -> HttpResponse:
         with transaction.atomic():
             for model in models:
                 enqueue(start_run(task, model))
-    except BrokerError as exc:
-        messages.error(request, f"The job queue is unavailable ({exc}); the runs are stored, try again later.")
+    except BrokerError as exc:  # stored and queued: the job layer sends them when the broker is back
+        messages.warning(request, f"Model runs: {exc}.")
     else:
         messages.success(request, f"{len(models)} model run(s) queued.")
     return redirect("agreement:detail", task_id=task.pk)

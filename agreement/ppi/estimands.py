@@ -13,7 +13,7 @@ from typing import Any
 
 from kinds.ppi_estimands import OffScale, Scale
 
-__all__ = ["OffScale", "Scale", "estimand_names", "numbers"]
+__all__ = ["OffScale", "Scale", "estimand_bounds", "estimand_names", "numbers"]
 
 
 def _estimands(scale: Scale) -> Any:
@@ -26,6 +26,13 @@ def _estimands(scale: Scale) -> Any:
 def estimand_names(scale: Scale) -> list[str]:
     """The keys `numbers` returns for this task, in the order reports list them."""
     return _estimands(scale).names(scale)
+
+
+def estimand_bounds(scale: Scale) -> list[tuple[float, float]]:
+    """(least, most) an answer's number can be, per estimand in `estimand_names` order (shares 0–1, ratings the
+    task's scale): the confidence sequence's guarantee rests on them (agreement/ppi/sequence.py)."""
+    estimands = _estimands(scale)
+    return [estimands.bounds(name, scale) for name in estimands.names(scale)]
 
 
 def numbers(value: Any, scale: Scale, documents: Sequence[str] = ()) -> dict[str, float]:

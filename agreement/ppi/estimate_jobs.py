@@ -2,11 +2,13 @@
 `ppi_document` the `ppi` command prints, stored on the task's PPIEstimate row for that judge.
 
 Queueing checks the judge at once (a person or an unknown name is refused before any row changes), then marks
-the row queued and sends `agreement.compute_ppi` after commit; a broker that is down marks the row failed with
-the reason and raises (never computed inline instead). Running claims the row through the job layer
-(hume/jobs/lease.py), so a second copy of the message does nothing, and renews its lease while it computes, so
-a worker killed meanwhile leaves an estimate the layer sends to another worker; refused input (a judge that
-missed items, …) fails the row with the reason.
+the row queued and sends `agreement.compute_ppi` after commit through the job layer's outbox: a broker that is
+down leaves the row queued, its message kept for the layer's beat to send when the broker is back, and raises
+`hume.jobs.BrokerDown` so the page says so at once (never computed inline instead; issue 35, item 5).
+
+Running claims the row through the job layer (hume/jobs/lease.py), so a second copy of the message does
+nothing, and renews its lease while it computes, so a worker killed meanwhile leaves an estimate the layer sends
+to another worker; refused input (a judge that missed items, …) fails the row with the reason.
 """
 from __future__ import annotations
 
@@ -27,36 +29,20 @@ log = logging.getLogger(__name__)
 Status = PPIEstimate.Status
 
 
-class PPIQueueError(RuntimeError):
-    """The job could not be queued (the broker is unreachable); the row says so too."""
-
-
 def request_ppi(task: Task, judge_name: str, *, alpha: float = 0.05,
                 target_half_width: float | None = None) -> PPIEstimate:
     """Mark the (task, judge) estimate queued with these settings and send the job after commit.
-    Raises PPIInputError for a judge that is a person or unknown (nothing written), PPIQueueError when the
-    broker is down."""
+    Raises PPIInputError for a judge that is a person or unknown (nothing written), BrokerDown when the
+    broker is down (the row stays queued and its message is sent when the broker is back)."""
     find_judge(task, judge_name)
     with transaction.atomic():
         row, _ = PPIEstimate.objects.update_or_create(
             task=task, judge=judge_name,
             defaults={"alpha": alpha, "target_half_width": target_half_width, "status": Status.QUEUED, "error": "",
                       "requested_at": timezone.now(), "attempts": 0, "claim_token": None, "lease_expires_at": None})
-        transaction.on_commit(lambda: enqueue(row.pk))
+        jobs.enqueue_on_commit("agreement.compute_ppi", row.pk)
     row.refresh_from_db()
     return row
-
-
-def enqueue(estimate_id: int) -> None:
-    try:
-        jobs.enqueue("agreement.compute_ppi", estimate_id, retry=True,
-                     retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2})
-    except Exception as exc:  # kombu and redis-py raise their own errors: all mean "not queued"
-        message = f"The estimate could not be queued: the task queue is unreachable ({type(exc).__name__}: {exc})."
-        log.error("PPI estimate %s: %s", estimate_id, message)
-        PPIEstimate.objects.filter(pk=estimate_id, status=Status.QUEUED).update(
-            status=Status.FAILED, error=message, finished_at=timezone.now())
-        raise PPIQueueError(message) from exc
 
 
 def run_ppi(estimate_id: int, computed_in: str = "worker", claimed_by: str = "") -> str:

@@ -14,13 +14,13 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import Min, Q
 
 from agreement.ppi.active import pooled_draws, usable_prefix
-from agreement.ppi.estimands import OffScale, Scale, estimand_names, numbers
+from agreement.ppi.estimands import OffScale, Scale, estimand_bounds, estimand_names, numbers
 from agreement.ppi.models import PPIDraw
 from agreement.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
-from annotation.models import Annotation, Annotator, BatchItem
+from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem
 from tasks_app.kinds import KINDS
 from tasks_app.models import Item, Task
 
@@ -57,6 +57,9 @@ def find_judge(task: Task, name: str) -> Annotator:
     if judge.kind != Annotator.Kind.LLM:
         raise PPIInputError(f"{name!r} is a person (a human annotator), not a judge: PPI combines the humans' "
                             "answers with a machine's; give an LLM annotator's name")
+    if judge.excluded_at is not None:  # its answers count in no number (docs/crowd.md, "Exclusion")
+        raise PPIInputError(f"judge {name!r} is excluded ({judge.excluded_reason}): its answers count in no "
+                            "estimate; include it again (exclude_annotator --undo) to use it")
     return judge
 
 
@@ -75,7 +78,7 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
     if not items:
         raise PPIInputError(f"task {task.name!r} has no items")
     pool = {row[0] for row in items}
-    answers = (Annotation.objects.filter(item__task=task, skipped=False)
+    answers = (Annotation.objects.counted().filter(item__task=task, skipped=False)
                .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
                .order_by("item_id", "annotator_id")
                .values_list("item_id", "annotator_id", "annotator__user__username", "value", "submitted_at"))
@@ -92,14 +95,29 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
             first_label[item_id] = min(first_label.get(item_id, submitted_at), submitted_at)
     check_coverage(task, judge_name, items, judge_values, human_values)
     numbers = decode(task, judge_name, scale, items, judge_values, human_values)
-    row_of = {row[0]: index for index, row in enumerate(items)}
-    # Answers stored at once (an import) tie on time: break ties by a digest of the item's id, an order that
-    # owes nothing to the file's order (a sorted file would otherwise put its values in order).
-    digest = {row[0]: hashlib.sha256(row[1].encode()).hexdigest() for row in items}
-    arrival = sorted(first_label, key=lambda pk: (first_label[pk], digest[pk]))
-    numbers = replace(numbers, label_order=np.array([row_of[pk] for pk in arrival], dtype=int))
+    numbers = replace(numbers, label_order=label_order(task, items, first_label))
     draws = active_draws(task, items, numbers.labelled)
     return numbers if draws is None else replace(numbers, draw_rows=draws[0], draw_weights=draws[1])
+
+
+def label_order(task: Task, items: list[tuple[int, str, dict[str, Any], str, str]],
+                first_label: dict[int, Any]) -> np.ndarray:
+    """The labelled items' rows in the order people first labelled them, the order the confidence sequence
+    reads them in: an item's time is its earliest human answer, counting answers since revised (a revision
+    does not move an item later). Answers of one import share one time (annotation/answer_import.py), so ties
+    are broken by a digest of the item's id: an order no file's line order can change (a file sorted by value
+    would otherwise put its values in order)."""
+    revised = (AnnotationRevision.objects
+               .filter(annotation__item__task=task, annotation__annotator__kind=Annotator.Kind.HUMAN, skipped=False)
+               .values_list("annotation__item_id").annotate(first=Min("previous_submitted_at")))
+    first = dict(first_label)
+    for item_id, earlier in revised:
+        if item_id in first:  # labelled now (an item whose answer is now a skip is not)
+            first[item_id] = min(first[item_id], earlier)
+    row_of = {row[0]: index for index, row in enumerate(items)}
+    digest = {row[0]: hashlib.sha256(row[1].encode()).hexdigest() for row in items}
+    arrival = sorted(first, key=lambda pk: (first[pk], digest[pk]))
+    return np.array([row_of[pk] for pk in arrival], dtype=int)
 
 
 def judge_numbers(task: Task, judge_name: str, *, threshold: float | None = None) -> np.ndarray:
@@ -108,7 +126,7 @@ def judge_numbers(task: Task, judge_name: str, *, threshold: float | None = None
     scale = task_scale(task, threshold)
     judge = find_judge(task, judge_name)
     items = pool_items(task)
-    values = dict(Annotation.objects.filter(item__task=task, annotator=judge, skipped=False)
+    values = dict(Annotation.objects.counted().filter(item__task=task, annotator=judge, skipped=False)
                   .values_list("item_id", "value"))
     check_judge_coverage(task, judge_name, items, values)
     return decode(task, judge_name, scale, items, values, {}).judge
@@ -178,5 +196,5 @@ def decode(task: Task, judge_name: str, scale: Scale, items: list[tuple[int, str
     strata = {name: [row[3 + k] for row in items] for k, name in enumerate(STRATA_FIELDS)}
     humans = {name for answers in human_values.values() for name, _v in answers}
     return rows_to_numbers([row[1] for row in items], estimand_names(scale), judge_rows, human_rows,
-                           strata={k: v for k, v in strata.items() if any(v)},
+                           strata={k: v for k, v in strata.items() if any(v)}, bounds=estimand_bounds(scale),
                            n_human_answers=sum(len(a) for a in human_rows), n_annotators_scored=len(humans))

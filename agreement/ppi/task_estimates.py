@@ -28,7 +28,8 @@ METHOD = ("PPI++ with the power-tuned λ (arXiv:2311.01453), as ppi-python 0.2.3
 class StudyNumbers:
     """One row per pool item: `judge[i, e]` the judge's number for estimand e, `human[i, e]` the mean of the
     humans' numbers (NaN on unlabelled items); `strata[field][i]` the item's system or group ("" = none);
-    `label_order` the labelled rows in the order people first answered them (for the confidence sequence).
+    `label_order` the labelled rows in the order people first answered them, and `bounds` each estimand's
+    (least, most) an answer's number can be (both for the confidence sequence).
     When some labels were drawn actively (agreement/ppi/active.py), `draw_rows` lists every labelled draw's row
     (repeats kept) and `draw_weights` its weight 1/(M·p); otherwise the labelled items are a uniform sample."""
 
@@ -40,6 +41,7 @@ class StudyNumbers:
     draw_rows: np.ndarray | None = None
     draw_weights: np.ndarray | None = None
     label_order: np.ndarray | None = None
+    bounds: list[tuple[float, float]] = field(default_factory=list)
     n_human_answers: int = 0
     n_annotators_scored: int = 0
 
@@ -147,8 +149,11 @@ def sequence_row(numbers: StudyNumbers, column: int, alpha: float, target_half_w
         return {**row, "reason": "not computed for actively drawn labels (the sequence assumes uniform arrivals)"}
     if len(order) < MIN_LABELS:
         return {**row, "reason": f"undefined: {len(order)} labelled items; the sequence starts at {MIN_LABELS}"}
+    if len(numbers.bounds) != len(numbers.estimands):
+        return {**row, "reason": "undefined: the estimand's bounds (least and most an answer's number can be) "
+                                 "are not known"}
     sequence = confidence_sequence(numbers.human[order, column], numbers.judge[order, column],
-                                   numbers.judge[:, column], alpha, t_star=t_star)
+                                   numbers.judge[:, column], numbers.bounds[column], alpha, t_star=t_star)
     half = sequence.half_width()
     listed = [i for i in range(len(sequence.t)) if sequence.t[i] % LOOK_EVERY == 0 or i == len(sequence.t) - 1]
     row["looks"] = [{"t": int(sequence.t[i]), "estimate": float(sequence.estimate[i]), "low": float(sequence.low[i]),

@@ -13,10 +13,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.ppi.estimate_jobs import PPIQueueError, request_ppi
+from agreement.ppi.estimate_jobs import request_ppi
 from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.page import ppi_context
 from agreement.ppi.ppi_loading import PPIInputError
+from hume.jobs import BrokerDown
 from hume.lib.htmx import vary
 from hume.roles import ADMIN, RESEARCHER, require_role
 from tasks_app.models import Task
@@ -46,8 +47,10 @@ def request_estimate(request: HttpRequest, task_id: int) -> HttpResponse:
         try:
             request_ppi(task, form.cleaned_data["judge"], alpha=form.cleaned_data["alpha"],
                         target_half_width=form.cleaned_data["target_half_width"])
-        except (PPIInputError, PPIQueueError) as problem:
+        except PPIInputError as problem:
             messages.error(request, f"PPI: {problem}")
+        except BrokerDown as down:  # the estimate is stored, queued; its message waits in the job layer's outbox
+            messages.warning(request, f"PPI: {down}.")
     return redirect(reverse("agreement:detail", args=[task.pk]) + "#ppi")
 
 

@@ -46,7 +46,7 @@ STORED = "stored report"
 def add_project_entries(comparison: Comparison) -> None:
     """Append this project's human and LLM scores, their CIs and agreement, and the task mappings."""
     humans: dict[tuple[str, str], HumanSubset] = {}
-    answered = Exists(Annotation.objects.filter(item__task=OuterRef("pk")))
+    answered = Exists(Annotation.objects.counted().filter(item__task=OuterRef("pk")))
     mapped = Task.objects.exclude(mteb_task_name="").select_related("agreement_report").annotate(answered=answered)
     for task in mapped.order_by("name"):
         comparison.kinds.setdefault(task.mteb_task_name, kind_of_task(task.mteb_task_name, task.kind))

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from agreement.retrieval import evaluations
 from agreement.retrieval.collection_uploads import import_upload
 from agreement.retrieval.models import Collection, Evaluation, collection_name
+from hume.jobs import BrokerDown
 from hume.lib.import_reader import ImportFailed
 from hume.roles import IsResearcher
 
@@ -120,9 +121,9 @@ class CollectionEvaluation(APIView):
         collection = get_object_or_404(Collection, name=name)
         try:
             evaluation = evaluations.request_evaluation(collection)
-        except evaluations.QueueError as exc:
-            return Response({"detail": f"the evaluation could not be queued: {exc}"},
-                            status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        except BrokerDown as down:  # stored and queued: the job layer sends it when the broker is back
+            evaluation = Evaluation.objects.get(collection=collection)
+            return Response({**EvaluationOut(evaluation).data, "detail": str(down)}, status=status.HTTP_202_ACCEPTED)
         return Response(EvaluationOut(evaluation).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -68,7 +68,7 @@ Pairs = dict[tuple[int, int], float]
 def pool_scores(subset: Subset, task: str | None = None) -> tuple[dict[str, Pairs], dict[str, Pairs]]:
     """({LLM judge: {(query pk, doc pk): score}}, {human: ...}) for every answered unit of the subset's pools
     (of the pool whose task is named `task`, when given)."""
-    answers = Annotation.objects.filter(item__retrieval_unit__pool__subset=subset, skipped=False)
+    answers = Annotation.objects.counted().filter(item__retrieval_unit__pool__subset=subset, skipped=False)
     if task:
         answers = answers.filter(item__task__name=task)
     rows = answers.values_list(

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Count, Max, Sum
 
 from agreement.retrieval.evaluation_inputs import evaluate_collection, pool_scores
@@ -31,38 +30,27 @@ AVERAGE = "average of judges"
 Status = Evaluation.Status
 
 
-class QueueError(RuntimeError):
-    """The broker is unreachable: the evaluation was not queued (and the row says so)."""
-
-
 def digest(collection: Collection, thresholds: Mapping[str, float]) -> str:
     rankings = list(Ranking.objects.filter(collection=collection).order_by("pk").values_list("pk", "depth")
                 .annotate(n=Count("entries")))
     qrels = Qrel.objects.filter(subset__collection=collection).aggregate(n=Count("pk"), s=Sum("relevance"))
-    answers = Annotation.objects.filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
-        n=Count("pk"), last=Max("updated_at"))
-    state = [rankings, qrels, [answers["n"], str(answers["last"])], sorted(thresholds.items())]
+    # The answers that count (an exclusion changes them without touching a row: the annotator ids say who counts).
+    answers = Annotation.objects.counted().filter(item__retrieval_unit__pool__subset__collection=collection).aggregate(
+        n=Count("pk"), last=Max("updated_at"), who=Sum("annotator_id"))
+    state = [rankings, qrels, [answers["n"], str(answers["last"]), answers["who"]], sorted(thresholds.items())]
     return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
 
 
 def request_evaluation(collection: Collection, thresholds: Mapping[str, float] | None = None) -> Evaluation:
-    """Mark the collection's evaluation queued and enqueue it after commit; QueueError if the broker is down."""
+    """Mark the collection's evaluation queued and send it after commit through the job layer's outbox;
+    `hume.jobs.BrokerDown` when the broker is down (the evaluation stays queued and is sent when it is back)."""
     evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
     # A new request: its own attempts; a run in progress loses its claim (it read the old inputs) and stores nothing
     fields = {"status": Status.QUEUED, "error": "", "attempts": 0, "claim_token": None, "lease_expires_at": None}
     if thresholds is not None:
         fields["thresholds"] = dict(thresholds)
     Evaluation.objects.filter(pk=evaluation.pk).update(**fields)
-
-    def enqueue() -> None:
-        try:
-            jobs.enqueue("retrieval.evaluate_collection", collection.pk)
-        except Exception as exc:  # kombu raises OperationalError and friends
-            Evaluation.objects.filter(pk=evaluation.pk).update(
-                status=Status.FAILED, error=f"the evaluation could not be queued: {type(exc).__name__}: {exc}")
-            raise QueueError(str(exc)) from exc
-
-    transaction.on_commit(enqueue)
+    jobs.enqueue_on_commit("retrieval.evaluate_collection", collection.pk)
     evaluation.refresh_from_db()
     return evaluation
 

@@ -35,6 +35,7 @@ from agreement.retrieval.rankings import import_ranking
 from annotation.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
+from hume.jobs import BrokerDown
 from hume.lib.htmx import vary
 from hume.lib.import_reader import ImportFailed
 from hume.roles import researcher_required
@@ -229,7 +230,7 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
         batches = (Batch.objects.filter(task=pool.task).annotate(n_assignees=Count("assignees", distinct=True))
                    .order_by("name"))
         judge_runs = LLMRun.objects.filter(task=pool.task).select_related("annotator__user").order_by("pk")
-        answers = (Annotation.objects.filter(item__retrieval_unit__pool=pool, skipped=False)
+        answers = (Annotation.objects.counted().filter(item__retrieval_unit__pool=pool, skipped=False)
                    .values("annotator__user__username", "annotator__kind").annotate(n=Count("pk"))
                    .order_by("annotator__user__username"))
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
@@ -246,6 +247,6 @@ def evaluate(request: HttpRequest, name: str) -> HttpResponse:
     try:
         evaluations.request_evaluation(target)
         messages.success(request, "The evaluation is queued; this page shows it once a worker has computed it.")
-    except evaluations.QueueError as exc:
-        messages.error(request, f"The evaluation could not be queued: {exc}")
+    except BrokerDown as down:  # the evaluation is stored, queued; its message waits in the job layer's outbox
+        messages.warning(request, f"The evaluation is {down}.")
     return redirect("retrieval:collection", name=target.name)

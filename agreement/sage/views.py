@@ -13,7 +13,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from kombu.exceptions import OperationalError as BrokerError
 
 from agreement.sage import sage_plots, study_jobs
 from agreement.sage.baselines import SCORERS
@@ -23,6 +22,7 @@ from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import split_names
 from agreement.sage.study_upload import StudyUploadError, keep_upload
 from agreement.sage.table import GROUP_TITLES, HEADERS
+from hume.jobs import BrokerDown
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import RESEARCHER, is_admin, require_role
 
@@ -41,9 +41,9 @@ def index(request: HttpRequest) -> HttpResponse:
         except ValueError as error:
             messages.error(request, f"Nothing was started: {error}")
             return redirect("sage:index")
-        except BrokerError as error:
-            messages.error(request, f"The job queue is unavailable ({error}); the run is stored, queued.")
-            return redirect("sage:index")
+        except BrokerDown as down:  # the run is stored; its message waits in the job layer's outbox
+            messages.warning(request, f"SAGE run {down.job_key}: {down}.")
+            return redirect("sage:detail", run_id=down.job_key)
         return redirect("sage:detail", run_id=run.pk)
     return render(request, "agreement/sage/index.html", {
         "runs": SageRun.objects.all()[:50], "studies": study_jobs.available_studies(), "metrics": SCORERS,

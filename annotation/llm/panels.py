@@ -42,8 +42,8 @@ def ensure_mean_annotator(panel: LLMJudgePanel) -> Annotator:
 
 def judge_answers(panel: LLMJudgePanel) -> dict[int, dict[int, Any]]:
     """{item_id: {judge_id: value}} for the judges' non-skipped answers on the panel's task, one query."""
-    judge_ids = list(panel.judges.values_list("pk", flat=True))
-    rows = Annotation.objects.filter(annotator_id__in=judge_ids, item__task_id=panel.task_id, skipped=False) \
+    judge_ids = list(panel.judges.counted().values_list("pk", flat=True))
+    rows = Annotation.objects.counted().filter(annotator_id__in=judge_ids, item__task_id=panel.task_id, skipped=False) \
         .values_list("item_id", "annotator_id", "value")
     answers: dict[int, dict[int, Any]] = defaultdict(dict)
     for item_id, judge_id, value in rows:
@@ -63,9 +63,9 @@ def recompute_mean(panel: LLMJudgePanel) -> dict[str, int]:
     if not panel.task.kind_definition.averageable:
         defined = ", ".join(name for name, kind in KINDS.items() if kind.averageable)
         raise ValueError(f"a mean of judges is defined for {defined}, not {panel.task.kind}")
-    judge_ids = set(panel.judges.values_list("pk", flat=True))
+    judge_ids = set(panel.judges.counted().values_list("pk", flat=True))  # an excluded judge's answers count nowhere
     if len(judge_ids) < 1:
-        raise ValueError("the panel has no judges")
+        raise ValueError("the panel has no judges (whose answers count: none is excluded)")
     answers = judge_answers(panel)
     complete = {item: by_judge for item, by_judge in answers.items() if set(by_judge) >= judge_ids}
     mean = ensure_mean_annotator(panel)

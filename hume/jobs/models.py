@@ -51,3 +51,26 @@ class Job(models.Model):
     @property
     def in_progress(self) -> bool:
         return self.status in ACTIVE
+
+
+class UnsentMessage(models.Model):
+    """A job's Celery message that the broker has not accepted yet: the outbox (hume/jobs/outbox.py).
+
+    Written in the same transaction as the job it sends, deleted once the broker took the message. A row still
+    here after that (the broker was down, or the sending process died after the commit) is sent again by the
+    layer's beat entry, so a job stored while Redis was away runs once Redis is back, without a worker restart.
+    """
+
+    task = models.CharField(max_length=200, help_text="The Celery task name the message is for.")
+    args = models.JSONField(default=list, help_text="The task's arguments (ids).")
+    options = models.JSONField(default=dict, help_text="apply_async's options (countdown, retry policy).")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    sends_failed = models.PositiveIntegerField(default=0, help_text="Sends the broker refused so far.")
+    error = models.TextField(blank=True, help_text="Why the last send failed.")
+
+    class Meta:
+        app_label = "hume"
+        ordering = ("pk",)
+
+    def __str__(self) -> str:
+        return f"{self.task}{tuple(self.args)}"

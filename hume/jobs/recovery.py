@@ -4,7 +4,9 @@ A worker killed outright (SIGKILL, power loss, the OOM killer) requeues nothing,
 back only after the broker's hour-long visibility timeout. Its job's lease lapses within
 settings.JOB_LEASE_SECONDS instead; then `requeue_lapsed` (every DEAD_RUN_CHECK_SECONDS, from the beat
 embedded in every worker) sends each such job a new message, and `resume` (once, when a worker starts) sends
-every unfinished job one, timed for when its lease lapses. Copies are harmless: the claim decides who works.
+every unfinished job one, timed for when its lease lapses. Both also send the messages the broker never accepted
+(the outbox, `outbox.py`: jobs submitted while Redis was down), so such a job runs within one beat period of the
+worker reaching Redis again. Copies are harmless: the claim decides who works.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from hume import jobs
+from hume.jobs import outbox
 from hume.jobs.lease import lease_seconds
 from hume.jobs.models import JobStatus
 from hume.jobs.registry import JobType, types
@@ -33,9 +36,18 @@ def send(job_type: JobType, key: object, *, countdown: float = 0) -> None:
         jobs.enqueue(job_type.task, key, countdown=countdown)
 
 
+def send_unsent() -> dict[str, list[object]]:
+    """Send the outbox's messages (jobs stored while the broker was down); {"unsent": [...]} when any went."""
+    sent = outbox.send_unsent()
+    if sent:
+        log.warning("sent %d job message(s) the broker had refused: %s", len(sent), sent[:20])
+    return {"unsent": list(sent)} if sent else {}
+
+
 def requeue_lapsed() -> dict[str, list[object]]:
-    """Send a message for every running job whose lease lapsed; returns the keys sent, per job type."""
-    sent: dict[str, list[object]] = {}
+    """Send the outbox's messages, and a message for every running job whose lease lapsed; returns what was
+    sent: the keys per job type (and "unsent": the outbox's messages)."""
+    sent: dict[str, list[object]] = send_unsent()
     for job_type in types():
         keys = set(job_type.stranded_keys())
         keys |= set(rows(job_type).filter(status=JobStatus.RUNNING, lease_expires_at__lt=timezone.now())
@@ -73,8 +85,9 @@ def waiting(job_type: JobType) -> list[tuple[object, float]]:
 
 
 def resume() -> dict[str, list[object]]:
-    """Give every unfinished job of every type a message, timed for when its lease lapses."""
-    sent: dict[str, list[object]] = {}
+    """Send the outbox's messages, and give every unfinished job of every type a message, timed for when its
+    lease lapses."""
+    sent: dict[str, list[object]] = send_unsent()
     for job_type in types():
         found = waiting(job_type)
         for key, wait in found:

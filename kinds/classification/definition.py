@@ -14,6 +14,7 @@ from kinds.ppi_estimands import ChoiceShares
 from .evaluation import ClassificationEvaluation
 from .form import ClassificationForm
 from .prompt import ClassificationPrompt
+from .samples import SAMPLES
 from .scorer import ClassificationScorer
 
 
@@ -29,6 +30,7 @@ class Classification(TaskKind):
     prompt = ClassificationPrompt()
     scorer = ClassificationScorer
     model_evaluation = ClassificationEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/classification/keys_help.html"
     aggregates_labels = True
     ppi_estimands = ChoiceShares()

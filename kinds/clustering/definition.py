@@ -22,6 +22,7 @@ from kinds.base import (
 from .evaluation import ClusteringEvaluation
 from .form import ClusteringForm
 from .prompt import ClusteringPrompt
+from .samples import SAMPLES
 from .scorer import ClusteringScorer
 
 
@@ -39,8 +40,9 @@ class Clustering(TaskKind):
     prompt = ClusteringPrompt()
     scorer = ClusteringScorer
     model_evaluation = ClusteringEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/clustering/keys_help.html"
-    scripts = ("annotation/clusters.js",)
+    scripts = ("kinds/clustering/clusters.js",)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         sentences = string_list(record, "sentences", min_len=2)

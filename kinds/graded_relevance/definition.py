@@ -25,6 +25,7 @@ from kinds.ppi_estimands import KindEstimands, Scale, keyed, number_on_scale
 from .evaluation import GradedRelevanceEvaluation
 from .form import GradedRelevanceForm
 from .prompt import GradedRelevancePrompt
+from .samples import SAMPLES
 from .scorer import GradedRelevanceScorer
 
 
@@ -46,6 +47,9 @@ class GradedRelevanceEstimands(KindEstimands):
     def default_threshold(self, lo: float, hi: float) -> float | None:
         return default_threshold(lo, hi)
 
+    def bounds(self, name: str, scale: Scale) -> tuple[float, float]:
+        return (0.0, 1.0) if name.startswith("share_at_least:") else (scale.lo, scale.hi)
+
 
 def default_threshold(lo: float, hi: float) -> float:
     """Graded relevance's default "relevant" grade: 70% up the scale, 7 on 0–10 (the judges' threshold of
@@ -65,6 +69,7 @@ class GradedRelevance(TaskKind):
     prompt = GradedRelevancePrompt()
     scorer = GradedRelevanceScorer
     model_evaluation = GradedRelevanceEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/graded_relevance/keys_help.html"
     ppi_estimands = GradedRelevanceEstimands()
     default_scale = (0.0, 10.0, 1.0)

@@ -24,6 +24,7 @@ from kinds.ppi_estimands import KindEstimands, Scale, keyed, number_on_scale
 from .evaluation import LikertEvaluation
 from .form import LikertForm
 from .prompt import LikertPrompt
+from .samples import SAMPLES
 from .scorer import LikertScorer
 
 
@@ -50,6 +51,7 @@ class Likert(TaskKind):
     prompt = LikertPrompt()
     scorer = LikertScorer
     model_evaluation = LikertEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/likert/keys_help.html"
     ppi_estimands = LikertEstimands()
     default_scale = (1.0, 7.0, 1.0)

@@ -15,6 +15,7 @@ from kinds.ppi_estimands import ChoiceShares, Scale
 from .evaluation import PairwiseEvaluation
 from .form import PairwiseForm
 from .prompt import PairwisePrompt
+from .samples import SAMPLES
 from .scorer import PairwiseScorer
 
 
@@ -40,6 +41,7 @@ class Pairwise(TaskKind):
     prompt = PairwisePrompt()
     scorer = PairwiseScorer
     model_evaluation = PairwiseEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/pairwise/keys_help.html"
     aggregates_labels = True
     ppi_estimands = PairwiseEstimands()

@@ -23,6 +23,7 @@ from kinds.base import (
 from .evaluation import RerankingEvaluation
 from .form import RerankingForm
 from .prompt import RerankingPrompt
+from .samples import SAMPLES
 from .scorer import RerankingScorer
 
 
@@ -39,6 +40,7 @@ class Reranking(TaskKind):
     prompt = RerankingPrompt()
     scorer = RerankingScorer
     model_evaluation = RerankingEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/reranking/keys_help.html"
     aggregates_labels = True
     label_unit = "candidates"

@@ -15,6 +15,7 @@ from kinds.ppi_estimands import KindEstimands, Scale, number_on_scale
 from .evaluation import StsEvaluation
 from .form import STSForm
 from .prompt import STSPrompt
+from .samples import SAMPLES
 from .scorer import StsScorer
 
 
@@ -40,10 +41,11 @@ class STS(TaskKind):
     prompt = STSPrompt()
     scorer = StsScorer
     model_evaluation = StsEvaluation()
+    samples = SAMPLES
     keys_help_template = "kinds/sts/keys_help.html"
     sentence_pairs = True
     ppi_estimands = StsEstimands()
-    scripts = ("annotation/slider.js",)
+    scripts = ("kinds/sts/slider.js",)
     default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

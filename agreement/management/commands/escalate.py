@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.escalation.calibration import MIN_COVERED, START_COVERED
 from agreement.escalation.escalation_loading import create_escalation_batch, escalation_plan, final_labels
 from agreement.escalation.plan import EscalationProblem
 from agreement.task_argument import find_task
@@ -32,6 +33,10 @@ class Command(BaseCommand):
         parser.add_argument("--tolerance", type=float, help="rating kinds: the largest difference from the people's "
                                                             "mean rating that counts as agreement")
         parser.add_argument("--seed", type=int, default=0, help="seed of the calibration sample (default 0)")
+        parser.add_argument("--start-covered", type=int, default=START_COVERED,
+                            help="each judge's test starts at the highest threshold keeping this many of its "
+                                 f"calibration items (default {START_COVERED}, at least {MIN_COVERED}); set it before "
+                                 "looking at the labels (docs/escalation.md, §2)")
         parser.add_argument("--batch", help="create a human batch of this name with exactly the escalated items")
         parser.add_argument("--overlap", type=int, default=1, help="overlap k of that batch (default 1)")
         parser.add_argument("--labels", action="store_true",
@@ -45,7 +50,7 @@ class Command(BaseCommand):
         try:
             plan = escalation_plan(task, judges, options["alpha"], options["delta"],
                                    n_calibration=options["calibration"], tolerance=options["tolerance"],
-                                   seed=options["seed"])
+                                   seed=options["seed"], start_covered=options["start_covered"])
             if options["batch"]:
                 batch = create_escalation_batch(task, plan.escalated, options["batch"], options["overlap"])
                 plan.result["batch"] = {"id": batch.pk, "name": batch.name, "n_items": len(plan.escalated),
@@ -67,6 +72,8 @@ def text_lines(result: dict[str, Any]) -> list[str]:
         threshold = "covers nothing" if judge["threshold"] is None else f"threshold {judge['threshold']:.4f}"
         lines.append(f"  {judge['name']}: {threshold}, {judge['n_covered']} of {judge['n_calibration']} calibration "
                      f"items, decides {judge['n_decided']} others")
+        if judge.get("closest"):
+            lines.append(f"    {closest_text(judge['closest'], result['alpha'])}")
     calibration, rest, check = result["calibration"], result["rest"], result["check"]
     lines.append(f"calibration: {calibration['n_covered']} of {calibration['n_items']} covered "
                  f"({calibration['coverage']:.1%})")
@@ -82,3 +89,15 @@ def text_lines(result: dict[str, Any]) -> list[str]:
     if "batch" in result:
         lines.append(f"created batch {result['batch']['name']!r} with {result['batch']['n_items']} items")
     return lines
+
+
+def closest_text(closest: dict[str, Any], alpha: float) -> str:
+    """How close a judge that keeps nothing came, and how many calibration labels would let it keep items."""
+    seen = (f"closest at threshold {closest['threshold']:.4f}: {closest['n_covered']} items with "
+            f"{closest['n_errors']} errors, disagreement {closest['risk']:.3f}, bound {closest['risk_bound']:.3f}")
+    if closest["passes_below_start"]:
+        return f"{seen} ≤ α = {alpha:g}, but the test stopped at a failure above it (at its start)"
+    if closest["n_calibration_needed"] is None:
+        return f"{seen} > α = {alpha:g}; no number of labels would do: its disagreement there is ≥ α"
+    return (f"{seen} > α = {alpha:g}; about {closest['n_calibration_needed']} calibration items for this judge, at "
+            "that disagreement, would let it keep items")

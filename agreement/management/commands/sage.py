@@ -38,7 +38,7 @@ def human_task_scorer(name: str) -> Scorer:
     items = [{"id": ext, "sentence1": payload["sentence1"], "sentence2": payload["sentence2"]}
              for ext, payload in task.items.values_list("external_id", "payload")]
     ratings: dict[str, list[float]] = defaultdict(list)
-    rows = Annotation.objects.filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
     for ext, value in rows.values_list("item__external_id", "value"):
         if isinstance(value, int | float) and not isinstance(value, bool):
             ratings[ext].append(float(value))
@@ -64,6 +64,9 @@ class Command(BaseCommand):
         run.add_argument("--datasets", required=True, help="the study folder (layout in docs/sage.md)")
         run.add_argument("--metrics", default="", help="classical metrics: " + ",".join(SCORERS))
         run.add_argument("--models", default="", help="models of the model registry (agreement.model_runs)")
+        run.add_argument("--no-cache", action="store_true",
+                         help="write nothing to the embedding cache (what it holds is still read): a first pass "
+                              "whose vectors are used once")
         run.add_argument("--format", choices=FORMATS, default="json")
         run.add_argument("--seed", type=int, default=0, help="seed of every perturbation (default 0)")
         run.add_argument("--subtables", action="store_true",
@@ -85,7 +88,13 @@ class Command(BaseCommand):
         if not scorers:
             raise CommandError("name at least one --models, --metrics or --human-task")
         study = _study(options["datasets"])
-        table = run_study(study, scorers, seed=options["seed"])
+        if options["no_cache"]:
+            from agreement.model_runs.embedding_store import writes_off
+
+            with writes_off():
+                table = run_study(study, scorers, seed=options["seed"])
+        else:
+            table = run_study(study, scorers, seed=options["seed"])
         if options["subtables"] and options["format"] != "csv":
             raise CommandError("--subtables goes with --format csv (JSON always carries the subtables)")
         text = subtables_csv(table) if options["subtables"] else render(table, options["format"])

@@ -1,5 +1,6 @@
-"""python manage.py embedding_run COLLECTION --model NAME [--name RANKING] [--k 100] [--split DOCS]: a registered
-model's ranking, here, or with --split as Celery chunks of DOCS documents that any number of workers take and merge.
+"""python manage.py embedding_run COLLECTION --model NAME [--name RANKING] [--k 100] [--split DOCS] [--no-cache]: a
+registered model's ranking, here, or with --split as Celery chunks of DOCS documents that any number of workers take
+and merge; --no-cache (here only) writes nothing to the embedding cache.
 
 The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
 (agreement.model_runs.embedding.embed), so a second ranking, or another collection holding the same texts,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from argparse import ArgumentParser
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement.model_runs.backends import BackendError
 from agreement.model_runs.device import worker_device
 from agreement.model_runs.embedding import embed
+from agreement.model_runs.embedding_store import writes_off
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection
 from agreement.retrieval.split_rankings import start_split_embedding_ranking
@@ -34,6 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--split", type=int, metavar="DOCS",
                             help="queue the ranking as chunks of DOCS documents for the Celery workers instead of "
                                  "running it here (their top-K are merged exactly)")
+        parser.add_argument("--no-cache", action="store_true",
+                            help="write nothing to the embedding cache (what it holds is still read); not with "
+                                 "--split, whose workers share vectors through it")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         collection = Collection.objects.filter(name=opts["collection"]).first()
@@ -49,6 +55,8 @@ class Command(BaseCommand):
         def vectors(texts: Sequence[str]) -> np.ndarray:
             return embed(model, texts)
 
+        if opts["no_cache"] and opts["split"] is not None:
+            raise CommandError("--no-cache goes without --split: split workers share vectors through the cache")
         try:
             if opts["split"] is not None:
                 ranking = start_split_embedding_ranking(collection, opts["name"] or model.name, model, k=opts["k"],
@@ -56,8 +64,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"ranking {ranking.name} on collection {collection.name}: "
                                   f"{ranking.chunks.count()} chunks queued for the workers")
                 return
-            ranking = embedding_ranking(collection, opts["name"] or model.name, vectors, k=opts["k"],
-                                        device=worker_device())
+            with writes_off() if opts["no_cache"] else nullcontext():
+                ranking = embedding_ranking(collection, opts["name"] or model.name, vectors, k=opts["k"],
+                                            device=worker_device())
         except (ValueError, BackendError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"ranking {ranking.name} on collection {collection.name}: {ranking.entries.count()} ranked "

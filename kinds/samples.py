@@ -1,0 +1,50 @@
+"""What a kind's folder carries for trying it out: small records with gold, the settings of a task they fit,
+and a valid answer with the form data that gives it (each kind's `samples.py`, its definition's `samples`).
+
+The tests and anyone trying a new kind read them through the registry (`KINDS[name].samples`), so a copied
+folder brings its own samples and no file outside the folder lists the kinds (docs/architecture.md, "Adding a
+task kind"). Records are in the kind's import format (docs/import.md); gold is as `parse_record` stores it.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class KindSamples:
+    # the annotator's loop: a task's settings (Task fields) and a few records with gold
+    task_fields: dict[str, Any]
+    records: list[dict[str, Any]]
+    # an answer valid for an item of `records` under `task_fields` (from its payload), and the answer form's
+    # POST data that gives it
+    valid_answer: Callable[[dict[str, Any]], Any]
+    form_data: Callable[[dict[str, Any]], dict[str, str]]
+    # a gold value that fits every item of `records` and the strings that would betray it on a page
+    telltale_gold: tuple[Any, list[str]]
+    # import: `import_task` options, JSONL records (ids given) and the gold each id gets
+    import_options: dict[str, str]
+    import_records: list[dict[str, Any]]
+    import_gold: dict[str, Any]
+    # the same content as CSV (header, rows) where the kind reads CSV (`csv_fields`), else None
+    import_csv: tuple[list[str], list[list[str]]] | None
+    # model runs: records with gold, two humans' answers in record order, and the task's settings
+    model_records: list[dict[str, Any]]
+    model_humans: dict[str, list[Any]]
+    # the report's charts: twelve items with gold (`report_records()`), the gold of a record, an answer near
+    # a gold value (changed now and then, by the seeded `rng`), and the task's settings
+    report_records: Callable[[], list[dict[str, Any]]]
+    report_gold: Callable[[dict[str, Any]], Any]
+    report_answer: Callable[[Any, random.Random], Any]
+    report_charts: int  # how many charts the report page shows for that task
+    # the scorer: a small valid task as (answers {item: {annotator: value}} of alice and bob, gold {item: value})
+    scorer_sample: tuple[dict[Any, dict[str, Any]], dict[Any, Any]]
+    model_task_fields: dict[str, Any] = field(default_factory=dict)
+    report_task_fields: dict[str, Any] = field(default_factory=dict)
+    # LLM judges (optional): a record with gold for the item marked `marker` (its i-th) and the answer a judge
+    # gives for it, the task's settings, and strings its prompt for the first item must show
+    llm_record: Callable[[str, int], tuple[dict[str, Any], Any]] | None = None
+    llm_task_fields: dict[str, Any] = field(default_factory=dict)
+    prompt_needles: list[str] | None = None
