@@ -28,15 +28,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PARTICIPANTS, QUOTA = 6, 3
+N_ITEMS = PARTICIPANTS * QUOTA + 5
 SEED = f"""
 from annotation.batches import BatchSpec, create_batch
 from annotation.crowd import studies
 from tasks_app.models import Item, Task
-task = Task.objects.create(name="Busy", kind="classification", language="eng-Latn", labels=["positive", "negative"])
-Item.objects.bulk_create(Item(task=task, uid=f"busy-{{i}}", external_id=str(i), position=i,
-                              payload={{"text": f"Busy sentence {{i}}."}}) for i in range({PARTICIPANTS * QUOTA + 5}))
-batch, _ = create_batch(BatchSpec(task=task, overlap=1))
-print(studies.create_study_link(batch, studies.LinkSettings(quota={QUOTA}, minutes=30, completion_code="BUSY")).token)
+for run in ("0", "6"):
+    task = Task.objects.create(name=f"Busy {{run}}", kind="classification", language="eng-Latn",
+                               labels=["positive", "negative"])
+    Item.objects.bulk_create(Item(task=task, uid=f"busy-{{run}}-{{i}}", external_id=str(i), position=i,
+                                  payload={{"text": f"Busy sentence {{i}}."}}) for i in range({N_ITEMS}))
+    batch, _ = create_batch(BatchSpec(task=task, overlap=1))
+    link = studies.create_study_link(batch, studies.LinkSettings(quota={QUOTA}, minutes=30, completion_code="BUSY"))
+    print(run, link.token)
 """
 
 
@@ -47,15 +51,16 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory) -> tuple[Path, dict[str, str], str]:
-    """A migrated SQLite file with a study link (quota 3, k = 1, room for everyone); (file, env, token)."""
+def database(tmp_path_factory) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """A migrated SQLite file with a study link per test (quota 3, k = 1, room for everyone: a run that meets
+    500s leaves leased items behind); (file, env, {SQLITE_LOCKED_RETRIES: token})."""
     path = tmp_path_factory.mktemp("busy") / "busy.sqlite3"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DJANGO_SETTINGS_MODULE": "hume.settings",
            "DEBUG": "true", "CROWD_ARRIVALS_PER_MINUTE": "1000", "SQLITE_BUSY_TIMEOUT": "0.02"}
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
     seeded = subprocess.run([sys.executable, "manage.py", "shell", "-c", SEED], cwd=REPO, env=env, check=True,
                             capture_output=True, text=True)
-    return path, env, seeded.stdout.strip().splitlines()[-1]
+    return path, env, dict(line.split() for line in seeded.stdout.strip().splitlines()[-2:])
 
 
 def hold_the_lock(path: Path, stop: threading.Event) -> None:
@@ -103,8 +108,9 @@ def participate(port: int, token: str, name: str, statuses: Counter, ends: dict,
     ends[name] = 'id="completion-code">BUSY<' in page
 
 
-def crowd(database: tuple[Path, dict[str, str], str], retries: str) -> tuple[Counter, dict]:
-    path, env, token = database
+def crowd(database: tuple[Path, dict[str, str], dict[str, str]], retries: str) -> tuple[Counter, dict]:
+    path, env, tokens = database
+    token = tokens[retries]
     port = free_port()
     server = subprocess.Popen([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
                               cwd=REPO, env={**env, "SQLITE_LOCKED_RETRIES": retries}, start_new_session=True,
