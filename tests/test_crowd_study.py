@@ -70,7 +70,7 @@ def test_the_same_participant_id_resumes_where_it_left_off():
     Participant.objects.filter(pk=first.participant.pk).update(tab_seen_at=timezone.now() - timedelta(minutes=5))
     again = Person(link, 2)  # another browser, the same PROLIFIC_PID
     page = again.arrive().content.decode()
-    assert "Item 3 of 4" in page and f'name="item" value="{on_screen}"' in page
+    assert "Item 3 of 5" in page and f'name="item" value="{on_screen}"' in page
     assert Participant.objects.filter(link=link).count() == 1
     again.answer("positive")
     again.answer("positive")  # on screen was the attention check (due after two work items), then work
