@@ -28,7 +28,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.annotators import create_annotator
@@ -109,6 +109,25 @@ def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
         problems.append(("straightline_run", "must be 0 (off) or at least 2"))
     problems += _gold_problems(batch, wanted)
     return problems
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """What the new-link form shows beside its fields: the batch's items (the largest quota) and the task's
+    check items of each role, and its items with gold (where hidden gold checks are drawn from)."""
+
+    n_items: int
+    n_practice: int
+    n_attention: int
+    n_gold: int
+
+
+def link_facts(batch: Batch) -> LinkFacts:
+    roles = dict(ItemCheck.objects.filter(item__task_id=batch.task_id).values("role").annotate(n=Count("pk"))
+                 .values_list("role", "n"))
+    return LinkFacts(n_items=BatchItem.objects.filter(batch=batch).count(),
+                     n_practice=roles.get(ItemCheck.Role.PRACTICE, 0),
+                     n_attention=roles.get(ItemCheck.Role.ATTENTION, 0), n_gold=gold_items(batch).count())
 
 
 def _gold_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
