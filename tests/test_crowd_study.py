@@ -273,8 +273,8 @@ def test_the_consent_markdown_is_rendered_safely():
     ("quota", str(2**63), "Ensure this value is less than or equal to 2147483647."),
     ("min_seconds", "9" * 5001, "Enter a whole number."),
     ("gold_rate", "nan", "Enter a number."),
-    ("gold_rate", "0.4", "0.4 × a quota of 2 shows no hidden gold check at all (the first comes after 3 work "
-                         "items); set it to at least 1, or 0 for none"),
+    ("gold_rate", "0.4", "0.4 × a quota of 2 shows no hidden gold check at all (0.4 × the 1 place between work "
+                         "items rounds down to 0); set it to at least 1, or 0 for none"),
 ])
 def test_the_new_link_form_refuses_hostile_numbers_on_their_field_and_stores_nothing(carol, field, value, error):
     """Issue 35, items 3 and 7: 10^30 or 2^63 in min_seconds, straightline_run or practice_failures_allowed was a

@@ -49,6 +49,15 @@ def _number(value: str | None, name: str, kind: type = float, *, least: float | 
     return number
 
 
+def _judge_names(text: str) -> list[str]:
+    """The comma-separated judge names; a NUL (PostgreSQL refuses it in text: a 500 before) is refused by name."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        if "\x00" in name:
+            raise EscalationProblem(f"judges: {excerpt(name)!r} is not an annotator name (a NUL character)")
+    return names
+
+
 def _first(value: float | None, default: float) -> float:
     """The given value, or the default when the field was blank (an ε of 0 is a value, not a blank)."""
     return default if value is None else value
@@ -61,7 +70,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             task = get_object_or_404(tasks, pk=_number(request.POST.get("task"), "task", int) or 0)
-            judges = [name.strip() for name in request.POST.get("judges", "").split(",") if name.strip()]
+            judges = _judge_names(request.POST.get("judges", ""))
             plan = plan_jobs.ask(task, judges, _number(request.POST.get("alpha"), "alpha") or 0.0,
                             _number(request.POST.get("delta"), "delta") or 0.0,
                             n_calibration=_number(request.POST.get("calibration"), "calibration", int, least=1,

@@ -17,7 +17,6 @@ participants or the items (tests/test_crowd_queries.py counts them).
 """
 from __future__ import annotations
 
-import math
 import random
 import re
 import secrets
@@ -140,8 +139,9 @@ def _gold_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
     if checks.n_gold_checks(wanted.quota, wanted.gold_rate, n_gold=MAX_COUNT) == 0:
         least = 1 / (wanted.quota - 1) if wanted.quota > 1 else None
         advice = f"at least {least:.3g}" if least is not None else "0 (a quota of 1 leaves no room for a check)"
+        places = f"{wanted.quota - 1} place{'s' if wanted.quota != 2 else ''}"
         return [("gold_rate", f"{wanted.gold_rate:g} × a quota of {wanted.quota} shows no hidden gold check at all "
-                              f"(the first comes after {math.ceil(1 / wanted.gold_rate - 1e-9)} work items); set it to "
+                              f"({wanted.gold_rate:g} × the {places} between work items rounds down to 0); set it to "
                               f"{advice}, or 0 for none")]
     return []
 
