@@ -25,11 +25,14 @@ from agreement.report_charts import available, chart_svg
 from agreement.report_document import ReportDocument
 from agreement.report_exports import answer_lines, ordered, report_csv, report_json
 from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
+from agreement.scoring import aggregated_kinds, check_aggregation
 from annotation.models import Annotation
 from hume.lib.htmx import vary, wants_partial
 from hume.listing import search_and_sort
 from hume.roles import RESEARCHER, require_role
+from kinds.forms import excerpt
 from measures.annotator_models import METHODS as MODEL_ORDER
+from measures.annotator_models import UnknownAggregation
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20
@@ -101,7 +104,7 @@ def report_detail(request: HttpRequest, task_id: int) -> HttpResponse:
         report = Report.objects.filter(task=task).first()
     doc = report.result if report and report.result else None
     context = {"task": task, "report": report, "doc": doc, "error": error,
-               **disagreement_context(request, task, doc)}
+               **disagreement_context(request, task, doc), **aggregation_context(task)}
     context |= rows_context(task.pk, request.user)
     context |= ppi_context(task, request.user)
     if doc and report.status == Report.Status.DONE:
@@ -218,20 +221,40 @@ def report_status(request: HttpRequest, task_id: int) -> HttpResponse:
     if not wants_partial(request):
         return redirect("agreement:detail", task_id=task.pk)
     report = requeue_if_dead(report)  # a run whose worker died is queued again, not watched forever
-    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report})
+    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report,
+                                                                   **aggregation_context(task)})
     if report and report.status == Report.Status.DONE and request.GET.get("was") in ("queued", "running"):
         response["HX-Refresh"] = "true"  # the new numbers are in: reload the whole page once
     return vary(response)
 
 
+AGGREGATION_TITLES = {"majority": "majority vote (HUME)", "dawid-skene": "Dawid-Skene", "one-coin": "one-coin",
+                      "glad": "GLAD", "mace": "MACE"}
+
+
+def aggregation_context(task: Task) -> dict[str, Any]:
+    """The Recompute form's aggregation choices (the `report --aggregation` names, docs/reports.md): for the kinds
+    whose human is built from labels; none for the others (combined as HUME does)."""
+    if task.kind not in aggregated_kinds():
+        return {"aggregations": []}
+    return {"aggregations": [(name, AGGREGATION_TITLES.get(name, name)) for name in MODEL_ORDER]}
+
+
 @login_required
 @require_POST
 def recompute(request: HttpRequest, task_id: int) -> HttpResponse:
-    """Queue the report; if the broker is down, say so (it is never computed inline instead)."""
+    """Queue the report, with the aggregation chosen (blank: the stored one); if the broker is down, say so (it
+    is never computed inline instead). An aggregation the kind cannot take is refused and nothing is queued."""
     task, _ = report_task(request, task_id)
     error = None
+    aggregation = request.POST.get("aggregation") or None
     try:
-        report = request_report(task.pk)
+        if aggregation is not None:
+            check_aggregation(task.kind, aggregation)
+        report = request_report(task.pk, aggregation=aggregation)
+    except UnknownAggregation as exc:
+        error = f"Nothing was queued: {excerpt(str(exc), 300)}"
+        report = Report.objects.filter(task=task).first()
     except ReportQueueError as exc:
         error = str(exc)
         report = Report.objects.filter(task=task).first()
@@ -240,7 +263,8 @@ def recompute(request: HttpRequest, task_id: int) -> HttpResponse:
             messages.error(request, error)
         return redirect("agreement:detail", task_id=task.pk)
     # htmx swaps only 2xx responses, so the fragment carrying the error is sent with 200
-    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report, "error": error})
+    response = render(request, "agreement/_status_partial.html", {"task": task, "report": report, "error": error,
+                                                                   **aggregation_context(task)})
     return vary(response)
 
 

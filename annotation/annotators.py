@@ -13,10 +13,31 @@ from collections.abc import Mapping
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
+from tasks_app.models import language_code
+
+PROFICIENCIES = [choice for choice, _ in AnnotatorLanguage.Proficiency.choices]
+
+
+def parse_languages(text: str) -> dict[str, str | None]:
+    """"eng-Latn,dan-Latn:fluent" → {"eng-Latn": None, "dan-Latn": "fluent"}; a ValueError names the entry (the
+    create_annotator and create_user commands read --languages with it)."""
+    languages: dict[str, str | None] = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        code, _, proficiency = entry.partition(":")
+        try:
+            language_code(code)
+        except ValidationError:
+            raise ValueError(f"--languages: {code!r} is not an MTEB-style code such as eng-Latn or ara-Arab.") \
+                from None
+        if proficiency and proficiency not in PROFICIENCIES:
+            raise ValueError(f"--languages: proficiency {proficiency!r} of {code} must be one of {PROFICIENCIES}.")
+        languages[code] = proficiency or None
+    return languages
 
 
 def check_password(password: str, *, username: str = "", user: AbstractBaseUser | None = None) -> None:

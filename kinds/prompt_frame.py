@@ -109,11 +109,13 @@ def parse_reply(content: str) -> tuple[str, Any]:
         text = match.group(1)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise AnswerProblem("the reply is JSON nested too deeply") from None
     except ValueError:
         start, end = text.find("{"), text.rfind("}")
         try:
             data = json.loads(text[start:end + 1]) if 0 <= start < end else None
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
     if not isinstance(data, dict):
         raise AnswerProblem("the reply is not a JSON object")

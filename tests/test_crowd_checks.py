@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import time
 
 import pytest
@@ -127,6 +128,25 @@ def test_hidden_gold_checks_come_at_the_set_rate_from_gold_items_and_are_never_r
                                              submitted_at__lt=check.created_at).exists()
     assert all("GOLD-" not in page for page in pages)
     assert all("Not quite" not in page and "Correct" not in page for page in pages)  # no feedback on gold
+
+
+def test_the_item_counter_counts_checks_as_items_and_never_repeats_a_number():
+    """Issue 35, item 7: an attention check showed "Item 2 of 5" as the work item before it had, which also told
+    the participant it was a check. Quota 5, one attention check (after the 2nd work item: 5 // 2), hidden gold at
+    0.5 after the 2nd and 4th work items (int(4 × 0.5) = 2 checks): 8 items in all, numbered 1 to 8."""
+    link = make_study(make_crowd_task("Counted", n=10, attention=1, practice=0), consent="", quota=5, gold_rate=0.5)
+    person = Person(link, 5)
+    person.arrive()
+    person.post(action="instructions")
+    counters, roles = [], []
+    while (page := person.page().content.decode()) and 'name="item"' in page:
+        counters.append(re.search(r"<strong>Item (\d+) of (\d+)</strong>", page).groups())
+        assert f"<title>Item {counters[-1][0]} of {counters[-1][1]}" in page
+        roles.append(person.participant.check_role or "work")
+        person.answer("negative")
+    assert counters == [(str(n), "8") for n in range(1, 9)]
+    assert roles == ["work", "work", "attention", "gold", "work", "work", "gold", "work"]
+    assert person.participant.stage == Participant.Stage.COMPLETED
 
 
 def test_a_hidden_gold_check_passes_on_the_gold_answer():

@@ -17,6 +17,7 @@ from annotation.crowd.models import CheckResult, Participant
 from annotation.crowd.participants import participant_rows
 from annotation.crowd.studies import expire_overdue
 from annotation.models import Annotation, AnnotationRevision
+from tasks_app.models import Item
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick annotator creation)
 from tests.conftest import PASSWORD
 from tests.crowd_helpers import Person, make_crowd_task, make_study, pid
@@ -87,6 +88,11 @@ def test_a_flag_without_an_answer_is_a_flagged_skip_and_the_researcher_sees_its_
     flags = body[body.index('id="flags"'):]
     assert "flagged, skipped</td><td dir=\"auto\">broken text; cut off mid-word" in flags
     assert "flagged, answered</td><td dir=\"auto\">ambiguous" in flags
+    # issue 35, item 7: each item by its own id (the dataset's), never the 64-hex digest uid
+    first_item, second_item = Item.objects.get(pk=first), Item.objects.get(pk=second)
+    assert f'<td dir="auto">{first_item.external_id}</td><td>flagged, skipped' in flags
+    assert f'<td dir="auto">{second_item.external_id}</td><td>flagged, answered' in flags
+    assert first_item.uid not in flags and second_item.uid not in flags
     assert '<td class="skipped">1</td><td class="flagged">2</td>' in body
 
 

@@ -2,6 +2,7 @@
 work, completion; resume, one tab at a time, the time limit, and bad input that gets a clear page."""
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -74,7 +75,7 @@ def test_the_same_participant_id_resumes_where_it_left_off_in_the_browser_that_s
     again = Person(link, 2)  # the same browser, the tab closed, the link opened again from the platform
     again.client.cookies = first.client.cookies
     page = again.arrive().content.decode()
-    assert "Item 3 of 4" in page and f'name="item" value="{on_screen}"' in page
+    assert "Item 3 of 5" in page and f'name="item" value="{on_screen}"' in page
     assert Participant.objects.filter(link=link).count() == 1
     again.answer("positive")
     again.answer("positive")  # on screen was the attention check (due after two work items), then work
@@ -256,6 +257,23 @@ def test_the_batch_page_button_makes_a_link_and_refuses_a_quota_above_the_batch(
     link = StudyLink.objects.get()
     body = made.content.decode()
     assert f"/study/{link.token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}" in body and link.quota == 2
+    assert link.min_answers == 0  # not given: the quota earns the code
+
+
+def test_the_new_link_form_stores_the_fewest_answers_that_earn_the_code(carol):
+    """The form's `min_answers` is the command's --min-answers (docs/crowd.md, "No code without the work")."""
+    from django.test import Client
+
+    from tests.batch_helpers import make_batch
+
+    batch = make_batch(make_crowd_task(n=3))
+    admin = Client()
+    admin.force_login(carol)
+    form = {"quota": 3, "minutes": 10, "completion_code": "XYZ", "platform": "prolific", "gold_rate": 0,
+            "min_seconds": 0, "straightline_run": 0, "practice_failures_allowed": 1, "min_answers": 2}
+    assert 'name="min_answers"' in admin.get(f"/manage/studies/new/{batch.pk}/").content.decode()
+    admin.post(f"/manage/studies/new/{batch.pk}/", form)
+    assert StudyLink.objects.get().min_answers == 2
 
 
 def test_the_consent_markdown_is_rendered_safely():
@@ -263,3 +281,54 @@ def test_the_consent_markdown_is_rendered_safely():
     body = Person(link, 13).arrive().content.decode()
     assert "<strong>this</strong>" in body
     assert "<script>alert" not in body and "javascript:" not in body
+
+
+@pytest.mark.parametrize(("field", "value", "error"), [
+    ("min_seconds", str(10**30), "Ensure this value is less than or equal to 86400."),
+    ("min_seconds", str(2**63), "Ensure this value is less than or equal to 86400."),
+    ("straightline_run", str(10**30), "Ensure this value is less than or equal to 2147483647."),
+    ("straightline_run", str(2**63), "Ensure this value is less than or equal to 2147483647."),
+    ("straightline_run", "3", "must be from 0 to 2, got 3"),
+    ("practice_failures_allowed", str(10**30), "Ensure this value is less than or equal to 2147483647."),
+    ("practice_failures_allowed", str(2**63), "Ensure this value is less than or equal to 2147483647."),
+    ("quota", str(2**63), "Ensure this value is less than or equal to 2147483647."),
+    ("min_seconds", "9" * 5001, "Enter a whole number."),
+    ("gold_rate", "nan", "Enter a number."),
+    ("min_answers", "3", "must be from 0 (the quota) to the quota 2, got 3"),
+    ("min_answers", str(10**30), "Ensure this value is less than or equal to 2147483647."),
+    ("gold_rate", "0.4", "0.4 × a quota of 2 shows no hidden gold check at all (0.4 × the 1 place between work "
+                         "items rounds down to 0); set it to at least 1, or 0 for none"),
+])
+def test_the_new_link_form_refuses_hostile_numbers_on_their_field_and_stores_nothing(carol, field, value, error):
+    """Issue 35, items 3 and 7: 10^30 or 2^63 in min_seconds, straightline_run or practice_failures_allowed was a
+    500 (OverflowError); a gold rate that shows no gold check at all was taken without a word."""
+    from django.test import Client
+
+    from tests.batch_helpers import make_batch
+
+    batch = make_batch(make_crowd_task(n=3))
+    admin = Client()
+    admin.force_login(carol)
+    form = {"quota": 2, "minutes": 10, "completion_code": "XYZ", "platform": "prolific", "gold_rate": 0,
+            "min_seconds": 0, "straightline_run": 0, "practice_failures_allowed": 1, field: value}
+    refused = admin.post(f"/manage/studies/new/{batch.pk}/", form)
+    assert refused.status_code == 200
+    assert refused.context["form"].errors == {field: [error]}
+    assert "9" * 41 not in refused.content.decode()
+    assert not StudyLink.objects.exists()
+
+
+def test_the_new_link_form_shows_the_tasks_check_items_and_the_largest_quota(carol):
+    from django.test import Client
+
+    from tests.batch_helpers import make_batch
+
+    batch = make_batch(make_crowd_task(n=5, attention=2, practice=3))
+    admin = Client()
+    admin.force_login(carol)
+    page = admin.get(f"/manage/studies/new/{batch.pk}/").content.decode()
+    facts = re.sub(r"\s+", " ", re.search(r'<dl class="facts" id="study-link-facts">(.*?)</dl>', page, re.S).group(1))
+    assert "<dt>Largest quota</dt><dd>5 (the batch's items)</dd>" in facts
+    assert "<dt>Practice items</dt><dd>3</dd>" in facts
+    assert "<dt>Attention checks</dt><dd>2 (each participant" in facts
+    assert "<dt>Items with gold</dt><dd>5 (hidden gold checks" in facts

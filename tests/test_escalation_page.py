@@ -60,6 +60,34 @@ def test_bad_input_on_the_page_stores_nothing_and_says_why(dave):
     assert EscalationPlan.objects.count() == 0
 
 
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("calibration", str(10**30), f"calibration must be from 1 to 2147483647, got &#x27;{10**30}&#x27;"),
+    ("calibration", "-5", "calibration must be from 1 to 2147483647, got &#x27;-5&#x27;"),
+    ("calibration", "0", "calibration must be from 1 to 2147483647, got &#x27;0&#x27;"),
+    ("calibration", "2.5", "calibration must be a whole number, got &#x27;2.5&#x27;"),
+    ("calibration", "9" * 5001, f"calibration must be a whole number, got &#x27;{'9' * 40}…&#x27;"),
+    ("epsilon", "nan", "epsilon must be a finite number, got &#x27;nan&#x27;"),
+    ("epsilon", "inf", "epsilon must be a finite number, got &#x27;inf&#x27;"),
+    ("epsilon", "-0.1", "epsilon must be from 0 to 1, got &#x27;-0.1&#x27;"),
+    ("epsilon", "9" * 5001, f"epsilon must be a finite number, got &#x27;{'9' * 40}…&#x27;"),
+    ("tolerance", "nan", "tolerance must be a finite number, got &#x27;nan&#x27;"),
+    ("tolerance", "-1", "tolerance must be at least 0, got &#x27;-1&#x27;"),
+    ("alpha", "nan", "alpha must be a finite number, got &#x27;nan&#x27;"),
+    ("delta", "1e999", "delta must be a finite number, got &#x27;1e999&#x27;"),
+])
+def test_hostile_numbers_are_refused_naming_the_field_and_nothing_is_stored(dave, field, value, message):
+    """Issue 35, items 3 and 8: calibration 10^30 was an OverflowError, -5 an IntegrityError (500s); epsilon nan
+    a 500 too, tolerance nan was stored as empty without a word; a 5,001-digit value was quoted in full."""
+    task = study()
+    posted = {"task": task.pk, "judges": "small", "alpha": "0.15", "delta": "0.1", field: value}
+    response = logged_in(dave).post("/escalation/", posted, follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f"Nothing was started: {message}" in page
+    assert "9" * 41 not in page
+    assert EscalationPlan.objects.count() == 0
+
+
 def test_the_page_shows_the_commands_plan_and_an_admin_creates_the_batch_of_escalated_items(dave, carol):
     task = study()
     response = logged_in(dave).post("/escalation/", {"task": task.pk, "judges": "small", "alpha": "0.15",

@@ -74,6 +74,22 @@ def test_out_of_range_limits_are_refused_with_the_field_named(carol) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("timeout", ["1e308", "3601", "1e999", "nan", "0"])
+def test_a_timeout_without_a_deadline_is_refused_on_the_page_and_the_api(carol, timeout: str) -> None:
+    """Issue 35, item 8: a timeout_seconds of 1e308 was stored (a request with no deadline); at most an hour."""
+    response = logged_in(carol).post("/llm/annotators/new/", {**FORM, "timeout_seconds": timeout})
+    assert response.status_code == 200 and list(response.context["form"].errors) == ["timeout_seconds"]
+    body = api(carol).post("/api/v1/llm/annotators/", {**FORM, "timeout_seconds": timeout}, format="json")
+    assert body.status_code == 400 and list(body.json()) == ["timeout_seconds"]
+    assert not LLMAnnotatorConfig.objects.exists()
+    config = make_judge("judge-t", "http://127.0.0.1:9/v1", timeout_seconds=3600)
+    LLMAnnotatorConfig.objects.filter(pk=config.pk).update(timeout_seconds=3600)
+    from django.db import IntegrityError, transaction
+    with pytest.raises(IntegrityError, match="llm_timeout_bounded"), transaction.atomic():
+        LLMAnnotatorConfig.objects.filter(pk=config.pk).update(timeout_seconds=1e308)
+
+
+@pytest.mark.django_db
 def test_only_admins_configure_and_only_researchers_read(alice, dave) -> None:
     judge = make_judge("judge-a", "http://127.0.0.1:9/v1")
     assert logged_in(dave).get("/llm/annotators/new/").status_code == 403

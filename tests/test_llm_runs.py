@@ -413,3 +413,26 @@ def test_the_old_run_statuses_are_migrated_to_the_job_layers_vocabulary() -> Non
     migration.to_old_vocabulary(apps, None)
     assert dict(LLMRun.objects.values_list("pk", "status")) == {old["completed"]: "completed", old["paused"]: "paused",
                                                                 old["running"]: "queued", old["failed"]: "failed"}
+
+
+@pytest.mark.django_db
+def test_replies_that_fail_to_parse_are_counted_as_http_requests() -> None:
+    """Issue 35, item 8: a run whose replies did not parse (an answer that is not JSON, a 200 that is not a chat
+    completion) read http_requests = 0 although each request was sent, and paid for."""
+    not_a_completion = Reply(body='{"object": "error", "detail": "overloaded"}')
+    deep = "[" * 100_000
+    task, _items, answers = make_task("sts", 4)
+    script = {"[m01]": [malformed()] * 3, "[m02]": [not_a_completion] * 3,
+              "[m03]": [Reply(content=deep)] * 3, "[m04]": [Reply(body=deep)] * 3}
+    with ChatServer(answers, script) as server:
+        judge = make_judge("judge-a", server.base_url, max_concurrency=1, max_answer_retries=2)
+        run = create_run(judge.annotator, task=task)
+        run_to_end(run)
+    assert server.counts() == {"[m01]": 3, "[m02]": 3, "[m03]": 3, "[m04]": 3}
+    assert stored(judge.annotator) == {}
+    run.refresh_from_db()
+    assert run.http_requests == 12
+    assert sorted(LLMRequest.objects.values_list("attempts", flat=True)) == [3, 3, 3, 3]
+    errors = dict(LLMRequest.objects.values_list("item__position", "error"))  # position 2: [m03], 3: [m04]
+    assert errors[2] == "the reply is JSON nested too deeply"
+    assert errors[3] == "HTTP 200 reply is JSON nested too deeply"

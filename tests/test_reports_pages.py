@@ -209,3 +209,48 @@ def test_answers_imported_after_the_report_are_announced_on_the_page(dave, task)
 
     text = client_for(dave).get(url).content.decode()
     assert "The task now has 14 answers; this report read 13." in text
+
+
+def test_the_report_page_recomputes_with_the_aggregation_chosen_as_the_command_does(dave, task) -> None:
+    """Issue 35, item 7: the page had no aggregation choice although `report --aggregation` has it."""
+    from agreement.reports import run_report
+    from agreement.scoring import aggregated_kinds
+
+    client = client_for(dave)
+    page = client.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    assert '<select name="aggregation" id="report-aggregation">' in page
+    assert '<option value="majority" selected>majority vote (HUME)</option>' in page
+    assert '<option value="dawid-skene">Dawid-Skene</option>' in page and '<option value="mace">MACE</option>' in page
+
+    response = client.post(reverse("agreement:recompute", kwargs={"task_id": task.pk}), {"aggregation": "dawid-skene"})
+    assert response.status_code == 302
+    assert Report.objects.filter(task=task).values_list("aggregation", "status").get() == ("dawid-skene", "queued")
+    assert run_report(task.pk, claimed_by="test", computed_in="test") == "computed"
+    report = Report.objects.get(task=task)
+    cli, _ = report_in_process(task, "dawid-skene")
+    assert report.result["aggregation"] == "dawid-skene" == cli["aggregation"]
+    assert report.result["human"] == cli["human"]
+    page = client.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    assert '<option value="dawid-skene" selected>Dawid-Skene</option>' in page
+    assert "aggregated by <strong>dawid-skene</strong>" in page
+
+    refused = client.post(reverse("agreement:recompute", kwargs={"task_id": task.pk}), {"aggregation": "dawid"},
+                          follow=True).content.decode()
+    assert "Nothing was queued: unknown aggregation &#x27;dawid&#x27;; expected one of: majority, dawid" in refused
+    assert Report.objects.filter(task=task).values_list("aggregation", "status").get() == ("dawid-skene", "done")
+    assert "sts" not in aggregated_kinds()
+
+
+def test_a_kind_without_labels_offers_no_aggregation_and_refuses_one(dave) -> None:
+    records = [{"id": "s1", "sentence1": "a", "sentence2": "b", "score": 1.0},
+               {"id": "s2", "sentence1": "c", "sentence2": "d", "score": 4.0}]
+    task = build_task("sts", "STS-agg", records)
+    import_answers(task, answers_from_columns({"r1": [1.0, 4.0], "r2": [2.0, 4.5]}, ["s1", "s2"]))
+    report_in_process(task)
+    client = client_for(dave)
+    page = client.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()
+    assert 'name="aggregation"' not in page and "Recompute now" in page
+    refused = client.post(reverse("agreement:recompute", kwargs={"task_id": task.pk}), {"aggregation": "glad"},
+                          follow=True).content.decode()
+    assert "Nothing was queued: aggregation &#x27;glad&#x27; needs labels" in refused
+    assert Report.objects.get(task=task).aggregation == "majority"

@@ -159,3 +159,22 @@ def test_a_bad_line_is_reported_with_file_line_and_field(tmp_path, relative, lin
 def test_a_folder_without_any_sage_dataset_is_refused(tmp_path):
     with pytest.raises(SageDataError, match="holds no SAGE dataset"):
         load_study(tmp_path)
+
+
+@pytest.mark.parametrize(("relative", "data", "message"), [
+    ("robustness/news.jsonl", b'{"id": "x", "text": "\xff"}\n', r"news.jsonl:4: is not valid UTF-8: byte offset"),
+    ("retrieval/mini/qrels/test.tsv", b"\xfe\tq1\t1\n", r"test.tsv:6: is not valid UTF-8"),
+    ("retrieval/mini/qrels/test.tsv", b"q" * 140_000 + b"\td1\t1\n",
+     r"test.tsv:6: field 'query-id': 'q{40}…' is not in queries.jsonl"),
+    ("sensitivity/essays.jsonl", b'{"id": "long", "text": "' + b"a" * 2**20 + b'"}\n',
+     r"essays.jsonl:3: the line is longer than the limit of 1,048,576 bytes \(MAX_IMPORT_LINE_BYTES\)"),
+])
+def test_bytes_that_are_not_utf8_and_overlong_lines_or_fields_are_named_by_file_and_line(tmp_path, relative, data,
+                                                                                          message):
+    """Issue 35, items 3 and 4: the `sage` command read these with a UnicodeDecodeError or a _csv.Error (a field
+    over csv's 131,072 characters); they are read as dataset imports read theirs."""
+    root = _copy(tmp_path)
+    with (root / relative).open("ab") as handle:
+        handle.write(data)
+    with pytest.raises(SageDataError, match=message):
+        load_study(root)

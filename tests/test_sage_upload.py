@@ -114,3 +114,54 @@ def test_an_annotator_cannot_upload(alice, studies):
     client.force_login(alice.user)
     response = client.post("/sage/", {"action": "upload", "archive": zipped(study_files())})
     assert response.status_code == 403 and list(studies.iterdir()) == []
+
+
+def test_a_file_with_a_byte_that_is_not_utf8_is_refused_naming_the_member_and_line(client, studies):
+    """Issue 35, item 3: this was a 500 (UnicodeDecodeError) after the zip had been unpacked."""
+    files: dict[str, str | bytes] = {**study_files()}
+    files["robustness/news.jsonl"] = b'{"id": "a", "text": "A text.", "summary": "S."}\n{"id": "b", "text": "\xff"}\n'
+    (message,) = upload(client, zipped(files))
+    assert message == ("Nothing was uploaded: mystudy.zip!robustness/news.jsonl line 2: is not valid UTF-8: "
+                       "byte offset 69 in the file (column 22 of the line, bytes ff 22 7d 0a); save the file as "
+                       "UTF-8")
+    assert list(studies.iterdir()) == []
+
+
+def test_a_qrels_field_over_csvs_limit_is_read_and_refused_naming_the_line_cut_short(client, studies):
+    """Issue 35, item 3: a field over 131,072 characters was a 500 (_csv.Error: field larger than field limit)."""
+    files = study_files()
+    files["retrieval/mini/qrels/test.tsv"] += "q" * 140_000 + "\td1\t1\n"
+    (message,) = upload(client, zipped(files))
+    lines = files["retrieval/mini/qrels/test.tsv"].count("\n")
+    assert message == (f"Nothing was uploaded: mystudy/retrieval/mini/qrels/test.tsv:{lines}: field 'query-id': "
+                       f"'{'q' * 40}…' is not in queries.jsonl")
+    assert list(studies.iterdir()) == []
+
+
+def bomb(line_bytes: int, member: str = "robustness/news.jsonl") -> SimpleUploadedFile:
+    """A zip whose one member is one line of `line_bytes` bytes, written in 1 MiB pieces (deflate: ~1000 to 1)."""
+    buffer = io.BytesIO()
+    piece = b"a" * 2**20
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive, archive.open(member, "w") as sink:
+        for _ in range(line_bytes // 2**20):
+            sink.write(piece)
+    return SimpleUploadedFile("mystudy.zip", buffer.getvalue(), content_type="application/zip")
+
+
+def test_a_small_zip_of_one_huge_line_is_refused_before_anything_is_written(client, studies):
+    """Issue 35, item 4: a 463 KB zip holding one 450 MB line was accepted and stored (451 MB). Each member is
+    streamed under the 16 MiB cap of collection and results archives, whatever its header says."""
+    archive = bomb(450 * 2**20)
+    assert len(archive) < 600_000
+    (message,) = upload(client, archive)
+    assert message == ("Nothing was uploaded: mystudy.zip!robustness/news.jsonl: member is 471859200 bytes, over the "
+                       "16777216-byte limit")
+    assert list(studies.iterdir()) == []
+
+
+def test_a_line_over_the_import_line_limit_is_refused_naming_the_member_and_line(client, studies):
+    """A 2 MiB line in a 2 MiB file (under the 16 MiB file cap): refused as dataset imports refuse it."""
+    (message,) = upload(client, bomb(2 * 2**20))
+    assert message == ("Nothing was uploaded: mystudy.zip!robustness/news.jsonl line 1: the line is longer than the "
+                       "limit of 1,048,576 bytes (MAX_IMPORT_LINE_BYTES); it was not read")
+    assert list(studies.iterdir()) == []

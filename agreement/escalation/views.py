@@ -7,6 +7,7 @@ GET never computes: a queued or running plan shows "being computed" and its part
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib import messages
@@ -23,16 +24,44 @@ from agreement.exclusions import computed_before_exclusion, exclusion_changed_at
 from annotation.models import Annotator
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
+from kinds.forms import excerpt
 from tasks_app.task_access import visible_tasks
 
+# The largest count a PositiveIntegerField holds on PostgreSQL (a 32-bit integer).
+MAX_COUNT = 2**31 - 1
 
-def _number(value: str | None, name: str, kind: type = float) -> Any:
+
+def _number(value: str | None, name: str, kind: type = float, *, least: float | None = None,
+            most: float | None = None) -> Any:
+    """The posted number (None when blank), or EscalationProblem naming the field and quoting the value cut to
+    40 characters: not a number, not finite (nan, inf), or outside [least, most]."""
     if value in (None, ""):
         return None
+    shown = excerpt(str(value))
     try:
-        return kind(value)
-    except ValueError:
-        raise EscalationProblem(f"{name} must be a number, got {value!r}") from None
+        number = kind(value)
+    except ValueError:  # not a number, or an integer past Python's 4,300 digits
+        raise EscalationProblem(f"{name} must be {'a whole' if kind is int else 'a'} number, got {shown!r}") from None
+    if not math.isfinite(number):
+        raise EscalationProblem(f"{name} must be a finite number, got {shown!r}")
+    if (least is not None and number < least) or (most is not None and number > most):
+        bounds = f"from {least} to {most}" if most is not None else f"at least {least}"
+        raise EscalationProblem(f"{name} must be {bounds}, got {shown!r}")
+    return number
+
+
+def _judge_names(text: str) -> list[str]:
+    """The comma-separated judge names; a NUL (PostgreSQL refuses it in text: a 500 before) is refused by name."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        if "\x00" in name:
+            raise EscalationProblem(f"judges: {excerpt(name)!r} is not an annotator name (a NUL character)")
+    return names
+
+
+def _first(value: float | None, default: float) -> float:
+    """The given value, or the default when the field was blank (an ε of 0 is a value, not a blank)."""
+    return default if value is None else value
 
 
 @login_required
@@ -42,12 +71,14 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             task = get_object_or_404(tasks, pk=_number(request.POST.get("task"), "task", int) or 0)
-            judges = [name.strip() for name in request.POST.get("judges", "").split(",") if name.strip()]
+            judges = _judge_names(request.POST.get("judges", ""))
             plan = plan_jobs.ask(task, judges, _number(request.POST.get("alpha"), "alpha") or 0.0,
                             _number(request.POST.get("delta"), "delta") or 0.0,
-                            n_calibration=_number(request.POST.get("calibration"), "calibration", int),
-                            tolerance=_number(request.POST.get("tolerance"), "tolerance"),
-                            epsilon=_number(request.POST.get("epsilon"), "epsilon") or 0.2, user=request.user)
+                            n_calibration=_number(request.POST.get("calibration"), "calibration", int, least=1,
+                                                  most=MAX_COUNT),
+                            tolerance=_number(request.POST.get("tolerance"), "tolerance", least=0),
+                            epsilon=_first(_number(request.POST.get("epsilon"), "epsilon", least=0, most=1), 0.2),
+                            user=request.user)
         except EscalationProblem as error:
             messages.error(request, f"Nothing was started: {error}")
             return redirect("escalation:index")
@@ -79,7 +110,7 @@ def batch(request: HttpRequest, plan_id: int) -> HttpResponse:
     require_role(request.user, ADMIN, "Only admins create batches.")
     plan = get_object_or_404(EscalationPlan, pk=plan_id)
     try:
-        overlap = _number(request.POST.get("overlap"), "overlap", int) or 1
+        overlap = _number(request.POST.get("overlap"), "overlap", int, least=1, most=MAX_COUNT) or 1
         name = request.POST.get("name", "").strip() or f"escalated #{plan.pk}"
         created = plan_jobs.create_batch(plan.pk, name, overlap)
     except EscalationProblem as error:

@@ -18,11 +18,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from hume.json_errors import json_refusal
+from hume.lib.import_reader import ProblemLog, read_lines
+from kinds.forms import excerpt
 
 
 class SageDataError(ValueError):
@@ -69,33 +74,44 @@ def _text(record: dict[str, Any], name: str, path: Path, line: int, *, optional:
     return value
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a study file, read as dataset imports read theirs (hume/lib/import_reader.py): a
+    line over MAX_IMPORT_LINE_BYTES or with a byte that is not UTF-8 is a SageDataError naming its line."""
+    if not path.is_file():
+        raise SageDataError(path, None, None, "missing")
+    log = ProblemLog(path.name)
+    with path.open("rb") as handle:
+        for line in read_lines(handle, log, stop_on_problem=True):
+            yield line.number, line.text
+    if log:
+        problem = log.problems[0]
+        raise SageDataError(path, problem.line, problem.field, problem.message)
+
+
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; ids must be unique within the file."""
     rows, seen = [], set()
-    if not path.is_file():
-        raise SageDataError(path, None, None, "missing")
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise SageDataError(path, number, None, f"not valid JSON ({error.msg})") from None
-            except (ValueError, RecursionError) as error:  # an over-long integer, deep nesting
-                field, message = json_refusal(raw, error)
-                raise SageDataError(path, number, field, message) from None
-            if not isinstance(record, dict):
-                raise SageDataError(path, number, None, "each line must be a JSON object")
-            key = "_id" if "_id" in record else "id"
-            ident = record.get(key)
-            if not isinstance(ident, str | int) or isinstance(ident, bool) or str(ident) == "":
-                raise SageDataError(path, number, key, "must be a non-empty string or integer")
-            if str(ident) in seen:
-                raise SageDataError(path, number, key, f"duplicate id {ident!r}")
-            seen.add(str(ident))
-            record[key] = str(ident)
-            rows.append((number, record))
+    for number, raw in _lines(path):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise SageDataError(path, number, None, f"not valid JSON ({error.msg})") from None
+        except (ValueError, RecursionError) as error:  # an over-long integer, deep nesting
+            field, message = json_refusal(raw, error)
+            raise SageDataError(path, number, field, message) from None
+        if not isinstance(record, dict):
+            raise SageDataError(path, number, None, "each line must be a JSON object")
+        key = "_id" if "_id" in record else "id"
+        ident = record.get(key)
+        if not isinstance(ident, str | int) or isinstance(ident, bool) or str(ident) == "":
+            raise SageDataError(path, number, key, "must be a non-empty string or integer")
+        if str(ident) in seen:
+            raise SageDataError(path, number, key, f"duplicate id {excerpt(str(ident))!r}")
+        seen.add(str(ident))
+        record[key] = str(ident)
+        rows.append((number, record))
     if not rows:
         raise SageDataError(path, None, None, "the file has no records")
     return rows
@@ -161,23 +177,26 @@ def read_beir(folder: Path) -> Retrieval:
 
 def _read_qrels(path: Path, corpus: dict[str, str], queries: dict[str, str]) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
-    if not path.is_file():
-        raise SageDataError(path, None, None, "missing")
-    with path.open(encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-            if number == 1 or not row:
-                continue  # BEIR's header: query-id, corpus-id, score
-            if len(row) != 3:
-                raise SageDataError(path, number, None, "expected query-id, corpus-id and score separated by tabs")
-            qid, did, score = row
-            if qid not in queries:
-                raise SageDataError(path, number, "query-id", f"{qid!r} is not in queries.jsonl")
-            if did not in corpus:
-                raise SageDataError(path, number, "corpus-id", f"{did!r} is not in corpus.jsonl")
-            try:
-                qrels.setdefault(qid, {})[did] = int(score)
-            except ValueError:
-                raise SageDataError(path, number, "score", f"{score!r} is not an integer") from None
+    # A field may be as long as a line may be (csv's own limit is 131,072 characters), as in dataset imports.
+    csv.field_size_limit(max(csv.field_size_limit(), settings.MAX_IMPORT_LINE_BYTES))
+    for number, text in _lines(path):
+        try:
+            row = next(csv.reader([text], delimiter="\t"), [])
+        except csv.Error as error:
+            raise SageDataError(path, number, None, f"not a tab-separated line ({error})") from None
+        if number == 1 or not row:
+            continue  # BEIR's header: query-id, corpus-id, score
+        if len(row) != 3:
+            raise SageDataError(path, number, None, "expected query-id, corpus-id and score separated by tabs")
+        qid, did, score = row
+        if qid not in queries:
+            raise SageDataError(path, number, "query-id", f"{excerpt(qid)!r} is not in queries.jsonl")
+        if did not in corpus:
+            raise SageDataError(path, number, "corpus-id", f"{excerpt(did)!r} is not in corpus.jsonl")
+        try:
+            qrels.setdefault(qid, {})[did] = int(score)
+        except ValueError:
+            raise SageDataError(path, number, "score", f"{excerpt(score)!r} is not an integer") from None
     if not qrels:
         raise SageDataError(path, None, None, "no judgments")
     return qrels

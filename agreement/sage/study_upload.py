@@ -2,14 +2,19 @@
 agreement/sage/datasets.py), checked whole before it is kept.
 
 The archive is unpacked into a scratch folder next to the studies (no absolute names, no "..", no links,
-at most MAX_MEMBERS files and MAX_UNPACKED_BYTES unpacked, so a zip bomb is refused before it is written),
-read with `load_study` (every file, line and field checked), and only then moved under SAGE_STUDIES_DIR by
-one rename, so a refused upload leaves nothing behind. Errors name the file inside the archive and its line
+at most MAX_MEMBERS files and MAX_UNPACKED_BYTES unpacked), read with `load_study` (every file, line and field
+checked), and only then moved under SAGE_STUDIES_DIR by one rename, so a refused upload leaves nothing behind.
+A zip bomb is refused before anything is written: the members are streamed by the archive reader of MTEB
+results and collection uploads (`read_archive_members`, at most 16 MiB a file, counted while it streams,
+whatever the header claims), and each file's lines are checked as dataset imports check theirs
+(`read_lines`: at most MAX_IMPORT_LINE_BYTES, 1 MiB, a line, UTF-8) before it is written.
+Errors name the file inside the archive and its line
 (`mystudy/robustness/news.jsonl:3: field 'summary': must be a non-empty string`), never a server folder.
 A zip whose files sit in one top folder (what zipping a folder makes) is read from that folder.
 """
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import stat
@@ -18,7 +23,10 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from agreement.results.mteb_files import ResultsImportError
+from agreement.results.mteb_loading import read_archive_members
 from agreement.sage.datasets import SageDataError, Study, load_study
+from hume.lib.import_reader import ProblemLog, read_lines
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 MAX_MEMBERS = 5000
@@ -59,18 +67,35 @@ def _members(archive: zipfile.ZipFile, filename: str) -> list[zipfile.ZipInfo]:
 
 def _unpack(handle: IO[bytes], filename: str, target: Path) -> None:
     try:
-        archive = zipfile.ZipFile(handle)
+        with zipfile.ZipFile(handle) as archive:
+            wanted = {"/".join(part for part in m.filename.split("/") if part not in ("", "."))
+                      for m in _members(archive, filename)}
     except (zipfile.BadZipFile, OSError):
         raise StudyUploadError(f"{filename}: not a zip archive (zip the study folder)") from None
-    with archive:
-        for member in _members(archive, filename):
-            out = target / PurePosixPath(member.filename.replace("\\", "/"))
+    handle.seek(0)
+    try:
+        members = read_archive_members(handle, source=filename, max_total_bytes=MAX_UNPACKED_BYTES,
+                                       max_members=MAX_MEMBERS)
+    except ResultsImportError as error:
+        raise StudyUploadError(str(error)) from None
+    with members:
+        for name in members:
+            if name not in wanted:
+                continue
+            data = members[name]
+            _check_lines(data, f"{filename}!{name}")
+            out = target / PurePosixPath(name)
             out.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                with archive.open(member) as source, out.open("wb") as sink:
-                    shutil.copyfileobj(source, sink)
-            except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as error:
-                raise StudyUploadError(f"{filename}!{member.filename}: cannot be read ({error})") from None
+            out.write_bytes(data)
+
+
+def _check_lines(data: bytes, where: str) -> None:
+    """Refuse a member with a line over MAX_IMPORT_LINE_BYTES or a byte that is not UTF-8, naming the line."""
+    log = ProblemLog(where)
+    for _ in read_lines(io.BytesIO(data), log, stop_on_problem=True):
+        pass
+    if log:
+        raise StudyUploadError(str(log.problems[0]))
 
 
 def study_root(folder: Path) -> Path:

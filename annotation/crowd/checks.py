@@ -74,6 +74,19 @@ def gold_due(n_work: int, n_done: int, rate: float) -> bool:
     return rate > 0 and n_done < int(n_work * rate + 1e-9)
 
 
+def n_gold_checks(quota: int, rate: float, n_gold: int) -> int:
+    """How many hidden gold checks a participant who does the whole quota sees: checks come between work items,
+    so `gold_due` is asked after 0 … quota − 1 answers (at most one per gold item of the pool)."""
+    return min(int(max(quota - 1, 0) * rate + 1e-9), n_gold) if rate > 0 else 0
+
+
+def n_checks_planned(quota: int, n_attention: int, gold_rate: float, n_gold: int) -> int:
+    """The check items of a whole run: every attention check (`attention_due` spreads them inside the quota)
+    and the hidden gold checks. The item counter adds these to the quota, so a check is counted as an item
+    like any other and does not repeat the number of the item before it."""
+    return n_attention + n_gold_checks(quota, gold_rate, n_gold)
+
+
 def straightline_run(values: Sequence[Any]) -> int:
     """How many of the latest answers (newest last) equal the newest one in a row."""
     if not values:

@@ -14,18 +14,32 @@ from annotation.crowd import identity, participants, studies
 from annotation.crowd.models import Participant, StudyLink
 from annotation.manage.views import admins_only, readers_only
 from hume.roles import is_admin
+from kinds.forms import ShortEchoes
 
 
-class StudyLinkForm(forms.Form):
-    quota = forms.IntegerField(min_value=1, help_text="Work items per participant.")
+class StudyLinkForm(ShortEchoes, forms.Form):
+    """The link's settings; each count is bounded here as in `studies.link_problems` (a 10^30 or 2^63 was a 500
+    when the database refused it), so the error sits on its field. A refused form shows a number again cut to
+    40 characters (ShortEchoes), the consent text whole (up to its max_length)."""
+
+    quota = forms.IntegerField(min_value=1, max_value=studies.MAX_COUNT, help_text="Work items per participant.")
     minutes = forms.IntegerField(min_value=1, max_value=studies.MAX_MINUTES, help_text="Time limit from arrival.")
     completion_code = forms.CharField(max_length=64)
     platform = forms.ChoiceField(choices=StudyLink.Platform.choices, initial=StudyLink.Platform.PROLIFIC)
-    consent = forms.CharField(widget=forms.Textarea, required=False, help_text="Markdown; empty = no consent step.")
+    consent = forms.CharField(widget=forms.Textarea, required=False, max_length=50_000,
+                              help_text="Markdown; empty = no consent step.")
     gold_rate = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.0, help_text="Hidden gold checks per item.")
-    min_seconds = forms.IntegerField(min_value=0, initial=0, help_text="Minimum seconds per item (0 = off).")
-    straightline_run = forms.IntegerField(min_value=0, initial=0, help_text="Identical answers in a row to flag.")
-    practice_failures_allowed = forms.IntegerField(min_value=0, initial=1)
+    min_seconds = forms.IntegerField(min_value=0, max_value=studies.MAX_MIN_SECONDS, initial=0,
+                                     help_text="Minimum seconds per item (0 = off).")
+    straightline_run = forms.IntegerField(min_value=0, max_value=studies.MAX_COUNT, initial=0,
+                                          help_text="Identical answers in a row to flag (at most the quota).")
+    practice_failures_allowed = forms.IntegerField(min_value=0, max_value=studies.MAX_COUNT, initial=1)
+    min_answers = forms.IntegerField(min_value=0, max_value=studies.MAX_COUNT, initial=0, required=False,
+                                     help_text="Fewest answered items that earn the code when the batch runs out "
+                                               "first (0 or empty = the quota).")
+
+    def clean_min_answers(self) -> int:
+        return self.cleaned_data.get("min_answers") or 0
 
 
 def get_link_for(user, link_id: int) -> StudyLink:
@@ -51,7 +65,8 @@ def create_link(request: HttpRequest, batch_id: int) -> HttpResponse:
             link = studies.create_study_link(batch, wanted, created_by=request.user)
             messages.success(request, "Study link created.")
             return redirect("studies:detail", link_id=link.pk)
-    return render(request, "crowd/manage/link_form.html", {"batch": batch, "form": form})
+    return render(request, "crowd/manage/link_form.html", {"batch": batch, "form": form,
+                                                           "facts": studies.link_facts(batch)})
 
 
 @readers_only

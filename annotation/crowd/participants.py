@@ -131,10 +131,11 @@ def _agreement(link: StudyLink, rows: dict[int, ParticipantRow], by_item: dict[i
 
 def flags(link: StudyLink) -> list[dict[str, str]]:
     """What the participants flagged, or skipped with a reason, for the researcher: work items (the answer's flag
-    comment, or the skip reason) and check items (CheckResult.note). Pseudonyms only, by participant and item."""
+    comment, or the skip reason) and check items (CheckResult.note). Pseudonyms only, by participant and item; an
+    item by its own id (the dataset's `id`, Item.external_id), never the 64-hex digest `uid` no one can look up."""
     work = (Annotation.objects.filter(batch_id=link.batch_id, annotator__participant__link=link)
             .filter(Q(flagged=True) | Q(skipped=True)).order_by("annotator__user__username", "pk")
-            .values_list("annotator__user__username", "item__uid", "flagged", "flag_comment", "skipped",
+            .values_list("annotator__user__username", "item__external_id", "flagged", "flag_comment", "skipped",
                          "skip_reason"))
     rows = [{"annotator": name, "item": uid,
              "what": ("flagged, skipped" if skipped else "flagged, answered") if flagged else "skipped",
@@ -142,7 +143,7 @@ def flags(link: StudyLink) -> list[dict[str, str]]:
             for name, uid, flagged, comment, skipped, reason in work]
     checked = (CheckResult.objects.filter(participant__link=link).exclude(note="")
                .order_by("participant__annotator__user__username", "pk")
-               .values_list("participant__annotator__user__username", "item__uid", "role", "note"))
+               .values_list("participant__annotator__user__username", "item__external_id", "role", "note"))
     rows += [{"annotator": name, "item": uid, "what": f"{role} check", "text": note}
              for name, uid, role, note in checked]
     return rows

@@ -31,7 +31,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.annotators import create_annotator
@@ -47,6 +47,10 @@ PROLIFIC_ID = re.compile(r"[0-9a-fA-F]{24}")
 PLATFORM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 COMPLETION_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_MINUTES = 24 * 60
+# The largest count a link's PositiveIntegerField holds on PostgreSQL (32 bits); a larger one was a 500.
+MAX_COUNT = 2**31 - 1
+# A minimum time per item longer than the longest time limit would flag every answer.
+MAX_MIN_SECONDS = MAX_MINUTES * 60
 TAB_IDLE_SECONDS = 60
 # A live tab's `tab_seen_at` is written again only when older than this: one write per page would be a row
 # lock per request, and the idle test above needs the time to a few seconds, not to the request.
@@ -88,28 +92,72 @@ def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
     if not batch.is_open:
         problems.append(("batch", f"the batch “{batch.name}” is closed; open it before making a study link"))
     if wanted.quota < 1:
-        problems.append(("quota", f"must be at least 1, got {wanted.quota}"))
+        problems.append(("quota", f"must be at least 1, got {_cut(wanted.quota)}"))
     elif wanted.quota > n_items:
-        problems.append(("quota", f"{wanted.quota} is more than the {n_items} items of the batch “{batch.name}”"))
+        problems.append(("quota", f"{_cut(wanted.quota)} is more than the {n_items} items of the batch "
+                                  f"“{batch.name}”"))
     if not 1 <= wanted.minutes <= MAX_MINUTES:
-        problems.append(("minutes", f"must be between 1 and {MAX_MINUTES}, got {wanted.minutes}"))
+        problems.append(("minutes", f"must be between 1 and {MAX_MINUTES}, got {_cut(wanted.minutes)}"))
     if not COMPLETION_CODE.fullmatch(wanted.completion_code or ""):
         problems.append(("completion_code", "must be 1 to 64 letters, digits, '-' or '_'"))
     if wanted.platform not in StudyLink.Platform.values:
         problems.append(("platform", f"must be one of {', '.join(StudyLink.Platform.values)}"))
     if not 0.0 <= wanted.gold_rate <= 1.0:
         problems.append(("gold_rate", f"must be between 0 and 1, got {wanted.gold_rate}"))
-    elif wanted.gold_rate > 0 and not gold_items(batch).exists():
-        problems.append(("gold_rate", f"the task “{batch.task.name}” has no gold items to draw hidden checks from"))
-    for name in ("min_seconds", "straightline_run", "practice_failures_allowed"):
-        if getattr(wanted, name) < 0:
-            problems.append((name, "must not be negative"))
+    for name, most in (("min_seconds", MAX_MIN_SECONDS), ("straightline_run", max(wanted.quota, 2)),
+                       ("practice_failures_allowed", MAX_COUNT)):
+        value = getattr(wanted, name)
+        if not 0 <= value <= most:
+            problems.append((name, f"must be from 0 to {most}, got {_cut(value)}"))
     if wanted.straightline_run == 1:
         problems.append(("straightline_run", "must be 0 (off) or at least 2"))
     if wanted.min_answers < 0 or wanted.min_answers > max(wanted.quota, 0):
         problems.append(("min_answers", f"must be from 0 (the quota) to the quota {wanted.quota}, "
-                                        f"got {wanted.min_answers}"))
+                                        f"got {_cut(wanted.min_answers)}"))
+    problems += _gold_problems(batch, wanted)
     return problems
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """What the new-link form shows beside its fields: the batch's items (the largest quota) and the task's
+    check items of each role, and its items with gold (where hidden gold checks are drawn from)."""
+
+    n_items: int
+    n_practice: int
+    n_attention: int
+    n_gold: int
+
+
+def link_facts(batch: Batch) -> LinkFacts:
+    roles = dict(ItemCheck.objects.filter(item__task_id=batch.task_id).values("role").annotate(n=Count("pk"))
+                 .values_list("role", "n"))
+    return LinkFacts(n_items=BatchItem.objects.filter(batch=batch).count(),
+                     n_practice=roles.get(ItemCheck.Role.PRACTICE, 0),
+                     n_attention=roles.get(ItemCheck.Role.ATTENTION, 0), n_gold=gold_items(batch).count())
+
+
+def _gold_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
+    """A gold rate that would show no hidden gold check: the task has no gold, or rate × quota rounds to none
+    (checks come between work items, so after at most quota − 1 of them: checks.n_gold_checks)."""
+    if wanted.gold_rate <= 0 or not 0 <= wanted.gold_rate <= 1 or wanted.quota < 1:
+        return []
+    if not gold_items(batch).exists():
+        return [("gold_rate", f"the task “{batch.task.name}” has no gold items to draw hidden checks from")]
+    if checks.n_gold_checks(wanted.quota, wanted.gold_rate, n_gold=MAX_COUNT) == 0:
+        least = 1 / (wanted.quota - 1) if wanted.quota > 1 else None
+        advice = f"at least {least:.3g}" if least is not None else "0 (a quota of 1 leaves no room for a check)"
+        places = f"{wanted.quota - 1} place{'s' if wanted.quota != 2 else ''}"
+        return [("gold_rate", f"{wanted.gold_rate:g} × a quota of {wanted.quota} shows no hidden gold check at all "
+                              f"({wanted.gold_rate:g} × the {places} between work items rounds down to 0); set it to "
+                              f"{advice}, or 0 for none")]
+    return []
+
+
+def _cut(value: object) -> str:
+    """A number as an error quotes it: cut to 40 characters (a 5,001-digit value is not echoed whole)."""
+    text = str(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def create_study_link(batch: Batch, wanted: LinkSettings, *, created_by: Any = None) -> StudyLink:
@@ -304,6 +352,28 @@ def check_item_ids(link: StudyLink, role: str) -> list[int]:
                for wanted in (ItemCheck.Role.PRACTICE, ItemCheck.Role.ATTENTION)}
         cache.set(key, ids, timeout=CHECK_IDS_SECONDS)
     return ids[role]
+
+
+def n_gold_items(link: StudyLink) -> int:
+    """How many items hidden gold checks are drawn from (the task's, set at import): cached as the check ids are."""
+    key = f"crowd-gold-count:{link.token}"
+    count = cache.get(key)
+    if count is None:
+        count = gold_items(link.batch).count() if link.gold_rate > 0 else 0
+        cache.set(key, count, timeout=CHECK_IDS_SECONDS)
+    return count
+
+
+def item_counter(participant: Participant, n_answered: int) -> tuple[int, int]:
+    """(this item's number, the items of the whole run) for "Item 3 of 7": the quota's work items and the run's
+    check items (attention and hidden gold) counted alike, so a check shows the next number, as a work item would,
+    and does not repeat the number of the item before it (issue 35, item 7). One query: the checks answered."""
+    link = participant.link
+    n_attention = len(check_item_ids(link, CheckResult.Role.ATTENTION))
+    total = link.quota + checks.n_checks_planned(link.quota, n_attention, link.gold_rate, n_gold_items(link))
+    n_checks = CheckResult.objects.filter(
+        participant=participant, role__in=(CheckResult.Role.ATTENTION, CheckResult.Role.GOLD)).count()
+    return min(n_answered + n_checks + 1, total), total
 
 
 def _item(pk: int) -> Item:

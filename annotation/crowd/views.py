@@ -249,7 +249,8 @@ def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, 
         form = answer_form_for(task, item.payload)
     done = studies.n_work(participant) if step.n_work is None else step.n_work
     practice = step.role == CheckResult.Role.PRACTICE
-    context = {
+    number, n_run_items = (0, 0) if practice else studies.item_counter(participant, done)
+    context = {"number": number, "n_run_items": n_run_items,
         "participant": participant, "tab": tab, "task": task, "item": item, "form": form, "practice": practice,
         "shown": _shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
         "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE)) if practice else 0,

@@ -54,11 +54,13 @@ def request_body(config: LLMAnnotatorConfig, model: str, messages: list[dict[str
 
 
 async def ask(client: ChatClient, config: LLMAnnotatorConfig, model: str, task: Task,
-              payload: dict[str, Any], examples: list[list[Example]] | None = None) -> Outcome:
+              payload: dict[str, Any], examples: list[list[Example]] | None = None, *,
+              out: Outcome | None = None) -> Outcome:
     """Ask until a valid answer, re-asking with the problem stated after a malformed one (bounded); then its
-    confidence: from the reply's log-probs, else from simulated annotators when `examples` holds K sets."""
+    confidence: from the reply's log-probs, else from simulated annotators when `examples` holds K sets.
+    Counts go into `out` as the requests are answered (safe_ask keeps them if something raises later)."""
     messages = build_messages(task, payload)
-    out = Outcome()
+    out = Outcome() if out is None else out
     for _ in range(config.max_answer_retries + 1):
         try:
             reply = await client.complete_async(request_body(config, model, messages))
@@ -104,10 +106,13 @@ async def add_simulated_confidence(out: Outcome, client: ChatClient, config: LLM
 
 
 async def safe_ask(*args: Any, **kwargs: Any) -> Outcome:
-    """A bug in one item must not take the run down: it becomes that item's recorded failure."""
+    """A bug in one item must not take the run down: it becomes that item's recorded failure, with the requests
+    it had sent and their tokens still counted (the run's http_requests read 0 after such replies, issue 35)."""
+    out = Outcome()
     try:
-        return await ask(*args, **kwargs)
+        return await ask(*args, out=out, **kwargs)
     except Exception as exc:  # recorded on the request row, with its type
         log.exception("LLM request failed unexpectedly")
-        return Outcome(failure_kind="error", error=f"{type(exc).__name__}: {exc}")
+        out.ok, out.value, out.failure_kind, out.error = False, None, "error", f"{type(exc).__name__}: {exc}"
+        return out
 

@@ -1,4 +1,6 @@
-"""Forms of the LLM annotator pages. The API key secret is write-only: never rendered back into a form."""
+"""Forms of the LLM annotator pages. The API key secret is write-only: never rendered back into a form. A refused
+form shows each value again cut to its field's length (or 40 characters) and errors quote it cut (ShortEchoes): a
+5,001-digit number came back whole in every field (issue 35, item 8)."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,6 +11,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel
 from annotation.models import Annotator, Batch
+from kinds.forms import ShortEchoes
 from tasks_app.models import Task
 
 CONFIG_FIELDS = ("base_url", "model", "api_key_env", "temperature", "max_tokens", "json_mode", "max_concurrency",
@@ -23,7 +26,7 @@ class SecretInput(forms.PasswordInput):
         super().__init__(render_value=False, attrs={"autocomplete": "new-password"})
 
 
-class LLMAnnotatorForm(forms.ModelForm):
+class LLMAnnotatorForm(ShortEchoes, forms.ModelForm):
     """Create or edit an LLM annotator's endpoint. A blank secret keeps the stored one; "clear" removes it."""
 
     name = forms.CharField(max_length=150, validators=[UnicodeUsernameValidator()],
@@ -66,7 +69,7 @@ class LLMAnnotatorForm(forms.ModelForm):
             config.api_key_secret = ""
 
 
-class RunForm(forms.Form):
+class RunForm(ShortEchoes, forms.Form):
     """What an LLM annotator should answer: one batch, or a whole task's pool."""
 
     batch = forms.ModelChoiceField(queryset=Batch.objects.select_related("task"), required=False)
@@ -85,7 +88,7 @@ def llm_annotators() -> Any:
     return Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=False).select_related("user")
 
 
-class PanelForm(forms.ModelForm):
+class PanelForm(ShortEchoes, forms.ModelForm):
     judges = forms.ModelMultipleChoiceField(queryset=llm_annotators(), widget=forms.CheckboxSelectMultiple)
 
     class Meta:

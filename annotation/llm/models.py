@@ -35,6 +35,9 @@ from tasks_app.kinds import content_digest
 from tasks_app.models import Item, Task
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+# The longest client timeout of one request: an hour (a slow reasoning model answers in minutes). 1e308 was
+# accepted and meant no deadline at all (issue 35, item 8).
+MAX_TIMEOUT_SECONDS = 3600.0
 
 
 def validate_endpoint_url(value: str) -> None:
@@ -102,8 +105,9 @@ class LLMAnnotatorConfig(SpendCapped):
         default=4, validators=[MinValueValidator(1), MaxValueValidator(1024)],
         help_text="Requests in flight at once (the study ran its judges at up to 1,024).")
     requests_per_minute = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
-    timeout_seconds = models.FloatField(default=60.0, validators=[MinValueValidator(0.1)],
-                                        help_text="Client timeout of one HTTP request.")
+    timeout_seconds = models.FloatField(
+        default=60.0, validators=[MinValueValidator(0.1), MaxValueValidator(MAX_TIMEOUT_SECONDS)],
+        help_text="Client timeout of one HTTP request (at most an hour).")
     max_retries = models.PositiveSmallIntegerField(default=4, validators=[MaxValueValidator(10)],
                                                    help_text="Retries on 429, 5xx and timeouts.")
     max_answer_retries = models.PositiveSmallIntegerField(
@@ -137,6 +141,7 @@ class LLMAnnotatorConfig(SpendCapped):
             ),
             models.CheckConstraint(condition=Q(requests_per_minute__gte=1), name="llm_rpm_positive"),
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="llm_timeout_positive"),
+            models.CheckConstraint(condition=Q(timeout_seconds__lte=MAX_TIMEOUT_SECONDS), name="llm_timeout_bounded"),
             models.CheckConstraint(condition=Q(max_retries__lte=10), name="llm_max_retries_bounded"),
             models.CheckConstraint(condition=Q(max_answer_retries__lte=5), name="llm_answer_retries_bounded"),
             models.CheckConstraint(condition=Q(confidence_samples__lte=10), name="llm_confidence_samples_bounded"),

@@ -278,6 +278,8 @@ class ChatClient:
             payload = json.loads(text)
             choice = payload["choices"][0]
             content = choice["message"]["content"]
+        except RecursionError:  # the request was sent (and paid for): it is counted with the others
+            raise ProtocolError(f"HTTP {status} reply is JSON nested too deeply", excerpt(text), attempts) from None
         except (ValueError, KeyError, IndexError, TypeError):
             raise ProtocolError(f"HTTP {status} reply is not a chat completion", excerpt(text), attempts) from None
         if not isinstance(content, str):

@@ -14,28 +14,17 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from annotation import annotators
 from annotation.annotators import check_password, create_annotator
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
-from tasks_app.models import language_code
-
-PROFICIENCIES = [choice for choice, _ in AnnotatorLanguage.Proficiency.choices]
 
 
 def parse_languages(text: str) -> dict[str, str | None]:
-    """"eng-Latn,dan-Latn:fluent" → {"eng-Latn": None, "dan-Latn": "fluent"}; a clear error names the entry."""
-    languages: dict[str, str | None] = {}
-    for entry in filter(None, (part.strip() for part in text.split(","))):
-        code, _, proficiency = entry.partition(":")
-        try:
-            language_code(code)
-        except ValidationError:
-            raise CommandError(f"--languages: {code!r} is not an MTEB-style code such as eng-Latn or ara-Arab.") \
-                from None
-        if proficiency and proficiency not in PROFICIENCIES:
-            raise CommandError(f"--languages: proficiency {proficiency!r} of {code} must be one of {PROFICIENCIES}.")
-        languages[code] = proficiency or None
-    return languages
+    try:
+        return annotators.parse_languages(text)
+    except ValueError as problem:
+        raise CommandError(str(problem)) from None
 
 
 class Command(BaseCommand):
