@@ -106,10 +106,12 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
         return _problem(request, link, title, message, problem.status)
     except identity.AlreadyStarted:
         return _render(request, link, "already_started.html", {}, status=409)
+    participant = admission.participant
+    # kept first: when a later write meets a busy SQLite, the view's next try (hume/sqlite_busy.py) finds the
+    # browser's secret here and resumes the run it just made, instead of taking it for another browser
+    request.session[key] = {"participant": participant.pk, "secret": admission.secret}
     if request.session.session_key:  # a fresh session id on each arrival (no fixation of a shared one); a
         request.session.cycle_key()  # browser without one gets a new id when the session is first saved
-    participant = admission.participant
-    request.session[key] = {"participant": participant.pk, "secret": admission.secret}
     if participant.stage in studies.RUNNING:  # straight to this tab's page: one redirect fewer per arrival
         fresh = studies.open_tab(participant)
         if fresh is not None:
