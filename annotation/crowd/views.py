@@ -80,8 +80,11 @@ def _arrivals_exceeded(request: HttpRequest) -> bool:
 
 def _busy(request: HttpRequest) -> HttpResponse:
     """The page for a moment SQLite stayed busy through every try (hume/sqlite_busy.py): it loads the
-    participant's page again by itself (the same link for an arrival, the run's page after a form)."""
-    again = request.get_full_path() if request.method == "GET" else request.path
+    participant's page again by itself (the same link for an arrival, the tab's run page after a form)."""
+    if request.method == "GET":
+        again = request.get_full_path()
+    else:  # the page of the tab that sent the form (a run page without its tab would count as another tab)
+        again = f"{request.path}?{urlencode({'tab': request.POST.get('tab', '')})}"
     return _render(request, None, "busy.html", {"again": again})
 
 
