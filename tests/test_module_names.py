@@ -66,7 +66,7 @@ def test_the_scan_sees_every_app_and_leaves_migrations_out() -> None:
 def test_the_allow_lists_are_the_conventional_names_docs_style_lists() -> None:
     assert DJANGO == {"__init__", "views", "urls", "models", "apps", "admin", "forms", "serializers", "signals",
                       "tasks", "api", "api_urls", "migrations", "kind_parts"}
-    assert KIND_PARTS == {"definition", "form", "prompt", "scorer", "evaluation"}
+    assert KIND_PARTS == {"definition", "form", "prompt", "scorer", "evaluation", "samples"}
 
 
 def test_no_module_name_is_used_twice_in_the_app_code() -> None:
