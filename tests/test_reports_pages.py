@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime
 
 import pytest
 from django.test import Client
@@ -179,6 +180,8 @@ def test_raw_answers_export_in_the_annotation_import_format(dave, task) -> None:
     lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
 
     assert len(lines) == 4 + 4 + 1 + 4
+    times = [datetime.fromisoformat(line.pop("submitted_at")) for line in lines]  # each answer's own time
+    assert all(when.tzinfo is not None for when in times)
     assert lines[0] == {"item": "t1", "annotator": "llm-judge", "annotator_kind": "llm", "value": "neg",
                         "skipped": False, "skip_reason": "", "flag_comment": "", "time_spent_ms": None,
                         "excluded": False}
