@@ -110,12 +110,17 @@ def start_worker(transactional_db: None) -> Iterator[Callable[..., subprocess.Po
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_process(proc, timeout=20)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """End a worker (or server) this test started: TERM, then KILL of its whole session after `timeout` s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
 
 
 def wait_for_worker(timeout: float = 60) -> None:

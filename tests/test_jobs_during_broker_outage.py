@@ -30,7 +30,7 @@ from agreement.retrieval.models import Evaluation, Ranking
 from agreement.sage.models import SageRun
 from hume.jobs.models import UnsentMessage
 from tasks_app.models import ImportJob, Task
-from tests.conftest import REPO, database_url_for_subprocess, require_postgres
+from tests.conftest import REPO, database_url_for_subprocess, require_postgres, stop_process
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.retrieval_helpers import judged_collection, load_minifact
 from tests.throwaway_redis import ThrowawayRedis, free_port
@@ -172,12 +172,7 @@ def test_jobs_submitted_while_redis_is_down_answer_at_once_and_run_when_it_is_ba
         assert worker.poll() is None, worker_log.read_text()[-3000:]  # the same worker: never restarted
         assert "job message(s) the broker had refused" in worker_log.read_text()
     finally:
-        if worker.poll() is None:
-            worker.terminate()
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, 9)
+        stop_process(worker)
         redis.stop()
 
 

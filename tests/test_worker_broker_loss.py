@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
-from tests.conftest import REPO, database_url_for_subprocess
+from tests.conftest import REPO, database_url_for_subprocess, stop_process
 from tests.throwaway_redis import ThrowawayRedis
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -104,12 +104,7 @@ def test_redis_stopped_and_started_under_load_the_same_worker_runs_every_queued_
         assert set(done) - set(sender.accepted) <= set(sender.refused)  # nothing ran that was never sent
     finally:
         sender.stopping.set()
-        if worker.poll() is None:
-            worker.terminate()
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, 9)
+        stop_process(worker)
         redis.stop()
 
 
