@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from agreement.report_document import ReportDocument
-from agreement.results.figure2 import COLORS, STYLE, without_inline_css
 from measures import metric_names
+from measures.results.figure2 import COLORS, STYLE, without_inline_css
 
 PALETTE = ("#2456c7", "#b7791f", "#1e7b45", "#b42318", "#7a4cc2", "#0e7c86", "#5b6475", "#c2478a")
 Doc = ReportDocument

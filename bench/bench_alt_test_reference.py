@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The alternative-annotator test of agreement/escalation/alternative_annotator_test.py against the authors'
+"""The alternative-annotator test of measures/escalation/alternative_annotator_test.py against the authors'
 published example.
 
 The authors' repository (nitaytech/AltTest on GitHub, "The Alternative Annotator Test for LLM-as-a-Judge",
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.escalation.alternative_annotator_test import alt_test
+from measures.escalation.alternative_annotator_test import alt_test
 
 SETTINGS = {"wax": ("accuracy", 0.1), "lgbteen": ("accuracy", 0.2), "mtbench": ("accuracy", 0.2),
             "framing": ("accuracy", 0.15), "cebab_aspects": ("accuracy", 0.1), "summeval": ("neg_rmse", 0.2),

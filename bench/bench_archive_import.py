@@ -65,8 +65,8 @@ class _Padded(io.RawIOBase):
 
 def child(path: str, mode: str) -> None:
     """Load one archive and print 'peak-growth-MiB seconds outcome' (runs in its own process)."""
-    from agreement.results.mteb_files import ResultsImportError
     from agreement.results.mteb_loading import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES, load_results_archive
+    from measures.results.mteb_files import ResultsImportError
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()

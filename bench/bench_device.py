@@ -126,8 +126,8 @@ def part_encode(pairs: int) -> None:
 
 def part_search(docs: int, queries: int, k: int = 100) -> None:
     from agreement.model_runs.device import worker_device
-    from agreement.retrieval.cosine_top_k import l2_normalise
-    from agreement.retrieval.device_search import exact_top_k
+    from measures.retrieval.cosine_top_k import l2_normalise
+    from measures.retrieval.device_search import exact_top_k
 
     device = worker_device()
     generator = torch.Generator().manual_seed(0)

@@ -1,7 +1,7 @@
 """Escalation's guarantee and power over 1,000 seeded calibration/test splits (issue 33, item 3; docs/escalation.md §3).
 
 Why: the fixed-sequence test of "Trust or Escalate" (arXiv 2407.18370) started at 30 covered items keeps nothing for a
-judge that errs even 2 % at the top; agreement/escalation/calibration.py starts at 100. This prints, for each
+judge that errs even 2 % at the top; measures/escalation/calibration.py starts at 100. This prints, for each
 synthetic judge and each start, over seeded draws of the calibration set:
 
 - held: the share of draws where the disagreement of the kept items is ≤ α, computed exactly from the judge's
@@ -32,7 +32,7 @@ from scipy.stats import beta as beta_distribution
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.escalation.calibration import (
+from measures.escalation.calibration import (
     MIN_COVERED,
     START_COVERED,
     apply_cascade,

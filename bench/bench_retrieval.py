@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.retrieval.cosine_top_k import l2_normalise, top_k
+from measures.retrieval.cosine_top_k import l2_normalise, top_k
 from measures.trec_scoring import Judgments, Prepared, evaluate
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.ppi.planner import DEFAULT_ASSURANCE
+from measures.ppi.planner import DEFAULT_ASSURANCE
 from tests.ppi_confidence_study import JUDGES, fixed_budget, summarise
 
 SIZE, TARGET, LABELS = 10_000, 0.03, 500

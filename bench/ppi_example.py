@@ -16,10 +16,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.ppi.active import draw_probabilities, pooled_draws
-from agreement.ppi.estimates import Sample, active_estimate, estimate
-from agreement.ppi.planner import labels_needed
-from agreement.ppi.sequence import confidence_sequence
+from measures.ppi.active import draw_probabilities, pooled_draws
+from measures.ppi.estimates import Sample, active_estimate, estimate
+from measures.ppi.planner import labels_needed
+from measures.ppi.sequence import confidence_sequence
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """The confidence sequence's guarantee, simulated (docs/ppi.md, "Stopping"): coverage of the pool's human mean at
 every look from 20 to 300 labels over 500 seeded streams, for shares p = 0.02, 0.05, 0.10, 0.30 and for STS
-similarities on 0–5, the betting sequence of agreement/ppi/sequence.py beside the Gaussian-mixture sequence it
+similarities on 0–5, the betting sequence of measures/ppi/sequence.py beside the Gaussian-mixture sequence it
 replaced (reproduced below as it was), with the width each costs at 20, 50, 100, 200 and 300 labels, the looks
 of zero width, and how often ±0.03 (±0.15 for STS) was "reached" at the first look. Then where the guarantee
 does not hold: the same labels arriving sorted by value instead of in a random order.
@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.ppi.sequence import confidence_sequence, predictable_lambdas
+from measures.ppi.sequence import confidence_sequence, predictable_lambdas
 
 POOL, LABELS = 2000, 300
 LOOKS_SHOWN = (20, 50, 100, 200, 300)

@@ -1,4 +1,4 @@
-"""Seeded studies of confidence-driven sampling (agreement/ppi/active.py, planner.active_labels_needed), shared
+"""Seeded studies of confidence-driven sampling (measures/ppi/active.py, planner.active_labels_needed), shared
 by tests/test_ppi_confidence.py (short) and bench/ppi_confidence.py (long): the pure code, no database.
 
 A study: M items whose human label is a 0/1 share (p = 0.5); a judge labels every item with a confidence; people
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agreement.ppi.active import confidence_probabilities, draw_until_new, pooled_draws
-from agreement.ppi.estimates import Sample, active_estimate, estimate, z_value
-from agreement.ppi.planner import active_labels_needed, labels_needed
+from measures.ppi.active import confidence_probabilities, draw_until_new, pooled_draws
+from measures.ppi.estimates import Sample, active_estimate, estimate, z_value
+from measures.ppi.planner import active_labels_needed, labels_needed
 
 JUDGES = ("informative", "uninformative", "issue3")
 BURN_IN = 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from agreement.results import figure2
+from measures.results import figure2
 from tests.loop_data import batch_of
 
 pytestmark = pytest.mark.django_db

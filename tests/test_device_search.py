@@ -1,4 +1,4 @@
-"""Exact top-K on a device (agreement/retrieval/device_search.py) ranks as numpy does (cosine_top_k.py): the same
+"""Exact top-K on a device (measures/retrieval/device_search.py) ranks as numpy does (cosine_top_k.py): the same
 documents in the same order, ties to the lower document index — at the K-th place too.
 
 The vectors are small integers scaled by 1/8, so every dot product is exact in float32 whatever the order of
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from agreement.retrieval import device_search
-from agreement.retrieval.cosine_top_k import merge_top_k, top_k
-from agreement.retrieval.device_search import exact_top_k, top_k_on_device
+from measures.retrieval import device_search
+from measures.retrieval.cosine_top_k import merge_top_k, top_k
+from measures.retrieval.device_search import exact_top_k, top_k_on_device
 
 DEVICES = ["cpu"] + (["cuda:0"] if torch.cuda.is_available() else [])
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from agreement.escalation.alternative_annotator_test import alt_test
-from agreement.escalation.calibration import clopper_pearson_upper
 from annotation.annotators import create_annotator
 from annotation.llm.run_control import create_run
 from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation, Annotator, Batch, BatchItem
+from measures.escalation.alternative_annotator_test import alt_test
+from measures.escalation.calibration import clopper_pearson_upper
 from tests.llm_helpers import API_KEY_ENV, make_judge, make_task
 from tests.llm_server import ChatServer, Seen
 

@@ -1,4 +1,4 @@
-"""The alternative-annotator test (agreement/escalation/alternative_annotator_test.py; "The Alternative Annotator
+"""The alternative-annotator test (measures/escalation/alternative_annotator_test.py; "The Alternative Annotator
 Test for LLM-as-a-Judge", arXiv 2501.10970, Algorithm 1): a hand-worked example, the Benjamini–Yekutieli step against
 statsmodels, and the edge cases. The match with the authors' published example (their notebook's 52 verdicts)
 is checked by bench/bench_alt_test_reference.py on a clone of their repository (docs/escalation.md)."""
@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import ttest_1samp
 from statsmodels.stats.multitest import multipletests
 
-from agreement.escalation.alternative_annotator_test import (
+from measures.escalation.alternative_annotator_test import (
     accuracy,
     alt_test,
     benjamini_yekutieli,

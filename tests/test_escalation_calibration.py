@@ -1,4 +1,4 @@
-"""Calibrated escalation (agreement/escalation/calibration.py) against a direct computation with
+"""Calibrated escalation (measures/escalation/calibration.py) against a direct computation with
 scipy.stats.binom, and its guarantee over 1,000 seeded calibration/test splits ("Trust or Escalate",
 arXiv 2407.18370, §2–3; issue 25, "Done when")."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import binom
 
-from agreement.escalation.calibration import (
+from measures.escalation.calibration import (
     MIN_COVERED,
     START_COVERED,
     THRESHOLDS,

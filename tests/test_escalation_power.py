@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_distribution
 
-from agreement.escalation.calibration import (
+from measures.escalation.calibration import (
     MIN_COVERED,
     START_COVERED,
     apply_cascade,

@@ -204,7 +204,7 @@ def test_every_agreement_layer_is_placed_in_the_order() -> None:
     assert layer_of("agreement.scoring") == "core" and layer_of("agreement.views") == "shell"
     assert layer_of("agreement.model_runs.views") == "model_runs"
     assert layer_of("agreement.management.commands.sage") == "shell"
-    assert layer_of("agreement.escalation.calibration") == "escalation"
+    assert layer_of("measures.escalation.calibration") == "escalation"
 
 
 def test_an_agreement_layer_never_imports_a_later_layer() -> None:

@@ -23,12 +23,12 @@ from django.template.loader import get_template
 from django.test import Client
 from scipy import stats
 
-from agreement.model_runs import classical
 from agreement.ppi.estimands import OffScale, estimand_names, numbers
 from agreement.ppi.ppi_loading import task_scale
 from agreement.scoring import aggregated_kinds
 from annotation.models import Annotation
 from kinds import kind_registry
+from measures.model_runs import classical
 from tasks_app.kind_parts import missing_parts
 from tasks_app.models import ItemGold, Task
 from tasks_app.serializers import KindField

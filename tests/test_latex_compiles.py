@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agreement.sage.categories import CATEGORIES
 from agreement.sage.table import to_latex
+from measures.sage.categories import CATEGORIES
 from tests.retrieval_helpers import load_minifact, load_run
 
 PREAMBLE = (r"\documentclass{article}" "\n" r"\usepackage[utf8]{inputenc}" "\n" r"\usepackage[T1]{fontenc}" "\n"

@@ -14,15 +14,15 @@ import math
 
 import pytest
 
-from agreement.results.entry_correlation import entry_scores, spearman
-from agreement.results.mteb_files import leaderboard_rows
 from agreement.results.mteb_loading import load_results_dir
-from agreement.results.per_task import figure2, per_task
-from agreement.results.subset_scores import HUME_TASK_KINDS, SubsetScore, scores_from_rows, task_kind
-from agreement.results.table1 import overall_rank, table1
 from agreement.results.table_formats import latex_escape, per_task_to_csv, table1_to_csv, table1_to_latex, to_json
-from agreement.results.win_rates import win_rates
 from hume.lib.csv_safety import csv_cell, to_csv
+from measures.results.entry_correlation import entry_scores, spearman
+from measures.results.mteb_files import leaderboard_rows
+from measures.results.per_task import figure2, per_task
+from measures.results.subset_scores import HUME_TASK_KINDS, SubsetScore, scores_from_rows, task_kind
+from measures.results.table1 import overall_rank, table1
+from measures.results.win_rates import win_rates
 from tests.hume_paper import PAPER_TABLE1, POINTS, RESULTS, TABLE1_COLUMNS, TABLE8
 
 TABLE8_CI = {key: (low / 100, high / 100) for key, (_, low, high, _, _) in TABLE8.items()}

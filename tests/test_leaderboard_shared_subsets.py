@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 
 from agreement.results import compare as rc
-from agreement.results.subset_scores import HUME_LANGUAGES, SubsetScore
-from agreement.results.table1 import ranked_subsets, table1
+from measures.results.subset_scores import HUME_LANGUAGES, SubsetScore
+from measures.results.table1 import ranked_subsets, table1
 from tests.hume_paper import OVERALL, POINTS, RESULTS
 
 ENG, ARA, DAN = "eng-Latn", "ara-Arab", "dan-Latn"

@@ -12,7 +12,7 @@ from scipy import stats
 from sklearn.cluster import AgglomerativeClustering
 from sklearn.metrics import v_measure_score
 
-from agreement.model_runs import classical
+from measures.model_runs import classical
 from tests import model_data as data
 
 

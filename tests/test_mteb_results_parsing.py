@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from agreement.results.mteb_files import (
+from agreement.results.mteb_loading import (
+    MAX_FILE_BYTES,
+    load_results_archive,
+    load_results_dir,
+    load_task_result_file,
+)
+from measures.results.mteb_files import (
     ResultsImportError,
     ResultsImportErrors,
     annotator_rows,
@@ -24,12 +30,6 @@ from agreement.results.mteb_files import (
     leaderboard_rows,
     preferred_split,
     version_key,
-)
-from agreement.results.mteb_loading import (
-    MAX_FILE_BYTES,
-    load_results_archive,
-    load_results_dir,
-    load_task_result_file,
 )
 from tests.hume_paper import RESULTS
 

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from agreement.results import paper_figures as pf
 from agreement.results.compare import build, paper_figure
-from agreement.results.subset_scores import HUME_LANGUAGES
+from measures.results import paper_figures as pf
+from measures.results.subset_scores import HUME_LANGUAGES
 
 pytestmark = pytest.mark.django_db
 

@@ -108,7 +108,7 @@ def test_an_unknown_human_entry_is_refused_with_the_known_ones(hume_results) -> 
 
 def test_table_2_puts_each_llm_annotator_beside_the_human_on_the_same_subsets() -> None:
     from agreement.results.paper_tables import table2
-    from agreement.results.subset_scores import SubsetScore
+    from measures.results.subset_scores import SubsetScore
 
     def score(name: str, kind: str, task: str, language: str, value: float) -> SubsetScore:
         return SubsetScore(name, kind, task, language, value)

@@ -1,4 +1,4 @@
-"""Active sampling (agreement/ppi/active.py, estimates.active_estimate): draw probabilities, the pooled draws of
+"""Active sampling (measures/ppi/active.py, estimates.active_estimate): draw probabilities, the pooled draws of
 a uniform and an active phase, the estimator by hand, and a seeded simulation: covers the full-data mean in
 ≥ 93% of 1,000 draws and is narrower than uniform sampling where the judge's spread tells its error."""
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agreement.ppi.active import draw_probabilities, draw_until_new, pooled_draws, usable_prefix
-from agreement.ppi.estimates import active_estimate, z_value
 from agreement.ppi.models import PPIDraw
 from agreement.ppi.ppi_loading import load_numbers
-from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Batch
+from measures.ppi.active import draw_probabilities, draw_until_new, pooled_draws, usable_prefix
+from measures.ppi.estimates import active_estimate, z_value
+from measures.ppi.task_estimates import estimates_document, overall
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import import_answers
 

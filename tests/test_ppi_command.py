@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agreement.ppi.ppi_loading import load_numbers
-from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Annotation, Batch
+from measures.ppi.task_estimates import estimates_document, overall
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import import_study
 

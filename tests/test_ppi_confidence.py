@@ -1,11 +1,11 @@
-"""Confidence-driven sampling (agreement/ppi/active.py `confidence_probabilities`, planner.active_labels_needed,
+"""Confidence-driven sampling (measures/ppi/active.py `confidence_probabilities`, planner.active_labels_needed,
 `ppi_batch --by-confidence`, the page's option): the error model by hand, the estimate against ppi-python 0.2.3,
 the planner at no more draws, seeded studies with their figures (tests/ppi_confidence_study.py; the long
 version is bench/ppi_confidence.py), and the command and page end to end on PostgreSQL.
 
 Source: "Can Unconfident LLM Annotations Be Used for Confident Conclusions?" (Gligorić, Zrnic, Lee, Candès &
 Jurafsky, arXiv:2408.15204); ppi-python has no active-sampling estimator, so the comparison is with its
-`ppi_mean_ci` on the weighted values, where the two coincide (agreement/ppi/estimates.py `active_estimate`).
+`ppi_mean_ci` on the weighted values, where the two coincide (measures/ppi/estimates.py `active_estimate`).
 """
 from __future__ import annotations
 
@@ -20,18 +20,18 @@ from django.test import Client
 from django.urls import reverse
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from agreement.ppi.active import (
+from agreement.ppi.estimate_jobs import run_ppi
+from agreement.ppi.models import PPIDraw, PPIEstimate
+from agreement.ppi.ppi_loading import load_numbers
+from annotation.models import Annotation, Batch
+from measures.ppi.active import (
     confidence_probabilities,
     confidence_tells_error,
     predicted_squared_error,
 )
-from agreement.ppi.estimate_jobs import run_ppi
-from agreement.ppi.estimates import active_estimate, z_value
-from agreement.ppi.models import PPIDraw, PPIEstimate
-from agreement.ppi.planner import active_labels_needed
-from agreement.ppi.ppi_loading import load_numbers
-from agreement.ppi.task_estimates import estimates_document, overall
-from annotation.models import Annotation, Batch
+from measures.ppi.estimates import active_estimate, z_value
+from measures.ppi.planner import active_labels_needed
+from measures.ppi.task_estimates import estimates_document, overall
 from tests.ppi_confidence_study import fixed_budget, summarise
 from tests.ppi_helpers import JUDGE, likert_records
 from tests.report_builders import build_task, import_answers

@@ -1,4 +1,4 @@
-"""PPI++ estimates and intervals (agreement/ppi/estimates.py) against ppi-python 0.2.3 on this file's own data,
+"""PPI++ estimates and intervals (measures/ppi/estimates.py) against ppi-python 0.2.3 on this file's own data,
 the effective-n formula by hand, and a seeded coverage simulation with a deliberately biased judge."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
 
-from agreement.ppi.estimates import Sample, difference, effective_n, estimate, power_tuned_lambda
+from measures.ppi.estimates import Sample, difference, effective_n, estimate, power_tuned_lambda
 
 REPO = Path(__file__).resolve().parent.parent
 TOL = 1e-9
@@ -151,7 +151,7 @@ def test_coverage_of_the_full_data_human_mean_with_a_biased_judge_over_1000_seed
 
 
 def test_the_maths_modules_import_no_django() -> None:
-    code = ("import sys; import agreement.ppi.estimates, agreement.ppi.estimands, agreement.ppi.task_estimates, "
-            "agreement.ppi.planner; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))")
+    code = ("import sys; import measures.ppi.estimates, agreement.ppi.estimands, measures.ppi.task_estimates, "
+            "measures.ppi.planner; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,5 +1,5 @@
 """Reading a task's answers into PPI's numbers (agreement/ppi/ppi_loading.py) and the estimates document built from
-them (agreement/ppi/task_estimates.py): every kind's estimands, the mean of several humans, systems and their
+them (measures/ppi/task_estimates.py): every kind's estimands, the mean of several humans, systems and their
 differences, and the inputs refused with a message naming the problem."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.core.management import call_command
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers
-from agreement.ppi.task_estimates import estimates_document, overall
 from annotation.models import Annotation, Annotator
+from measures.ppi.task_estimates import estimates_document, overall
 from tasks_app.models import Task
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import annotator_named, build_task, import_answers, import_study

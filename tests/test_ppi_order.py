@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from agreement.ppi.ppi_loading import load_numbers
-from agreement.ppi.sequence import confidence_sequence
-from agreement.ppi.task_estimates import estimates_document
 from annotation.models import Annotation, AnnotationRevision
+from measures.ppi.sequence import confidence_sequence
+from measures.ppi.task_estimates import estimates_document
 from tests.ppi_helpers import JUDGE
 from tests.report_builders import build_task, import_answers, import_study
 

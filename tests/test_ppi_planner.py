@@ -1,4 +1,4 @@
-"""The label planner (agreement/ppi/planner.py): the n it plans, labelled and re-estimated, reaches the target
+"""The label planner (measures/ppi/planner.py): the n it plans, labelled and re-estimated, reaches the target
 half-width; and `ppi_batch`, which makes a human batch of exactly those items, drawn uniformly."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agreement.ppi.estimates import Sample, estimate
-from agreement.ppi.planner import labels_needed
 from annotation.models import Annotation, Batch, BatchAssignee
+from measures.ppi.estimates import Sample, estimate
+from measures.ppi.planner import labels_needed
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import import_answers
 

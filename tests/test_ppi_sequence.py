@@ -1,4 +1,4 @@
-"""The anytime-valid confidence sequence (agreement/ppi/sequence.py): a betting confidence sequence for a bounded
+"""The anytime-valid confidence sequence (measures/ppi/sequence.py): a betting confidence sequence for a bounded
 mean sampled without replacement ("Estimating means of bounded random variables by betting", Waudby-Smith &
 Ramdas, arXiv:2010.09686) with the judge taken in as PPI++ does. In seeded simulations it covers the
 pool's human mean at every look for shares p = 0.02, 0.05, 0.10, 0.30 and for STS ratings, where the Gaussian-
@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from agreement.ppi import sequence as sequence_module
-from agreement.ppi.estimates import Sample, power_tuned_lambda, z_value
-from agreement.ppi.sequence import confidence_sequence, predictable_bets, predictable_lambdas
+from measures.ppi import sequence as sequence_module
+from measures.ppi.estimates import Sample, power_tuned_lambda, z_value
+from measures.ppi.sequence import confidence_sequence, predictable_bets, predictable_lambdas
 
 
 def share_population(rng: np.random.Generator, share: float, size: int = 1000) -> tuple[np.ndarray, np.ndarray]:

@@ -13,8 +13,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from agreement.results.models import ResultModel, ResultScore
-from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import MAX_FILE_BYTES, ArchiveMembers, _Limits
+from measures.results.mteb_files import ResultsImportError
 
 pytestmark = pytest.mark.django_db
 GOOD = json.dumps({"dataset_revision": "abc", "task_name": "HUMESTS12", "mteb_version": "1.34.7",

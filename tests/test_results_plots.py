@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from agreement.results.figure2 import figure2_inline_svg, figure2_png, figure2_svg, position
+from measures.results.figure2 import figure2_inline_svg, figure2_png, figure2_svg, position
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script> $\\frac{1}{2}$ & co'

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from agreement.retrieval.judges import correlation, distribution, interval_alpha, summary
+from measures.retrieval.judges import correlation, distribution, interval_alpha, summary
 
 NAN = math.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section E: four observers, twelve units,

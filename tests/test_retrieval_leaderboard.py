@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from agreement.retrieval.judge_leaderboard import deltas, paired_t_test, places, rank_shift, two_stage_average
+from measures.retrieval.judge_leaderboard import deltas, paired_t_test, places, rank_shift, two_stage_average
 
 
 def test_two_stage_average_weighs_each_judge_once_whatever_its_number_of_datasets() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agreement.retrieval.cosine_top_k import l2_normalise, merge_top_k, top_k
+from measures.retrieval.cosine_top_k import l2_normalise, merge_top_k, top_k
 
 
 def brute_force(queries: np.ndarray, docs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

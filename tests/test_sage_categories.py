@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from agreement.sage import categories as cat
-from agreement.sage.retrieval import ndcg_at_10
+from measures.sage import categories as cat
+from measures.sage.retrieval import ndcg_at_10
 
 # A.2 Human preference alignment
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agreement.sage import categories as cat
-from agreement.sage import perturb
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import load_study
 from agreement.sage.humans import human_scorer, sts_items
 from agreement.sage.study import run_study
 from annotation.models import Annotation
+from measures.sage import categories as cat
+from measures.sage import perturb
 from tasks_app.models import Item
 
 STUDY = Path(__file__).parent / "sage_study"

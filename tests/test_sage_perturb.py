@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from agreement.sage import perturb
-from agreement.sage.perturb import (
+from measures.sage import perturb
+from measures.sage.perturb import (
     character_deletion,
     derive_seed,
     lorem_needle,

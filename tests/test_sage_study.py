@@ -10,12 +10,12 @@ import pytest
 from rapidfuzz import fuzz
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from agreement.model_runs.classical import EmptyText
-from agreement.sage import categories as cat
 from agreement.sage.baselines import SCORERS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.study import Scorer, perturb_study, run_study
 from agreement.sage.table import render
+from measures.model_runs.classical import EmptyText
+from measures.sage import categories as cat
 
 STUDY = Path(__file__).parent / "sage_study"
 LEV, JAC = SCORERS["levenshtein"], SCORERS["jaccard"]

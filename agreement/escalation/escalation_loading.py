@@ -14,11 +14,11 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Sum
 
-from agreement.escalation.alternative_annotator_test import AltTestResult, alt_test
-from agreement.escalation.calibration import START_COVERED
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem, Plan, escalate
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.models import Annotation, Annotator, Batch, BatchItem
+from measures.escalation.alternative_annotator_test import AltTestResult, alt_test
+from measures.escalation.calibration import START_COVERED
 from tasks_app.models import Item, Task
 
 MIN_ALT_TEST_ANNOTATORS = 3

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from agreement.escalation.calibration import (
+from kinds.kind_registry import Parts
+from measures.escalation.calibration import (
     MIN_COVERED,
     START_COVERED,
     JudgeThreshold,
@@ -26,7 +27,6 @@ from agreement.escalation.calibration import (
     calibrate_cascade,
     check_levels,
 )
-from kinds.kind_registry import Parts
 
 SCORERS = Parts("scorer")
 

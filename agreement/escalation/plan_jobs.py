@@ -14,7 +14,6 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from agreement.escalation.calibration import check_levels
 from agreement.escalation.escalation_loading import (
     alt_test_for_task,
     create_escalation_batch,
@@ -26,6 +25,7 @@ from agreement.escalation.plan import EscalationProblem
 from annotation.models import Batch
 from hume import jobs
 from hume.jobs.lease import claim
+from measures.escalation.calibration import check_levels
 from tasks_app.models import Task
 
 

@@ -19,7 +19,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agreement.model_runs import classical
 from agreement.model_runs.device import DeviceError, Placement, placement
 from agreement.model_runs.folders import (  # noqa: F401 (MODEL_FILES, check_model_folder: imported from here too)
     MODEL_FILES,
@@ -27,6 +26,7 @@ from agreement.model_runs.folders import (  # noqa: F401 (MODEL_FILES, check_mod
     check_model_folder,
     model_folder,
 )
+from measures.model_runs import classical
 
 EXPLICIT_TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM" in os.environ
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -11,11 +11,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from agreement.ppi.planner import labels_needed
 from agreement.ppi.ppi_loading import load_numbers
-from agreement.ppi.sequence import DEFAULT_T_STAR
-from agreement.ppi.task_estimates import StudyNumbers, estimates_document, sample_for
 from hume.lib.csv_safety import safe_row
+from measures.ppi.planner import labels_needed
+from measures.ppi.sequence import DEFAULT_T_STAR
+from measures.ppi.task_estimates import StudyNumbers, estimates_document, sample_for
 from tasks_app.models import Task
 
 FORMAT_VERSION = 1

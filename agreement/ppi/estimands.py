@@ -30,7 +30,7 @@ def estimand_names(scale: Scale) -> list[str]:
 
 def estimand_bounds(scale: Scale) -> list[tuple[float, float]]:
     """(least, most) an answer's number can be, per estimand in `estimand_names` order (shares 0–1, ratings the
-    task's scale): the confidence sequence's guarantee rests on them (agreement/ppi/sequence.py)."""
+    task's scale): the confidence sequence's guarantee rests on them (measures/ppi/sequence.py)."""
     estimands = _estimands(scale)
     return [estimands.bounds(name, scale) for name in estimands.names(scale)]
 

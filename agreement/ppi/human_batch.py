@@ -1,7 +1,7 @@
 """A human batch of the items a PPI plan asks for: drawn uniformly at random from the pool items no person has
 answered yet, in the task's language, so the labelled items stay a uniform sample of the pool; or actively,
 where several judges disagree most, or where one judge's own confidence predicts it errs (`by_confidence`,
-agreement/ppi/active.py), with the draw stored so the estimate weighs it.
+measures/ppi/active.py), with the draw stored so the estimate weighs it.
 
 The draw is a seeded permutation, and the batch's positions follow it; the assignment engine hands items out
 in position order (docs/batches.md), so a batch only partly labelled is still a uniform draw (its first k
@@ -17,19 +17,19 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from agreement.ppi.active import (
+from agreement.ppi.models import PPIDraw
+from agreement.ppi.ppi_loading import PPIInputError, find_judge, judge_numbers, load_numbers, pool_items
+from annotation.batches import AssignmentProblem, assign
+from annotation.models import Annotation, Annotator, Batch, BatchItem
+from measures.ppi.active import (
     CONFIDENCE_UNIFORM_SHARE,
     DEFAULT_UNIFORM_SHARE,
     confidence_probabilities,
     draw_probabilities,
     draw_until_new,
 )
-from agreement.ppi.models import PPIDraw
-from agreement.ppi.planner import DEFAULT_ASSURANCE, ActivePlan, Plan, active_labels_needed, labels_needed
-from agreement.ppi.ppi_loading import PPIInputError, find_judge, judge_numbers, load_numbers, pool_items
-from agreement.ppi.task_estimates import StudyNumbers, sample_for
-from annotation.batches import AssignmentProblem, assign
-from annotation.models import Annotation, Annotator, Batch, BatchItem
+from measures.ppi.planner import DEFAULT_ASSURANCE, ActivePlan, Plan, active_labels_needed, labels_needed
+from measures.ppi.task_estimates import StudyNumbers, sample_for
 from tasks_app.models import Item, Task
 
 
@@ -64,7 +64,7 @@ def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
     """A new batch of `n_items` (or as many as the plan for ±`target_half_width` needs) items without a human
     answer, drawn uniformly with `seed`, or, with `active_judges`, drawn with probability rising with those
     judges' spread on the item, or, `by_confidence`, rising with the judge's error predicted from its own
-    confidence, the plan then made for that draw (agreement/ppi/active.py; the draw is stored for the weights);
+    confidence, the plan then made for that draw (measures/ppi/active.py; the draw is stored for the weights);
     raises PPIInputError (nothing written) on input PPI cannot use."""
     if (n_items is None) == (target_half_width is None):
         raise PPIInputError("give either the number of items or a target half-width")
@@ -174,7 +174,7 @@ def confidence_design(task: Task, judge_name: str, numbers: StudyNumbers,
 
 def confidence_plan_for(numbers: StudyNumbers, q: np.ndarray, target_half_width: float, alpha: float,
                         assurance: float) -> ActivePlan:
-    """The plan for draws from q of the estimand needing most (agreement/ppi/planner.py `active_labels_needed`),
+    """The plan for draws from q of the estimand needing most (measures/ppi/planner.py `active_labels_needed`),
     from the labelled draws so far (the uniform labels, or the pooled active draws with their weights)."""
     labelled = numbers.labelled
     if numbers.draw_rows is None:

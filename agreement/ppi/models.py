@@ -37,7 +37,7 @@ class PPIEstimate(Job):
 
 
 class PPIDraw(models.Model):
-    """How an actively drawn batch was drawn (agreement/ppi/active.py): each pool item's draw probability and
+    """How an actively drawn batch was drawn (measures/ppi/active.py): each pool item's draw probability and
     every draw in order, repeats kept, so the estimate can weigh each labelled draw by 1/(M·p)."""
 
     batch = models.OneToOneField("annotation.Batch", on_delete=models.CASCADE, related_name="ppi_draw")

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 from django.db.models import Min, Q
 
-from agreement.ppi.active import pooled_draws, usable_prefix
 from agreement.ppi.estimands import OffScale, Scale, estimand_bounds, estimand_names, numbers
 from agreement.ppi.models import PPIDraw
-from agreement.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
 from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem
+from measures.ppi.active import pooled_draws, usable_prefix
+from measures.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
 from tasks_app.kinds import KINDS
 from tasks_app.models import Item, Task
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement.ppi.estimates import z_value
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers, pool_items
-from agreement.ppi.task_estimates import estimate_row, sampling_statement, scope_estimate
 from agreement.retrieval.models import Pool, PoolUnit, RankingEntry
+from measures.ppi.estimates import z_value
+from measures.ppi.task_estimates import estimate_row, sampling_statement, scope_estimate
 from tasks_app.models import Task
 
 

@@ -14,7 +14,6 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
-from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.page_access import get_revision_for_admin, get_task_for_admin, require_admin, researcher_required
 from agreement.results.results_import import (
     MAX_UPLOAD_BYTES,
@@ -26,6 +25,7 @@ from agreement.results.results_import import (
 )
 from agreement.results.selection import TEMPLATES
 from hume.roles import is_admin
+from measures.results.mteb_files import ResultsImportError, ResultsImportErrors
 from tasks_app.models import Task
 
 

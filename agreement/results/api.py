@@ -19,11 +19,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agreement.results.compare import build, export_rows, leaderboard_rows
-from agreement.results.mteb_files import ResultsImportError, ResultsImportErrors
 from agreement.results.project import queue_missing_reports
 from agreement.results.results_import import UploadLimit, import_upload, upload_too_large
-from agreement.results.subset_scores import HUME_LANGUAGES
 from hume.roles import IsAdmin, IsResearcher
+from measures.results.mteb_files import ResultsImportError, ResultsImportErrors
+from measures.results.subset_scores import HUME_LANGUAGES
 
 
 class ImportRequest(serializers.Serializer):

@@ -28,18 +28,18 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
 from agreement.results.entries import Comparison, Entry, HumanSubset, agreement_family, kind_of_task
-from agreement.results.entry_correlation import entry_scores, spearman
 from agreement.results.models import ResultRevision, stored_rows
-from agreement.results.mteb_files import ScoreRow, evaluation_rows
-from agreement.results.per_task import figure2, per_task
 from agreement.results.project import add_model_run_entries, add_project_entries
-from agreement.results.subset_scores import HUME_LANGUAGES, SubsetKey, SubsetScore, scores_from_rows, short_task_name
-from agreement.results.table1 import ranked_subsets, table1
-from agreement.results.win_rates import win_rates
 from measures import metrics as m
+from measures.results import paper_figures as pf
+from measures.results.entry_correlation import entry_scores, spearman
+from measures.results.mteb_files import ScoreRow, evaluation_rows
+from measures.results.per_task import figure2, per_task
+from measures.results.subset_scores import HUME_LANGUAGES, SubsetKey, SubsetScore, scores_from_rows, short_task_name
+from measures.results.table1 import ranked_subsets, table1
+from measures.results.win_rates import win_rates
 
 # ---------------------------------------------------------------------------------------------
 # Pure: the human reference's intervals

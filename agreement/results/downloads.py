@@ -9,12 +9,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.text import slugify
 
 from agreement.results import compare as rc
-from agreement.results import figure2, paper_figures, paper_tables
+from agreement.results import paper_tables
 from agreement.results.page_access import researcher_required
 from agreement.results.selection import comparison_for, figure2_title
-from agreement.results.subset_scores import short_task_name
 from agreement.results.table_formats import table1_to_csv, table1_to_latex, to_json
 from hume.lib.csv_safety import to_csv
+from measures.results import figure2, paper_figures
+from measures.results.subset_scores import short_task_name
 
 
 @researcher_required

@@ -11,8 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from agreement.results.subset_scores import HUME_TASK_KINDS, SubsetKey, SubsetScore
 from measures import metrics as m
+from measures.results.subset_scores import HUME_TASK_KINDS, SubsetKey, SubsetScore
 from tasks_app.kinds import KINDS
 
 PROJECT_HUMANS = "Humans (this project)"

@@ -20,7 +20,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from agreement.results.mteb_files import ScoreRow
+from measures.results.mteb_files import ScoreRow
 
 
 class ResultModel(models.Model):

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, TypeVar
 
-from agreement.results.mteb_files import (
+from hume.json_errors import json_refusal
+from measures.results.mteb_files import (
     ResultsImportError,
     ResultsImportErrors,
     ScoreRow,
     model_name_from_folder,
     parse_task_result,
 )
-from hume.json_errors import json_refusal
 
 Handle = TypeVar("Handle")
 

@@ -27,9 +27,9 @@ from typing import Any
 
 from scipy import stats
 
-from agreement.results.subset_scores import HUME_LANGUAGES, SubsetScore, short_task_name, task_kind
 from agreement.results.table_formats import fmt_score, latex_escape
 from hume.lib.csv_safety import to_csv
+from measures.results.subset_scores import HUME_LANGUAGES, SubsetScore, short_task_name, task_kind
 
 TABLE2_KINDS = ("Classification", "Reranking", "STS")  # HUME: clustering is not asked of LLMs
 DATASET_TABLES = {"4": "Clustering", "5": "Classification", "6": "Reranking", "7": "STS"}

@@ -35,9 +35,9 @@ from agreement.results.entries import (
     agreement_family,
     kind_of_task,
 )
-from agreement.results.subset_scores import SubsetScore
 from annotation.models import Annotation
 from measures import metrics as m
+from measures.results.subset_scores import SubsetScore
 from tasks_app.models import Task
 
 STORED = "stored report"

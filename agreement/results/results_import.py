@@ -31,15 +31,6 @@ from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
 from agreement.results.models import ResultModel, ResultRevision, ResultScore, stored_rows
-from agreement.results.mteb_files import (
-    HUMAN_REFERENCE_MODELS,
-    ResultsImportError,
-    ScoreRow,
-    current_revisions,
-    evaluation_rows,
-    parse_task_result,
-    version_key,
-)
 from agreement.results.mteb_loading import (
     MAX_FILE_BYTES,
     MODEL_META_FILE,
@@ -49,6 +40,15 @@ from agreement.results.mteb_loading import (
     load_task_result_file,
     read_archive_members,
     read_limited,
+)
+from measures.results.mteb_files import (
+    HUMAN_REFERENCE_MODELS,
+    ResultsImportError,
+    ScoreRow,
+    current_revisions,
+    evaluation_rows,
+    parse_task_result,
+    version_key,
 )
 
 MAX_UPLOAD_BYTES: int = getattr(settings, "RESULTS_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)

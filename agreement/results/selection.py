@@ -17,9 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from agreement.results import compare as rc
 from agreement.results.entries import PendingReport
 from agreement.results.project import queue_missing_reports
-from agreement.results.subset_scores import HUME_LANGUAGES, short_task_name
 from hume.lib.htmx import page_or_partial
 from hume.roles import is_admin
+from measures.results.subset_scores import HUME_LANGUAGES, short_task_name
 
 TEMPLATES = "agreement/results"
 

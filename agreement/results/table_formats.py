@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agreement.latex import escape
-from agreement.results.subset_scores import short_task_name
 from hume.lib.csv_safety import to_csv
+from measures.results.subset_scores import short_task_name
 
 
 def to_json(rows: Any) -> str:

@@ -13,7 +13,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from agreement.results import compare as rc
-from agreement.results import figure2, paper_figures
 from agreement.results.models import ResultScore
 from agreement.results.page_access import researcher_required
 from agreement.results.project import pending_reports
@@ -25,8 +24,9 @@ from agreement.results.selection import (
     pending_context,
     render_page,
 )
-from agreement.results.subset_scores import short_task_name
 from hume.lib.htmx import vary, wants_partial
+from measures.results import figure2, paper_figures
+from measures.results.subset_scores import short_task_name
 
 
 @researcher_required

@@ -15,11 +15,11 @@ from pathlib import Path, PurePosixPath
 
 from django.core.files.uploadedfile import UploadedFile
 
-from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import read_archive_members
 from agreement.results.results_import import MAX_UPLOAD_BYTES
 from agreement.retrieval.collection_import import CollectionSummary, import_collection
 from hume.lib.import_reader import ImportFailed, ImportProblem
+from measures.results.mteb_files import ResultsImportError
 
 SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 LAYOUT = "a .zip or .tar.gz holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv"

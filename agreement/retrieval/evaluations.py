@@ -18,12 +18,12 @@ from django.conf import settings
 from django.db.models import Count, Max, Sum
 
 from agreement.retrieval.evaluation_inputs import evaluate_collection, pool_scores
-from agreement.retrieval.judge_leaderboard import deltas, two_stage_average
-from agreement.retrieval.judges import summary as judge_summary
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Ranking
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs.lease import claim
+from measures.retrieval.judge_leaderboard import deltas, two_stage_average
+from measures.retrieval.judges import summary as judge_summary
 from measures.trec_scoring import K_VALUES
 
 AVERAGE = "average of judges"

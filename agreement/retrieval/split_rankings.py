@@ -28,14 +28,14 @@ from django.db.models import Exists, OuterRef
 from agreement.model_runs.device import add_device, worker_device
 from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
-from agreement.retrieval.cosine_top_k import l2_normalise, merge_top_k
-from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingChunk, RankingEntry
 from agreement.retrieval.rankings import finish_ranking, store_entries
 from agreement.retrieval.system_rankings import _new_ranking, embed_all
 from hume import jobs
 from hume.jobs.lease import Lease, claim_next, lapsed
 from measures.mteb_texts import document_text, query_text
+from measures.retrieval.cosine_top_k import l2_normalise, merge_top_k
+from measures.retrieval.device_search import exact_top_k
 
 Status = RankingChunk.Status
 

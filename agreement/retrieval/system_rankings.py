@@ -15,10 +15,10 @@ import numpy as np
 from django.db import transaction
 
 from agreement.model_runs.stages import timed
-from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingEntry, Subset
 from agreement.retrieval.rankings import finish_ranking, store_entries
 from measures.mteb_texts import document_text, query_text
+from measures.retrieval.device_search import exact_top_k
 
 Embed = Callable[[list[str]], np.ndarray]
 BM25_STOPWORDS = {"eng": "en"}  # bm25s's English list; other languages keep every word

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from agreement.model_runs.models import NotAllowedToRun, check_may_run
-from agreement.retrieval import curves, evaluations
+from agreement.retrieval import evaluations
 from agreement.retrieval.actions import create_judging_batch, ranking_progress, start_bm25_ranking, start_model_ranking
 from agreement.retrieval.collection_uploads import import_upload
 from agreement.retrieval.evaluation_inputs import judge_usage
@@ -39,6 +39,7 @@ from hume.jobs import BrokerDown
 from hume.lib.htmx import vary
 from hume.lib.import_reader import ImportFailed
 from hume.roles import researcher_required
+from measures.retrieval import curves
 
 TEMPLATES = "agreement/retrieval"
 

@@ -1,5 +1,5 @@
 """SAGE's classical metrics (SAGE, arXiv:2509.21310, A.7.1) as study scorers: every classical metric the model
-registry has (agreement/model_runs/classical.py), one implementation for the models page and for SAGE.
+registry has (measures/model_runs/classical.py), one implementation for the models page and for SAGE.
 
 - Levenshtein ratio is `classical.levenshtein` ((|x| + |y| − d_indel) / (|x| + |y|)).
 - Jaccard is `classical.jaccard` over `classical.cased_tokens` (words and punctuation marks, case kept),
@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from agreement.model_runs import classical
 from agreement.sage.study import Scorer
+from measures.model_runs import classical
 
 
 def _squashed(function: Callable[..., np.ndarray]) -> Callable[[Sequence[str], Sequence[str]], np.ndarray]:

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from agreement.sage import perturb
 from agreement.sage.datasets import Study
 from agreement.sage.study import NotRated, Scorer, perturb_study
+from measures.sage import perturb
 
 HUMAN_CATEGORIES = ("robustness", "sensitivity")
 

@@ -12,8 +12,8 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from agreement.results.figure2 import COLORS
 from agreement.sage.table import GROUP_TITLES, HEADERS
+from measures.results.figure2 import COLORS
 
 GROUP_COLORS = {"embedding": "#2456c7", "classical": "#1e7b45", "human": "#b42318"}
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "hume-sage", "text.parse_math": False,

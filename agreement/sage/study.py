@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from agreement.sage import categories as cat
-from agreement.sage import perturb
 from agreement.sage.datasets import Study
-from agreement.sage.retrieval import ndcg_at_10, rank
+from measures.sage import categories as cat
+from measures.sage import perturb
+from measures.sage.retrieval import ndcg_at_10, rank
 
 Similarity = Callable[[Sequence[str], Sequence[str]], np.ndarray]
 Embed = Callable[[Sequence[str]], np.ndarray]

@@ -23,10 +23,10 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from agreement.results.mteb_files import ResultsImportError
 from agreement.results.mteb_loading import read_archive_members
 from agreement.sage.datasets import SageDataError, Study, load_study
 from hume.lib.import_reader import ProblemLog, read_lines
+from measures.results.mteb_files import ResultsImportError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 MAX_MEMBERS = 5000

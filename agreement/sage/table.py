@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from agreement.results.table_formats import latex_escape
-from agreement.sage.categories import CATEGORIES
 from hume.lib.csv_safety import to_csv
+from measures.sage.categories import CATEGORIES
 
 HEADERS = {"clustering": "Clustering", "human_preference": "Human Pref.", "robustness": "Robustness",
            "sensitivity": "Sensitivity", "retrieval": "Retrieval"}

@@ -16,7 +16,6 @@ from django.urls import reverse
 
 from agreement.sage import sage_plots, study_jobs
 from agreement.sage.baselines import SCORERS
-from agreement.sage.categories import CATEGORIES
 from agreement.sage.datasets import SageDataError
 from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import split_names
@@ -25,6 +24,7 @@ from agreement.sage.table import GROUP_TITLES, HEADERS
 from hume.jobs import BrokerDown
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import RESEARCHER, is_admin, require_role
+from measures.sage.categories import CATEGORIES
 
 
 @login_required

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import template
 
-from agreement.results.subset_scores import compact_task_name
+from measures.results.subset_scores import compact_task_name
 
 register = template.Library()
 

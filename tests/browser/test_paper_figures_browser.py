@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import Page
 
-from agreement.results.paper_figures import FIGURES
+from measures.results.paper_figures import FIGURES
 from tests.hume_paper import RESULTS
 
 pytestmark = pytest.mark.browser

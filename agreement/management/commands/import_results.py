@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.results.mteb_files import ResultsImportError
 from agreement.results.results_import import import_path
+from measures.results.mteb_files import ResultsImportError
 
 
 class Command(BaseCommand):

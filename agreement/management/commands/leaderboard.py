@@ -1,5 +1,5 @@
 """``python manage.py leaderboard [--table 1|2|4|5|6|7|8|5.1]``: HUME's tables from the imported results and
-this project's humans (Table 1 by default; the math is in agreement/results/table1.py, its siblings and
+this project's humans (Table 1 by default; the math is in measures/results/table1.py, its siblings and
 paper_tables.py)."""
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.reports import report_in_process
-from agreement.results import paper_figures as pf
 from agreement.results import paper_tables as pt
 from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, paper_table
-from agreement.results.subset_scores import HUME_LANGUAGES
-from agreement.results.table1 import RANK_OVER
 from agreement.results.table_formats import table1_to_csv, table1_to_latex, to_json
+from measures.results import paper_figures as pf
+from measures.results.subset_scores import HUME_LANGUAGES
+from measures.results.table1 import RANK_OVER
 from tasks_app.models import Task
 
 TABLES = {

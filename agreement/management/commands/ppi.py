@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agreement.ppi.document import ppi_csv, ppi_document, ppi_json, worth_line
 from agreement.ppi.ppi_loading import PPIInputError
-from agreement.ppi.sequence import DEFAULT_T_STAR
 from agreement.task_argument import find_task
+from measures.ppi.sequence import DEFAULT_T_STAR
 
 
 def positive(text: str) -> float:

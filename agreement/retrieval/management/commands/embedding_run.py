@@ -4,7 +4,7 @@ and merge; --no-cache (here only) writes nothing to the embedding cache.
 
 The model comes from the model registry (`add_model`); its vectors go through the registry's embedding cache
 (agreement.model_runs.embedding.embed), so a second ranking, or another collection holding the same texts,
-encodes nothing twice. Ranking is the exact cosine top-K of agreement/retrieval/cosine_top_k.py.
+encodes nothing twice. Ranking is the exact cosine top-K of measures/retrieval/cosine_top_k.py.
 """
 from __future__ import annotations
 

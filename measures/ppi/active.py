@@ -12,7 +12,7 @@ items go into the batch in the order they were first drawn. Together with the la
 (n_u of them), the labelled draws are a sample from the mixture p_i = (n_u/M + Σ_b m_b·q_b,i)/(n_u + Σ_b m_b),
 so each draw gets the weight 1/(M·p_i) and the judge's values on *all* M items serve as the unlabelled part
 (the unlabelled remainder is no longer a uniform sample once labels were drawn unevenly). The weighted PPI++
-estimate is then ppi-python's with `w` (agreement/ppi/estimates.py). A batch labelled only in part counts the
+estimate is then ppi-python's with `w` (measures/ppi/estimates.py). A batch labelled only in part counts the
 draws up to the first one whose item has no label yet: a prefix of independent draws is itself one.
 
 **Confidence-driven draws** take u_i from one judge's own confidence instead ("Can Unconfident LLM Annotations Be

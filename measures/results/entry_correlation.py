@@ -7,7 +7,7 @@ from typing import Any
 
 from scipy import stats
 
-from agreement.results.subset_scores import SubsetKey, SubsetScore, index_scores
+from measures.results.subset_scores import SubsetKey, SubsetScore, index_scores
 
 
 def entry_scores(

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agreement.ppi.estimates import Estimate, Sample, active_estimate, difference, estimate, z_value
-from agreement.ppi.sequence import DEFAULT_T_STAR, MIN_LABELS, confidence_sequence
+from measures.ppi.estimates import Estimate, Sample, active_estimate, difference, estimate, z_value
+from measures.ppi.sequence import DEFAULT_T_STAR, MIN_LABELS, confidence_sequence
 
 STRATA_FIELDS = ("system", "group")
 MAX_GROUPS_FOR_DIFFERENCES = 10  # 45 pairs; more would bury the table
@@ -30,7 +30,7 @@ class StudyNumbers:
     humans' numbers (NaN on unlabelled items); `strata[field][i]` the item's system or group ("" = none);
     `label_order` the labelled rows in the order people first answered them, and `bounds` each estimand's
     (least, most) an answer's number can be (both for the confidence sequence).
-    When some labels were drawn actively (agreement/ppi/active.py), `draw_rows` lists every labelled draw's row
+    When some labels were drawn actively (measures/ppi/active.py), `draw_rows` lists every labelled draw's row
     (repeats kept) and `draw_weights` its weight 1/(M·p); otherwise the labelled items are a uniform sample."""
 
     items: list[str]

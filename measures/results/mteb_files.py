@@ -3,7 +3,7 @@
 Researchers import model results in MTEB's results format (docs/models.md): a folder laid out as
 ``<org__model>/<revision>/<TaskName>.json`` with an optional ``model_meta.json`` beside the task files,
 or a .zip / .tar.gz of such a folder. Every task-subset score becomes one :class:`ScoreRow`; the
-comparison math lives in ``agreement/results/table1.py`` and its siblings and never sees files. This module parses and
+comparison math lives in ``measures/results/table1.py`` and its siblings and never sees files. This module parses and
 chooses rows; ``mteb_loading.py`` reads the files, folders and archives and hands their bytes here.
 
 Rules this module fixes (and why):

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from agreement.results.subset_scores import (
+from measures.results.subset_scores import (
     HUME_LANGUAGES,
     SubsetKey,
     SubsetScore,

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from agreement.results.figure2 import page_svg
+from measures.results.figure2 import page_svg
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "hume-retrieval", "text.parse_math": False,
          "font.family": "DejaVu Sans", "font.size": 9}

@@ -10,8 +10,8 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from agreement.results.per_task import per_task
-from agreement.results.subset_scores import HUME_LANGUAGES, SubsetScore
+from measures.results.per_task import per_task
+from measures.results.subset_scores import HUME_LANGUAGES, SubsetScore
 
 BASELINES: dict[str, Callable[[Sequence[float]], float]] = {
     "best": max,

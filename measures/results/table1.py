@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from agreement.results.subset_scores import (
+from measures.results.subset_scores import (
     HUME_LANGUAGES,
     ScoreIndex,
     SubsetKey,

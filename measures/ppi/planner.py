@@ -1,7 +1,7 @@
 """How many more human labels a PPI++ interval needs to reach a target half-width (no Django).
 
 With n of the M items labelled and N = M − n not, PPI++'s variance at λ is (ppi-python 0.2.3's interval,
-`agreement/ppi/estimates.py`)
+`measures/ppi/estimates.py`)
 
     V(λ; n, N) = λ²·Var(yhat_unlabelled)/N + (Var(y) − 2λ·Cov(y, yhat) + λ²·Var(yhat_labelled))/n
 
@@ -18,7 +18,7 @@ time, so by default the projection must be under the target by that much at one-
 z = 1.645): z·√V·(1 + 1.645·√(1/(2n) − 1/(2n'))) ≤ W; `assurance=0` plans on the projection alone
 (docs/ppi.md, "Planning").
 
-`active_labels_needed` plans an active draw instead (agreement/ppi/active.py: m independent draws from q,
+`active_labels_needed` plans an active draw instead (measures/ppi/active.py: m independent draws from q,
 pooled with the draws so far, each weighed by 1/(M·p) with p the mixture): from today's draws it projects the
 per-draw variance Var_p(w·(y − λ·yhat)) of the mixture after m more draws, λ re-tuned for it, and returns the
 smallest m whose half-width (with the same assurance margin) is at most the target, with the number of new
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement.ppi.estimates import Sample, Undefined, check_sample, power_tuned_lambda, ppi_standard_error, z_value
+from measures.ppi.estimates import Sample, Undefined, check_sample, power_tuned_lambda, ppi_standard_error, z_value
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agreement.retrieval.cosine_top_k import best_per_row, search_inputs, top_k
+from measures.retrieval.cosine_top_k import best_per_row, search_inputs, top_k
 
 TIE_MARGIN = 8
 QUERY_BLOCK = 1024

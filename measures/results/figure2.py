@@ -23,7 +23,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from agreement.results.subset_scores import compact_task_name
+from measures.results.subset_scores import compact_task_name
 
 COLORS = {"above": "#1e7b45", "within": "#2456c7", "below": "#b42318", "range": "#c5cbd6",
           "median": "#5b6475", "text": "#1d2330", "rule": "#dde1e8"}

@@ -23,8 +23,8 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from agreement.results.figure2 import COLORS, STYLE
-from agreement.results.subset_scores import compact_task_name
+from measures.results.figure2 import COLORS, STYLE
+from measures.results.subset_scores import compact_task_name
 
 TITLES = {"1": "overall bars", "12": "win rates", "13": "gap to the best model", "14": "gap to the median model",
           "15": "difficulty bands", "16": "model range per subset"}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agreement.results.mteb_files import ScoreRow
+from measures.results.mteb_files import ScoreRow
 
 ENTRY_KINDS = ("model", "human", "llm")
 TASK_KINDS = ("Classification", "Clustering", "Reranking", "STS")
