@@ -15,9 +15,9 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from agreement.core.report_exports import PART_KEYS, TOP_KEYS, ordered
+from agreement.core.reports import ReportQueueError, request_report
 from agreement.models import Report
-from agreement.report_exports import PART_KEYS, TOP_KEYS, ordered
-from agreement.reports import ReportQueueError, request_report
 from hume.roles import IsResearcher
 from tasks_app.models import Task
 

@@ -10,7 +10,7 @@ class AgreementConfig(AppConfig):
         from agreement import signals
 
         signals.connect()
-        from agreement.reports import JOB as REPORT_JOB
+        from agreement.core.reports import JOB as REPORT_JOB
         from hume.jobs.registry import JobType, register
 
         register(REPORT_JOB)

@@ -18,7 +18,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from agreement.report_document import ReportDocument
+from agreement.core.report_document import ReportDocument
 from measures import metric_names
 from measures.results.figure2 import COLORS, STYLE, without_inline_css
 

@@ -6,7 +6,7 @@ set with NX makes the first change in a window send the one message, so a thousa
 job. An annotator's submit never fails because of this: if Redis is down the error is logged and stored
 on the report, which the report page shows.
 
-It also enqueues a judge panel's refresh (agreement/judge_panels.py) when annotation asks for one.
+It also enqueues a judge panel's refresh (agreement/core/judge_panels.py) when annotation asks for one.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from agreement.reports import ReportQueueError, request_report
+from agreement.core.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs import outbox

@@ -8,7 +8,7 @@ from celery import shared_task
 from django.db.models import F
 from django.utils import timezone
 
-from agreement import judge_panels, reports
+from agreement.core import judge_panels, reports
 from agreement.models import Report
 from agreement.ppi import estimate_jobs as ppi_jobs
 from annotation.llm.models import LLMJudgePanel

@@ -17,15 +17,15 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from agreement.core.mteb_export import ExportError, results_zip
+from agreement.core.report_document import ReportDocument
+from agreement.core.report_exports import answer_lines, ordered, report_csv, report_json
+from agreement.core.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
+from agreement.core.scoring import aggregated_kinds, check_aggregation
 from agreement.model_runs.rows import rows_context
 from agreement.models import Report
-from agreement.mteb_export import ExportError, results_zip
 from agreement.ppi.page import ppi_context
 from agreement.report_charts import available, chart_svg
-from agreement.report_document import ReportDocument
-from agreement.report_exports import answer_lines, ordered, report_csv, report_json
-from agreement.reports import ReportQueueError, request_first_report, request_report, requeue_if_dead
-from agreement.scoring import aggregated_kinds, check_aggregation
 from annotation.models import Annotation
 from hume.lib.htmx import vary, wants_partial
 from hume.listing import search_and_sort

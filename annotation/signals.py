@@ -5,5 +5,5 @@ from django.dispatch import Signal
 annotations_imported = Signal()
 
 # Sent when an admin asks to recompute a judge panel's mean and agreement, with `panel_id`. Agreement owns
-# that work (agreement/judge_panels.py) and enqueues it after commit; with no listener nothing would run.
+# that work (agreement/core/judge_panels.py) and enqueues it after commit; with no listener nothing would run.
 judge_panel_refresh_requested = Signal()

@@ -1,7 +1,7 @@
 """Time the classification human-score protocol on 100,000 items × 3 annotators, in memory.
 
 Why: the end-to-end report pipeline (load annotations, score, store) must stay under ~5 s on a
-large task, so `agreement.scoring.score_task` on the classification path should take well under
+large task, so `agreement.core.scoring.score_task` on the classification path should take well under
 1.5 s. Prints wall-clock and CPU seconds (best of 3 runs, no tracing: CPU time is the figure to
 trust on a shared, loaded machine), peak Python allocations (tracemalloc, a separate run, since
 tracing slows the code down) and the process's peak RSS.
@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 
 LABELS = ["anger", "fear", "joy", "love", "sadness", "surprise"]
 ANNOTATORS = ["alice", "bob", "carol"]

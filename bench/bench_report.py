@@ -129,8 +129,8 @@ def best(fn: Any, runs: int) -> tuple[float, Any]:
 
 def end_to_end(task: Any) -> str:
     """One full worker run: forget the stored digest (so it recomputes), claim, load, score, store."""
+    from agreement.core.reports import claim, run_claimed
     from agreement.models import Report
-    from agreement.reports import claim, run_claimed
 
     Report.objects.update_or_create(task=task, defaults={"status": Report.Status.QUEUED, "inputs_digest": ""})
     token = claim(task.pk, "bench")
@@ -143,10 +143,10 @@ def main() -> None:
     runs = int(args[1]) if len(args) > 1 else 3
     url = bench_database(reuse="--reuse" in sys.argv)
     setup_django(url)
-    from agreement import loading, loading_queries
+    from agreement.core import loading, loading_queries
+    from agreement.core.reports import build_report
+    from agreement.core.scoring import score_task
     from agreement.models import Report
-    from agreement.reports import build_report
-    from agreement.scoring import score_task
 
     start = time.perf_counter()
     task, answers, gold = reuse_or_fill(n_items)

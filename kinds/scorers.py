@@ -4,7 +4,7 @@ base (classification and pairwise). Each kind's scorer is kinds/<name>/scorer.py
 Why one class per kind: each kind has exactly one definition of its agreement metrics, its
 per-annotator scores, its aggregation into "the human" and its confidence interval (docs/reports.md);
 everything they share (counts, exclusions, bands, validity flag, sorting) lives in
-agreement/scoring.py `score_task`. The kinds with one number per unit (STS, Likert, reranking, graded
+agreement/core/scoring.py `score_task`. The kinds with one number per unit (STS, Likert, reranking, graded
 relevance) share kinds/rating_scorers.py. A scorer class also declares the agreement value a task is judged
 by, the MTEB key of each score and how LLM judges are compared (checked for every kind by
 tasks_app/kind_parts.py through agreement/kind_parts.py).
@@ -30,7 +30,7 @@ SpearmanVariance = Literal["fisher", "bonett_wright", "fieller"]
 Gains = Literal["linear", "exponential"]
 TIE_RULE = "lexicographically first label"
 TIE_SEED = 0  # the seed of the random tie-break score: fixed, so a report is reproducible
-# How a judge panel's judges are compared (agreement/judge_panels.py): as labels (κ, α nominal), as
+# How a judge panel's judges are compared (agreement/core/judge_panels.py): as labels (κ, α nominal), as
 # partitions (ARI), or as numbers per unit (r, ρ, and α at this level of measurement).
 JudgeAgreement = Literal["labels", "partition", "nominal", "interval", "ordinal"]
 
@@ -181,7 +181,7 @@ class KindScorer(ABC):
 
     @classmethod
     def mteb_agreement(cls, doc: dict[str, Any], counts: dict[str, Any], headline: dict[str, Any]) -> dict[str, Any]:
-        """The agreement block of the kind's MTEB TaskResult subset (agreement/mteb_export.py), from a stored
+        """The agreement block of the kind's MTEB TaskResult subset (agreement/core/mteb_export.py), from a stored
         report: by default the headline metric and its value, then N, K and the total (HUME Table 8)."""
         return {**headline, **counts}
 

@@ -104,7 +104,7 @@ CI: dict[str, Name] = {
 }
 
 SECTIONS: dict[str, dict[str, Name]] = {"agreement": AGREEMENT, "gold": GOLD, "ci": CI}
-# The agreement block of MTEB-format human results (agreement/mteb_export.py, HUME's public results) names
+# The agreement block of MTEB-format human results (agreement/core/mteb_export.py, HUME's public results) names
 # the same values its own way; the results pages read those names.
 MTEB_AGREEMENT = {"mean_pairwise_ari": "ari_mean", "mean_pairwise_spearman": "spearman_mean",
                   "mean_spearman": "spearman_mean", "mean_kendall_tau": "kendall_mean",

@@ -18,8 +18,8 @@ from typing import Any
 
 from django.core.management import call_command
 
+from agreement.core.reports import request_report
 from agreement.models import Report
-from agreement.reports import request_report
 from annotation.annotators import create_annotator
 from annotation.models import Annotation, Annotator, Batch
 from tasks_app.kinds import content_digest, get_kind

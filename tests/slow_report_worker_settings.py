@@ -23,7 +23,7 @@ REPORT_PAUSE_SECONDS = float(os.environ.get("HUME_TEST_REPORT_PAUSE", "3"))
 @task_prerun.connect
 def pause_report_runs(**kwargs: Any) -> None:
     """Before the first task of each worker process (Django is set up by then), wrap the step once."""
-    from agreement import reports
+    from agreement.core import reports
 
     original = reports.fresh_result_exists
     if getattr(original, "pauses", False):

@@ -18,8 +18,8 @@ from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
+from agreement.core.report_building import reincluded_annotators
 from agreement.models import Report
-from agreement.report_building import reincluded_annotators
 from annotation.annotators import create_annotator
 from annotation.crowd.models import CheckResult, ExclusionEvent, Participant
 from annotation.crowd.participants import exclude_annotator, include_annotator
@@ -84,7 +84,7 @@ def test_an_undo_counts_the_answers_again_and_keeps_every_answer_of_items_filled
                    .values_list("action", "reason", "by__username", "n_items_over_k"))
     assert history == [("exclude", "answered negative to everything", "carol", 0),
                        ("include", "the negatives were right after all", None, 4)]
-    listed = reincluded_annotators(link.batch.task)  # what the recomputed report lists (agreement/reports.py)
+    listed = reincluded_annotators(link.batch.task)  # what the recomputed report lists (agreement/core/reports.py)
     assert [(e["name"], e["reason"], e["n_items_over_k"]) for e in listed] == [
         (annotator.name, "the negatives were right after all", 4)]
     doc = cli_report(link.batch.task)

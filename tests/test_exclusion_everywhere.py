@@ -21,18 +21,18 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from agreement.core.judge_panels import judge_agreement
+from agreement.core.report_exports import answer_lines, report_csv
+from agreement.core.reports import report_in_process
 from agreement.escalation.escalation_loading import alt_test_for_task, escalation_plan, find_judges, human_answers
 from agreement.escalation.plan import EscalationProblem
 from agreement.escalation.plan_jobs import ask, execute
-from agreement.judge_panels import judge_agreement
 from agreement.management.commands.sage import human_task_scorer
 from agreement.model_runs.execution import load_inputs
 from agreement.ppi.document import ppi_document
 from agreement.ppi.estimate_jobs import request_ppi, run_ppi
 from agreement.ppi.page import judges_of
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers
-from agreement.report_exports import answer_lines, report_csv
-from agreement.reports import report_in_process
 from agreement.retrieval.evaluation_inputs import pool_scores, references
 from agreement.retrieval.evaluations import digest
 from agreement.retrieval.models import Collection, Subset
@@ -341,11 +341,11 @@ def test_every_answer_reader_goes_through_the_one_rule() -> None:
     """The modules that read answers for a number query them only through `counted()` (or `marked()` to export),
     so a new reader there cannot forget the exclusion."""
     root = Path(__file__).resolve().parent.parent
-    readers = ["agreement/loading_queries.py", "agreement/ppi/ppi_loading.py",
+    readers = ["agreement/core/loading_queries.py", "agreement/ppi/ppi_loading.py",
                "agreement/escalation/escalation_loading.py", "agreement/retrieval/evaluation_inputs.py",
                "agreement/retrieval/evaluations.py",
                "agreement/management/commands/sage.py", "agreement/model_runs/execution.py",
-               "annotation/llm/simulated.py", "agreement/report_exports.py", "agreement/ppi/page.py",
+               "annotation/llm/simulated.py", "agreement/core/report_exports.py", "agreement/ppi/page.py",
                "agreement/results/project.py"]
     for path in readers:
         source = (root / path).read_text()

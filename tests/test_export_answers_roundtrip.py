@@ -8,8 +8,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from agreement.report_exports import answer_lines
-from agreement.reports import report_in_process
+from agreement.core.report_exports import answer_lines
+from agreement.core.reports import report_in_process
 from annotation.models import Annotation
 from tasks_app.models import Task
 from tests.report_builders import import_study

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agreement.mteb_export import annotator_folder
-from agreement.reports import report_in_process
+from agreement.core.mteb_export import annotator_folder
+from agreement.core.reports import report_in_process
 from agreement.results.compare import build
 from tests.report_builders import answers_from_columns, build_task, import_answers
 from tests.test_table8_own_annotators import GOLD_TOPICS, RHO_0676, V_0418, V_0663, V_0760

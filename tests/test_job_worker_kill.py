@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
+from agreement.core.reports import request_report
 from agreement.escalation.escalation_loading import escalation_plan
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan_jobs import ask
@@ -30,7 +31,6 @@ from agreement.models import Report
 from agreement.ppi.document import ppi_document
 from agreement.ppi.estimate_jobs import request_ppi
 from agreement.ppi.models import PPIEstimate
-from agreement.reports import request_report
 from agreement.retrieval.actions import start_bm25_ranking
 from agreement.retrieval.evaluations import request_evaluation, run_evaluation
 from agreement.retrieval.models import Collection, Evaluation, Ranking, RankingEntry

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.template.loader import render_to_string
 
-from agreement.reports import main_agreement
-from agreement.scoring import KINDS as SCORERS
+from agreement.core.reports import main_agreement
+from agreement.core.scoring import KINDS as SCORERS
 from annotation.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
 from kinds.sts.scorer import StsScorer

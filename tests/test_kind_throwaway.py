@@ -23,9 +23,9 @@ from django.template.loader import get_template
 from django.test import Client
 from scipy import stats
 
+from agreement.core.scoring import aggregated_kinds
 from agreement.ppi.estimands import OffScale, estimand_names, numbers
 from agreement.ppi.ppi_loading import task_scale
-from agreement.scoring import aggregated_kinds
 from annotation.models import Annotation
 from kinds import kind_registry
 from measures.model_runs import classical

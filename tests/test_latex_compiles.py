@@ -76,7 +76,7 @@ def test_evaluate_runs_latex_compiles(tmp_path) -> None:
 
 
 def test_greek_letters_become_math_symbols_and_specials_are_escaped() -> None:
-    from agreement.latex import escape
+    from agreement.core.latex import escape
 
     assert escape("κ = 0.39") == r"\ensuremath{\kappa} = 0.39"
     assert escape("ρ α Ω Α ο ς") == (r"\ensuremath{\rho} \ensuremath{\alpha} \ensuremath{\Omega} A o "

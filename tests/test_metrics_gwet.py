@@ -96,7 +96,7 @@ def raw4raters_answers(wrap=lambda v: v) -> dict[int, dict[str, object]]:
 
 
 def test_a_classification_report_gives_irrcacs_ac1_with_its_interval() -> None:
-    from agreement.scoring import score_task
+    from agreement.core.scoring import score_task
 
     answers = raw4raters_answers(str)
     report = score_task("classification", answers, {unit: "1" for unit in answers}, labels=list("12345"))
@@ -107,7 +107,7 @@ def test_a_classification_report_gives_irrcacs_ac1_with_its_interval() -> None:
 
 
 def test_an_sts_and_a_likert_report_on_a_1_to_5_scale_give_irrcacs_quadratic_ac2() -> None:
-    from agreement.scoring import score_task
+    from agreement.core.scoring import score_task
 
     sts = score_task("sts", raw4raters_answers(float), {unit: 3.0 for unit in range(1, 13)}, scale=(1, 5))
     assert sts["agreement"]["gwet_ac2_quadratic"] == pytest.approx(0.914, abs=5e-4)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from agreement.core.mteb_export import annotator_folder
+from agreement.core.reports import report_in_process
 from agreement.model_runs.models import ModelRun
-from agreement.mteb_export import annotator_folder
-from agreement.reports import report_in_process
 from tests import model_data as data
 
 pytestmark = [pytest.mark.django_db,  # mteb 2.20.0 imports a sentence-transformers module its 6.x renamed

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from agreement.report_exports import report_rows
-from agreement.reports import report_in_process
-from agreement.scoring import score_task
+from agreement.core.report_exports import report_rows
+from agreement.core.reports import report_in_process
+from agreement.core.scoring import score_task
 from measures import pairwise_kappa as pk
 from tests.report_builders import answers_from_columns, build_task, import_answers
 

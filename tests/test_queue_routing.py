@@ -10,11 +10,11 @@ import time
 import pytest
 from django.core.management import call_command
 
+from agreement.core.reports import request_report
 from agreement.model_runs.execution import start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun
 from agreement.model_runs.tasks import embed_chunk
 from agreement.models import Report
-from agreement.reports import request_report
 from tests import model_data as data
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -14,8 +14,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from agreement.core.reports import request_report
 from agreement.models import Report
-from agreement.reports import request_report
 from tests.report_builders import build_task, cli_report, import_answers, wait_for_report
 
 GOLD = ["a" if i % 2 else "b" for i in range(1, 21)]

@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from agreement.core.reports import report_in_process
+from agreement.core.scoring import score_task
 from agreement.report_charts import available, chart_svg
-from agreement.reports import report_in_process
-from agreement.scoring import score_task
 from kinds.charts import MAX_POINTS
 from measures import metrics as m
 from tests.report_kind_tasks import build_kind_task

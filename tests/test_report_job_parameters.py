@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from agreement.core.reports import claim, request_report, requeue_if_dead
 from agreement.models import Report
-from agreement.reports import claim, request_report, requeue_if_dead
 from tests.report_builders import cli_report, wait_for_report
 from tests.test_report_aggregation import spam_crowd
 

@@ -1,4 +1,4 @@
-"""Report loading (agreement/loading.py): the parallel read on two connections gives exactly what the
+"""Report loading (agreement/core/loading.py): the parallel read on two connections gives exactly what the
 one-connection read gives, and leaves no connection behind; the aggregated read (whole columns as single
 values, PostgreSQL) gives exactly what the row read (SQLite's) gives; the digests are over content."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models.expressions import RawSQL
 from django.test.utils import CaptureQueriesContext
 
-from agreement import loading, loading_queries
+from agreement.core import loading, loading_queries
 from annotation.models import Annotation, Batch
 from tasks_app.models import Task
 

@@ -14,8 +14,8 @@ from django.test import Client
 from django.urls import reverse
 
 from agreement import signals
+from agreement.core.reports import report_in_process, run_report
 from agreement.models import Report
-from agreement.reports import report_in_process, run_report
 from annotation.models import Annotation
 from hume.jobs.models import UnsentMessage
 from tests.conftest import REPO, database_url_for_subprocess

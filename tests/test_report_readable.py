@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from agreement.reports import report_in_process
-from agreement.scoring import score_task
+from agreement.core.reports import report_in_process
+from agreement.core.scoring import score_task
 from measures import metric_names
 from tests.conftest import REPO
 from tests.hume_paper import RESULTS

@@ -16,8 +16,8 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from agreement.core.reports import dead_or_waiting_reports, request_report
 from agreement.models import Report
-from agreement.reports import dead_or_waiting_reports, request_report
 from agreement.tasks import compute_report, rerun_wait
 from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from agreement.core.reports import report_in_process
 from agreement.models import Report
-from agreement.reports import report_in_process
 from annotation.models import Batch
 from tests.report_builders import answers_from_columns, build_task, import_answers
 
@@ -216,8 +216,8 @@ def test_answers_imported_after_the_report_are_announced_on_the_page(dave, task)
 
 def test_the_report_page_recomputes_with_the_aggregation_chosen_as_the_command_does(dave, task) -> None:
     """Issue 35, item 7: the page had no aggregation choice although `report --aggregation` has it."""
-    from agreement.reports import run_report
-    from agreement.scoring import aggregated_kinds
+    from agreement.core.reports import run_report
+    from agreement.core.scoring import aggregated_kinds
 
     client = client_for(dave)
     page = client.get(reverse("agreement:detail", kwargs={"task_id": task.pk})).content.decode()

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from agreement.core.reports import report_in_process
 from agreement.models import Report
-from agreement.reports import report_in_process
 from agreement.results.compare import build, leaderboard_rows, llm_correlations, per_task_rows
 from agreement.results.entries import PROJECT_HUMANS
 from annotation.models import Annotation, Batch

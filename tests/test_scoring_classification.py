@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 from measures import metrics as m
 
 ANSWERS = {

@@ -4,7 +4,7 @@ examples (V-measure of [0,0,1,2] vs [0,0,1,1] = 0.8; ARI = 4/7)."""
 
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 
 GOLD = {"set1": [0, 0, 1, 1]}
 ANSWERS = {"set1": {"alice": [0, 0, 1, 2], "bob": ["x", "x", "y", "y"]}}

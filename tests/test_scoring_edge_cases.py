@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agreement.scoring import KINDS, score_task
+from agreement.core.scoring import KINDS, score_task
 from measures import metrics as m
 from tests.kind_samples import SampleTable
 

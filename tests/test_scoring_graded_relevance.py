@@ -12,7 +12,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 
 GOLD = {"q1": {"d1": 3, "d2": 1, "d3": 0}, "q2": {"d1": 0, "d2": 2}}
 ANSWERS = {

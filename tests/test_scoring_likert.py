@@ -7,7 +7,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 
 GOLD = {
     1: {"overall": 2, "coherence": 3},

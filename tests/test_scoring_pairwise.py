@@ -9,7 +9,7 @@ item  alice  bob   gold   majority
 
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 from measures import metrics as m
 
 ANSWERS = {

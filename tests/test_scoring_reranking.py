@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 
 GOLD = {
     "q1": {"c1": 1, "c2": 0, "c3": 1, "c4": 0},

@@ -16,7 +16,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement.scoring import score_task
+from agreement.core.scoring import score_task
 from measures import metrics as m
 
 ALICE = [1, 2, 3, 5, 4]

@@ -17,10 +17,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from kombu.exceptions import OperationalError as BrokerError
 
+from agreement.core.exclusions import computed_before_exclusion, exclusion_changed_at
 from agreement.escalation import plan_jobs
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan import LABEL_KINDS, RATING_KINDS, EscalationProblem
-from agreement.exclusions import computed_before_exclusion, exclusion_changed_at
 from annotation.models import Annotator
 from hume.lib.htmx import page_or_partial, vary_on_htmx
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role

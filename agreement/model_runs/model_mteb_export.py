@@ -1,4 +1,4 @@
-"""A model run's scores as MTEB TaskResult files, beside the human export (agreement/mteb_export.py).
+"""A model run's scores as MTEB TaskResult files, beside the human export (agreement/core/mteb_export.py).
 
 `<org__model>/<revision>/<TaskName>.json` plus model_meta.json; the model's folder name is its MTEB name
 when it has one (so an in-app run of all-MiniLM-L6-v2 sits where MTEB's own results for it do), else
@@ -14,8 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from agreement.core.mteb_export import MTEB_VERSION, SPLIT, ExportError, model_meta
 from agreement.model_runs.models import EmbeddingModel, ModelRun
-from agreement.mteb_export import MTEB_VERSION, SPLIT, ExportError, model_meta
 
 FIGURES = ("main_score", "cosine_spearman", "cosine_pearson", "map_at_1000", "mrr_at_10", "ndcg_at_10",
            "recall_at_10", "v_measure", "v_measure_agglomerative", "accuracy", "f1", "f1_weighted", "precision",

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
-from agreement.exclusions import computed_before_exclusion, exclusion_changed_at
+from agreement.core.exclusions import computed_before_exclusion, exclusion_changed_at
 from agreement.ppi.models import PPIEstimate
 from annotation.models import Annotation, Annotator
 from hume.roles import is_admin

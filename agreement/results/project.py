@@ -21,11 +21,11 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef
 
-from agreement import scoring
+from agreement.core import scoring
+from agreement.core.models import Report
+from agreement.core.reports import ReportQueueError, request_first_report
 from agreement.model_runs.models import ModelRun
 from agreement.model_runs.rows import latest_runs
-from agreement.models import Report
-from agreement.reports import ReportQueueError, request_first_report
 from agreement.results.entries import (
     PROJECT_HUMANS,
     Comparison,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agreement.latex import escape
+from agreement.core.latex import escape
 from hume.lib.csv_safety import to_csv
 from measures.results.subset_scores import short_task_name
 

@@ -5,7 +5,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agreement.latex import escape
+from agreement.core.latex import escape
 from hume.lib.csv_safety import to_csv
 
 

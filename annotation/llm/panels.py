@@ -8,7 +8,7 @@ annotations, over the items every judge answered, and stored like any annotator'
 step: they are computed values, not submissions, and never go through `validate_answer`. A mean is defined
 for the kinds whose answers are numbers on a scale (`averageable` in tasks_app/kinds.py).
 
-Agreement between the judges is a metric, so it lives in `agreement/judge_panels.py`, which also runs the
+Agreement between the judges is a metric, so it lives in `agreement/core/judge_panels.py`, which also runs the
 refresh (mean, then agreement) in the worker; annotation asks for it with the `judge_panel_refresh_requested`
 signal and never imports agreement (docs/architecture.md).
 """

@@ -2,7 +2,7 @@
 executes it (annotation/llm/run_executor.py). Runs are sent by task name (`run_control.enqueue_run`); a run whose
 worker died is sent again by the job layer (its type is registered in annotation/apps.py).
 
-A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/judge_panels.py)."""
+A judge panel's refresh computes agreement, so its task is in the agreement app (agreement/core/judge_panels.py)."""
 from __future__ import annotations
 
 from celery import Task, shared_task

@@ -1,7 +1,7 @@
 """Sending a Celery job by its task name, at once: what `hume.jobs.enqueue` is (the package re-exports it).
 
 Sending by task name means a service module need not import its app's tasks.py. A tasks.py imports the service
-it runs (`agreement.tasks` → `agreement.reports`); if the service imported tasks.py back to queue the job, the
+it runs (`agreement.tasks` → `agreement.core.reports`); if the service imported tasks.py back to queue the job, the
 two would form an import cycle. The service names the task instead.
 
 The message is sent by the registered task's own `apply_async`, not by `send_task`: the task's decorator

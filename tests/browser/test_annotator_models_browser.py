@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from agreement.reports import report_in_process
+from agreement.core.reports import report_in_process
 from tests.test_report_aggregation import spam_crowd
 
 pytestmark = pytest.mark.browser

@@ -25,7 +25,7 @@ from django.test import override_settings
 from PIL import Image
 from playwright.sync_api import Locator, Page
 
-from agreement.reports import report_in_process
+from agreement.core.reports import report_in_process
 from tasks_app.models import Task
 from tests.browser.test_csp_every_page import WATCH
 from tests.hume_paper import OVERALL, POINTS, RESULTS

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from agreement.reports import report_in_process
+from agreement.core.reports import report_in_process
 from tests.kind_samples import SampleTable
 from tests.report_kind_tasks import KINDS, build_kind_task
 

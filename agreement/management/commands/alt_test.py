@@ -12,9 +12,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.escalation.escalation_loading import alt_test_for_task
 from agreement.escalation.plan import EscalationProblem
-from agreement.task_argument import find_task
 
 
 class Command(BaseCommand):

@@ -14,9 +14,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.escalation.escalation_loading import create_escalation_batch, escalation_plan, final_labels
 from agreement.escalation.plan import EscalationProblem
-from agreement.task_argument import find_task
 from measures.escalation.calibration import MIN_COVERED, START_COVERED
 
 

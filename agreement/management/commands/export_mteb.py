@@ -1,7 +1,7 @@
 """`python manage.py export_mteb TASK [TASK ...] --out DIR [--model-name ORG/NAME] [--revision REV]`.
 
 Writes the human results of the given tasks as MTEB TaskResult files, `DIR/<org__model>/<revision>/
-<TaskName>.json` plus `model_meta.json`, so they load next to model results (agreement/mteb_export.py).
+<TaskName>.json` plus `model_meta.json`, so they load next to model results (agreement/core/mteb_export.py).
 Each task's report is the stored one when fresh, else computed in-process like `report` does.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.mteb_export import DEFAULT_MODEL_NAME, ExportError, write_results
-from agreement.reports import report_in_process
-from agreement.task_argument import find_task
+from agreement.core.mteb_export import DEFAULT_MODEL_NAME, ExportError, write_results
+from agreement.core.reports import report_in_process
+from agreement.core.task_argument import find_task
 
 
 class Command(BaseCommand):

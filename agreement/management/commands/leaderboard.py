@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agreement.reports import report_in_process
+from agreement.core.reports import report_in_process
 from agreement.results import paper_tables as pt
 from agreement.results.compare import Comparison, build, export_rows, leaderboard_rows, paper_figure, paper_table
 from agreement.results.table_formats import table1_to_csv, table1_to_latex, to_json

@@ -13,9 +13,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.ppi.document import ppi_csv, ppi_document, ppi_json, worth_line
 from agreement.ppi.ppi_loading import PPIInputError
-from agreement.task_argument import find_task
 from measures.ppi.sequence import DEFAULT_T_STAR
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.ppi.human_batch import create_ppi_batch
 from agreement.ppi.ppi_loading import PPIInputError
-from agreement.task_argument import find_task
 from annotation.models import Annotator
 from measures.ppi.active import CONFIDENCE_UNIFORM_SHARE, DEFAULT_UNIFORM_SHARE
 from measures.ppi.planner import DEFAULT_ASSURANCE

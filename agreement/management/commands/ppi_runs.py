@@ -10,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.ppi.ppi_loading import PPIInputError
 from agreement.ppi.ranking_estimates import run_estimates
-from agreement.task_argument import find_task
 from hume.lib.csv_safety import safe_row
 
 COLUMNS = ("run", "k", "metric", "estimate", "ci_low", "ci_high", "classical_low", "classical_high", "lambda", "n",

@@ -12,11 +12,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.report_exports import report_csv, report_json
+from agreement.core.reports import report_in_process
+from agreement.core.scoring import check_aggregation
+from agreement.core.task_argument import find_task
 from agreement.model_runs.rows import model_rows
-from agreement.report_exports import report_csv, report_json
-from agreement.reports import report_in_process
-from agreement.scoring import check_aggregation
-from agreement.task_argument import find_task
 from measures.annotator_models import METHODS, UnknownAggregation
 
 ITEM_LISTS = ("disagreement", "excluded")

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.mteb_export import ExportError
+from agreement.core.task_argument import find_task
 from agreement.model_runs.model_arguments import find_models
 from agreement.model_runs.model_mteb_export import write_run_results
 from agreement.model_runs.models import ModelRun
-from agreement.mteb_export import ExportError
-from agreement.task_argument import find_task
 
 
 class Command(BaseCommand):

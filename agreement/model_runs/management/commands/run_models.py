@@ -13,12 +13,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agreement.core.task_argument import find_task
 from agreement.model_runs.backends import BackendError, device_of
 from agreement.model_runs.embedding_store import writes_off
 from agreement.model_runs.evaluate import UnsupportedKind
 from agreement.model_runs.execution import enqueue, run_in_process, start_run
 from agreement.model_runs.model_arguments import find_models
-from agreement.task_argument import find_task
 from tasks_app.models import Task
 
 

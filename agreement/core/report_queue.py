@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agreement.models import Report
+from agreement.core.models import Report
 from hume import jobs
 from hume.jobs import BrokerDown, recovery
 from hume.jobs.lease import lapsed

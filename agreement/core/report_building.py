@@ -1,9 +1,9 @@
 """Building the report document of a task from the answers a run loaded: the whole task, then each batch and each
-language (the report's job is in ``agreement/reports.py``, its queue in ``agreement/report_queue.py``).
+language (the report's job is in ``agreement/core/reports.py``, its queue in ``agreement/core/report_queue.py``).
 
-Metric arithmetic lives in ``measures/metrics.py`` and ``agreement/scoring.py`` (through each kind's scorer);
+Metric arithmetic lives in ``measures/metrics.py`` and ``agreement/core/scoring.py`` (through each kind's scorer);
 this module only shapes rows for them and arranges what they return into the document, whose keys are typed in
-``agreement/report_document.py`` and documented in docs/reports.md.
+``agreement/core/report_document.py`` and documented in docs/reports.md.
 """
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count
 
-from agreement import loading
-from agreement.loading import LoadedAnswers
-from agreement.report_document import ReportDocument, ScoredPart
-from agreement.scoring import KINDS as SCORERS
-from agreement.scoring import score_task
+from agreement.core import loading
+from agreement.core.loading import LoadedAnswers
+from agreement.core.report_document import ReportDocument, ScoredPart
+from agreement.core.scoring import KINDS as SCORERS
+from agreement.core.scoring import score_task
 from annotation.models import Annotator, ExclusionEvent
 from tasks_app.models import Task
 

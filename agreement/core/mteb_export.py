@@ -21,8 +21,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from agreement.report_document import ReportDocument
-from agreement.scoring import KINDS as SCORERS
+from agreement.core.report_document import ReportDocument
+from agreement.core.scoring import KINDS as SCORERS
 from tasks_app.models import Task
 
 SPLIT = "test"

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from agreement.report_document import ReportDocument
+from agreement.core.report_document import ReportDocument
 from annotation.models import Annotation
 from hume.lib.csv_safety import safe_cell
 from tasks_app.models import Task

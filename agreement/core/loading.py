@@ -3,7 +3,7 @@
 A report over 100,000 items × 3 annotators reads 300,000 answers, so this module never builds model
 instances, never issues a query per item or per answer, and never maps ids to names row by row in Python:
 
-- two bulk queries (``agreement/loading_queries.py``), one over the task's items and their gold, one over
+- two bulk queries (``agreement/core/loading_queries.py``), one over the task's items and their gold, one over
   its answers in (item, annotator) key order; on PostgreSQL each hands over whole columns as single values,
   and the two run at once on two connections sharing one snapshot (``read_in_parallel``);
 - the few annotator and batch rows are read once each by id;
@@ -28,7 +28,7 @@ import numpy as np
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
-from agreement.loading_queries import AnswerColumns, ItemColumns, fetch_answer_columns, fetch_item_columns
+from agreement.core.loading_queries import AnswerColumns, ItemColumns, fetch_answer_columns, fetch_item_columns
 from annotation.models import Annotator, Batch
 from tasks_app.models import Task
 

@@ -1,11 +1,11 @@
 """Running a task's agreement report: the code a Celery worker and the `report` CLI share.
 
 A report run is: claim the task's Report row (hume/jobs/lease.py: one conditional UPDATE decides who runs),
-load the answers in one query (``agreement/loading.py``), stop early if the digests match the stored report,
-build the document (``agreement/report_building.py``) and store it while the claim is still ours.
+load the answers in one query (``agreement/core/loading.py``), stop early if the digests match the stored report,
+build the document (``agreement/core/report_building.py``) and store it while the claim is still ours.
 
-Asking for a run lives in ``agreement/report_queue.py``; its public names are re-exported here, so
-``from agreement.reports import request_report`` keeps working for the pages, the API and the tests.
+Asking for a run lives in ``agreement/core/report_queue.py``; its public names are re-exported here, so
+``from agreement.core.reports import request_report`` keeps working for the pages, the API and the tests.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from agreement import loading
-from agreement.loading import LoadedAnswers
-from agreement.models import Report
-from agreement.report_building import build_report, gc_paused, main_agreement
-from agreement.report_queue import (
+from agreement.core import loading
+from agreement.core.loading import LoadedAnswers
+from agreement.core.models import Report
+from agreement.core.report_building import build_report, gc_paused, main_agreement
+from agreement.core.report_queue import (
     JOB,
     ReportQueueError,
     dead_or_waiting_reports,
@@ -28,7 +28,7 @@ from agreement.report_queue import (
     requeue_dead,
     requeue_if_dead,
 )
-from agreement.scoring import check_aggregation
+from agreement.core.scoring import check_aggregation
 from hume.jobs.lease import Lease
 from hume.jobs.lease import claim as claim_job
 from tasks_app.models import Task
