@@ -143,8 +143,8 @@ def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) ->
 
 
 def connect() -> None:
-    from annotation.signals import annotations_imported as imported
-    from annotation.signals import judge_panel_refresh_requested as panel_refresh
+    from annotation.core.signals import annotations_imported as imported
+    from annotation.core.signals import judge_panel_refresh_requested as panel_refresh
 
     imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
     panel_refresh.connect(judge_panel_refresh_requested, dispatch_uid="agreement.judge_panel_refresh_requested")

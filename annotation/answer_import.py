@@ -26,11 +26,11 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.annotators import create_annotator
-from annotation.assignment import recount_answers
+from annotation.core.annotators import create_annotator
+from annotation.core.assignment import recount_answers
+from annotation.core.signals import annotations_imported
 from annotation.crowd.participants import exclude_annotator
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
-from annotation.signals import annotations_imported
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
 from tasks_app.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task

@@ -18,14 +18,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import (
+from annotation.core.access import (
     annotator_of,
     get_annotation_for,
     get_batch_to_annotate,
     get_item_to_write,
     get_own_annotation,
 )
-from annotation.assignment import (
+from annotation.core.assignment import (
     AssignmentRefused,
     SubmitResult,
     annotator_progress,

@@ -8,7 +8,7 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate, post_save
 
-        from annotation.assignment import release_leases_of_inactive
+        from annotation.core.assignment import release_leases_of_inactive
         from annotation.models import Annotator
         from hume.roles import ensure_role_groups
 

@@ -1,7 +1,7 @@
 """API token authentication, as DRF's, with the token and its user read by one prepared statement.
 
 Every request of the annotator loop authenticates; DRF's `select_related('user').get(key=...)` cost ~1 ms of
-Python to build on the 2-core test machine (see annotation/rawsql.py). Same rules: unknown key or inactive
+Python to build on the 2-core test machine (see annotation/core/rawsql.py). Same rules: unknown key or inactive
 user → 401. Failures are counted per address, and past a limit a failure is answered 429 for a while
 (hume/lockout.py); a valid token is never refused.
 """
@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from annotation import rawsql
+from annotation.core import rawsql
 from hume import lockout
 
 User = get_user_model()

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
-from annotation.views import batch_rows
+from annotation.core.views import batch_rows
 from hume.roles import is_admin, is_researcher
 
 

@@ -2,7 +2,7 @@
 every kind by tasks_app/kind_parts.py."""
 from __future__ import annotations
 
-from annotation.forms import ANSWER_FORMS
+from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
 from tasks_app.kind_parts import Check, template_exists
 from tasks_app.kinds import KINDS

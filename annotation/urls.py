@@ -1,7 +1,7 @@
 """HTML routes of the annotator's loop (under /annotate/)."""
 from django.urls import path
 
-from annotation import views
+from annotation.core import views
 
 app_name = "annotation"
 urlpatterns = [

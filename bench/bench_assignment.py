@@ -90,7 +90,7 @@ def seed(url: str, runs: list[int], items: int, overlap: int) -> list[tuple[int,
     from django.contrib.auth.models import User
     from rest_framework.authtoken.models import Token
 
-    from annotation.batches import BatchSpec, create_batch
+    from annotation.core.batches import BatchSpec, create_batch
     from annotation.models import Annotator, AnnotatorLanguage
     from tasks_app.models import Item, Task
 
@@ -328,7 +328,7 @@ def annotate_direct(port: int, batch_id: int, token: str, until: float, tally: T
     from django.db import connections
     from rest_framework.authtoken.models import Token
 
-    from annotation import assignment
+    from annotation.core import assignment
     from annotation.models import Batch
 
     annotator = Token.objects.select_related("user__annotator").get(key=token).user.annotator

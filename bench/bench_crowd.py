@@ -81,7 +81,7 @@ def seed(url: str, participants: int, quota: int, overlap: int) -> tuple[str, in
     import django
 
     django.setup()
-    from annotation.batches import BatchSpec, create_batch
+    from annotation.core.batches import BatchSpec, create_batch
     from annotation.crowd import studies
     from tasks_app.models import Item, Task
 

@@ -95,7 +95,7 @@ def seed_loop(n_annotators: int, n_items: int) -> tuple[int, list[str]]:
     from django.contrib.auth.models import User
     from rest_framework.authtoken.models import Token
 
-    from annotation.batches import BatchSpec, create_batch
+    from annotation.core.batches import BatchSpec, create_batch
     from annotation.models import Annotator, AnnotatorLanguage
     from tasks_app.models import Item, Task
 

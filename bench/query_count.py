@@ -2,7 +2,7 @@
 (bench/profile_settings.py puts this middleware first); the app's own settings never load it.
 
 Django's cursors are counted with an execute wrapper; the annotator loop's prepared statements on PostgreSQL
-(annotation/rawsql.py) bypass Django's cursor, so each use of its kept cursor is counted too."""
+(annotation/core/rawsql.py) bypass Django's cursor, so each use of its kept cursor is counted too."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
 
-from annotation import rawsql
+from annotation.core import rawsql
 
 _count = [0]
 _kept_cursor = rawsql._kept_cursor

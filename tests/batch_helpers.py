@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from annotation.models import Annotator, Batch
 from tasks_app.models import Item, ItemGold, Task
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import connection
 
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.models import Annotator
 from hume.roles import ADMIN, RESEARCHER, ensure_role_groups
 from tests.ci_no_skips import (  # noqa: F401 (the hooks are used by pytest)

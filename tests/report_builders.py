@@ -20,7 +20,7 @@ from django.core.management import call_command
 
 from agreement.core.reports import request_report
 from agreement.models import Report
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.models import Annotation, Annotator, Batch
 from tasks_app.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task

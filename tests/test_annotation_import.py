@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from annotation.batches import add_pool_items
+from annotation.core.batches import add_pool_items
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem
 from tasks_app.models import Task
 from tests.import_samples import SAMPLES, cli_import, jsonl, upload, write

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.contrib.auth import authenticate
 from django.test import Client
 
-from annotation import assignment as engine
+from annotation.core import assignment as engine
 from annotation.models import Annotator, AnnotatorLanguage, Lease
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401

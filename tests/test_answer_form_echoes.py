@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation.forms import answer_form_for
+from annotation.core.forms import answer_form_for
 from annotation.models import Annotation
 from tasks_app.kinds import KINDS
 from tests.loop_data import batch_of

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from annotation import assignment as engine
-from annotation.assignment import AssignmentRefused
+from annotation.core import assignment as engine
+from annotation.core.assignment import AssignmentRefused
 from annotation.models import Annotation, Annotator, BatchItem, Lease
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import assignment as engine
-from annotation.assignment import AssignmentRefused
+from annotation.core import assignment as engine
+from annotation.core.assignment import AssignmentRefused
 from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem, Lease
 from tasks_app.kinds import ValidationProblem
 

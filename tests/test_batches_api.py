@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import assignment as engine
-from annotation.assignment import AssignmentRefused
+from annotation.core import assignment as engine
+from annotation.core.assignment import AssignmentRefused
 from annotation.models import Batch, BatchAssignee, BatchItem
 
 from .batch_helpers import fast_password_hashing, make_task  # noqa: F401

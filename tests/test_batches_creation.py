@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.batches import (
+from annotation.core.batches import (
     AssignmentProblem,
     BatchSpec,
     assign,

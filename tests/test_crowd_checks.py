@@ -13,7 +13,7 @@ from django.core.cache import caches
 from django.test import Client
 
 from agreement.models import Report
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.crowd import checks
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from annotation.crowd.participants import bonus_amount, participant_rows

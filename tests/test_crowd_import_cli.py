@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from annotation.crowd.models import StudyLink
 from annotation.models import BatchItem
 from tasks_app.models import Item, ItemCheck, ItemGold

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import caches
 
-from annotation.annotators import create_annotator
-from annotation.batches import speakers_of
+from annotation.core.annotators import create_annotator
+from annotation.core.batches import speakers_of
 from annotation.crowd.models import Participant
 from annotation.models import Annotation
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick annotator creation)

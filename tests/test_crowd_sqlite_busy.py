@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 PARTICIPANTS, QUOTA = 6, 3
 N_ITEMS = PARTICIPANTS * QUOTA + 5
 SEED = f"""
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from annotation.crowd import studies
 from tasks_app.models import Item, Task
 for run in ("0", "6"):

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from agreement.core.report_building import reincluded_annotators
 from agreement.models import Report
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.crowd.models import CheckResult, ExclusionEvent, Participant
 from annotation.crowd.participants import exclude_annotator, include_annotator
 from annotation.models import Annotation, Annotator, BatchItem, Lease

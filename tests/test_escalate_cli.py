@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.llm.run_control import create_run
 from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation, Annotator, Batch, BatchItem

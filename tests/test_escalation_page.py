@@ -14,7 +14,7 @@ from django.test import Client
 
 from agreement.escalation.models import EscalationPlan
 from agreement.escalation.plan_jobs import execute
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.models import Annotation, Batch, BatchItem
 from tests.conftest import require_postgres
 from tests.llm_helpers import make_judge, make_task

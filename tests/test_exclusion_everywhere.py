@@ -37,12 +37,12 @@ from agreement.retrieval.evaluation_inputs import pool_scores, references
 from agreement.retrieval.evaluations import digest
 from agreement.retrieval.models import Collection, Subset
 from annotation.answer_import import import_annotations
+from annotation.core.progress import batch_progress, overview
 from annotation.crowd.participants import exclude_annotator
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.llm.simulated import run_examples
 from annotation.models import Annotation, Annotator, Batch, BatchItem
-from annotation.progress import batch_progress, overview
 from hume.lib.import_reader import ImportFailed
 from tasks_app.models import Task
 from tests.report_builders import annotator_named, build_task, import_answers

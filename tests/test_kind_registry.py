@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from agreement.core.reports import main_agreement
 from agreement.core.scoring import KINDS as SCORERS
-from annotation.forms import ANSWER_FORMS
+from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
 from kinds.sts.scorer import StsScorer
 from tasks_app.kind_parts import app_parts, missing_parts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.template.loader import render_to_string
 
-from annotation.forms import answer_form_for
+from annotation.core.forms import answer_form_for
 from tests.loop_data import RECORDS, add_items, make_task
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from agreement.models import Report
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from tasks_app.models import Task
 from tests.conftest import make_annotator
 

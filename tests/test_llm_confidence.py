@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from annotation.annotators import create_annotator
 from annotation.answer_import import import_annotations
+from annotation.core.annotators import create_annotator
 from annotation.llm.confidence import answer_probability, vote_share
 from annotation.llm.models import LLMRequest, LLMRun
 from annotation.llm.prompting import PROMPTS

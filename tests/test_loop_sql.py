@@ -1,4 +1,4 @@
-"""The loop's plain SQL (annotation/rawsql.py): rows become the same model instances as through the ORM,
+"""The loop's plain SQL (annotation/core/rawsql.py): rows become the same model instances as through the ORM,
 errors are Django's, and on PostgreSQL the statements are prepared with one generic plan each."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import NamedTuple
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from annotation import assignment as engine
-from annotation import rawsql
+from annotation.core import assignment as engine
+from annotation.core import rawsql
 from annotation.models import Annotation, Annotator, Batch
 from tasks_app.models import Item, Task
 

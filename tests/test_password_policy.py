@@ -1,4 +1,4 @@
-"""Every password is checked the same way (annotation.annotators.check_password: Django's validators, knowing
+"""Every password is checked the same way (annotation.core.annotators.check_password: Django's validators, knowing
 the user name), whether an admin sets it on the page, through the API or with the create_annotator command;
 a refused password creates nothing."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.annotators import check_password, create_annotator
+from annotation.core.annotators import check_password, create_annotator
 from annotation.models import Annotator
 
 from .batch_helpers import fast_password_hashing  # noqa: F401

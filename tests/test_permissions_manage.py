@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation import assignment as engine
 from annotation.api import ANSWERS_ARE_KEPT
+from annotation.core import assignment as engine
 from annotation.models import Annotation, AnnotationRevision, BatchAssignee
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401

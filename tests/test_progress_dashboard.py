@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation import assignment as engine
+from annotation.core import assignment as engine
+from annotation.core.progress import batch_progress
 from annotation.models import Annotator
-from annotation.progress import batch_progress
 from hume.lib.csv_safety import csv_cell
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401

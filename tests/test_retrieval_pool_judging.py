@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from agreement.retrieval.evaluation_inputs import evaluate_collection, judge_usage
 from agreement.retrieval.models import Collection, PoolUnit, Ranking, RankingEntry, Subset
 from agreement.retrieval.pooling import build_pool, pair_id
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from annotation.llm.run_control import create_run
 from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation

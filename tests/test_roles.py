@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, User
 from rest_framework.test import APIRequestFactory
 
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
 from annotation.models import Annotator
 from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, IsAdmin, IsResearcher, roles_of
 

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from agreement.ppi.models import PPIDraw
 from agreement.ppi.ppi_loading import PPIInputError, find_judge, judge_numbers, load_numbers, pool_items
-from annotation.batches import AssignmentProblem, assign
+from annotation.core.batches import AssignmentProblem, assign
 from annotation.models import Annotation, Annotator, Batch, BatchItem
 from measures.ppi.active import (
     CONFIDENCE_UNIFORM_SHARE,

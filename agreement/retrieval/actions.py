@@ -26,7 +26,7 @@ from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection, Pool, Ranking, RankingChunk
 from agreement.retrieval.split_rankings import start_split_embedding_ranking
 from agreement.retrieval.system_rankings import _new_ranking, bm25_entries, store_bm25_ranking
-from annotation.batches import BatchSpec, create_batch, speakers_of
+from annotation.core.batches import BatchSpec, create_batch, speakers_of
 from annotation.llm.run_control import create_run
 from annotation.models import Annotator, Batch
 from hume import jobs

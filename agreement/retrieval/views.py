@@ -32,7 +32,7 @@ from agreement.retrieval.forms import (
 from agreement.retrieval.models import Collection, Evaluation, Pool, Ranking
 from agreement.retrieval.pooling import build_pool
 from agreement.retrieval.rankings import import_ranking
-from annotation.batches import AssignmentProblem
+from annotation.core.batches import AssignmentProblem
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Batch
 from hume.jobs import BrokerDown

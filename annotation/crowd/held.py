@@ -1,5 +1,5 @@
 """A participant's request reads its participant with the study link, batch, task and annotator in one
-prepared statement (annotation/rawsql.py), the way the annotator loop reads its seat.
+prepared statement (annotation/core/rawsql.py), the way the annotator loop reads its seat.
 
 Every page of a crowd study needs all five rows. Built by the ORM (select_related over four joins), that one
 query cost more Python than the rest of a submit's statements together on the 2-core machine (docs/crowd.md,
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from annotation import rawsql
+from annotation.core import rawsql
+from annotation.core.models import Annotator, Batch
 from annotation.crowd.models import Participant, StudyLink
-from annotation.models import Annotator, Batch
 from tasks_app.models import Item, Task
 
 JOINED = (Participant, StudyLink, Batch, Task, Annotator)

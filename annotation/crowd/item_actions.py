@@ -1,4 +1,4 @@
-"""A participant's Skip, Flag and going back to revise, as the ordinary loop has them (annotation/views.py).
+"""A participant's Skip, Flag and going back to revise, as the ordinary loop has them (annotation/core/views.py).
 
 Kept apart from studies.py (the run's stages and steps) because these act on one item the participant chose,
 not on the run's next step. Work items go through the assignment engine as the loop's do: a skip is stored as a
@@ -23,10 +23,10 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.assignment import SubmitResult, flag_item, skip_item, submit_answer
+from annotation.core.assignment import SubmitResult, flag_item, skip_item, submit_answer
+from annotation.core.models import Annotation
 from annotation.crowd.models import CheckResult, Participant
 from annotation.crowd.studies import Step, StudyProblem, end
-from annotation.models import Annotation
 
 
 def skip_step(participant: Participant, step: Step, *, reason: str, time_spent_ms: int | None = None) -> None:

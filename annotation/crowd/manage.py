@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import access
+from annotation.core import access
 from annotation.crowd import identity, participants, studies
 from annotation.crowd.models import Participant, StudyLink
 from annotation.manage.views import admins_only, readers_only

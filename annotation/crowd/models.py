@@ -2,7 +2,7 @@
 
 Registered from annotation/models.py (Django reads an app's models from there). A participant is an ordinary
 human Annotator (made by `create_annotator`, no password, so it can never log in) on the link's batch, plus
-the platform's ids, its stage in the study and its deadline; the engine (annotation/assignment.py) hands out
+the platform's ids, its stage in the study and its deadline; the engine (annotation/core/assignment.py) hands out
 and stores its work items as anyone else's, so overlap k means the same thing. Check items (attention,
 hidden gold, practice) are answered here, in CheckResult, never as Annotations: they are not part of the
 batch and never reach a report.

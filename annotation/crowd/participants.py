@@ -17,11 +17,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.assignment import recount_after_inclusion, reopen_after_exclusion, set_active
+from annotation.core.assignment import recount_after_inclusion, reopen_after_exclusion, set_active
+from annotation.core.models import Annotation, Annotator
+from annotation.core.signals import annotations_imported
 from annotation.crowd import checks, studies
 from annotation.crowd.models import CheckResult, ExclusionEvent, Participant, StudyLink
-from annotation.models import Annotation, Annotator
-from annotation.signals import annotations_imported
 from hume.lib.csv_safety import to_csv
 from measures import annotator_models
 

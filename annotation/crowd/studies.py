@@ -2,7 +2,7 @@
 instructions, practice and the work, serve check items between work items, and end their run.
 
 The pages (annotation/crowd/views.py) and the commands call these. Work items go through the assignment
-engine (annotation/assignment.py) exactly as for any annotator, so overlap k stays exact: a participant who
+engine (annotation/core/assignment.py) exactly as for any annotator, so overlap k stays exact: a participant who
 times out, leaves or declines is deactivated, which hands their leased items back to the pool at once
 (`set_active`). Check items never enter the engine or a report: their answers are CheckResult rows.
 
@@ -34,11 +34,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.annotators import create_annotator
-from annotation.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
+from annotation.core.annotators import create_annotator
+from annotation.core.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from annotation.crowd import checks, identity
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item, ItemCheck, ItemGold
 
 # Prolific's ids (PROLIFIC_PID, STUDY_ID, SESSION_ID) are 24 hexadecimal characters; another platform's

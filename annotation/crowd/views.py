@@ -22,12 +22,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.assignment import AssignmentRefused
+from annotation.core.assignment import AssignmentRefused
+from annotation.core.forms import FlagForm, SkipForm, answer_form_for
+from annotation.core.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
 from annotation.crowd import held, identity, item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from annotation.forms import FlagForm, SkipForm, answer_form_for
-from annotation.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
 from hume.lockout import CACHE_ERRORS, client_address
 from hume.sqlite_busy import retry_when_locked
 from tasks_app import instructions

@@ -19,6 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
 
+from annotation.core.models import Annotator, Batch
+from annotation.core.signals import judge_panel_refresh_requested
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from annotation.llm.run_control import (
     cancel_run,
@@ -30,8 +32,6 @@ from annotation.llm.run_control import (
     resume_run,
 )
 from annotation.llm.run_progress import run_progress
-from annotation.models import Annotator, Batch
-from annotation.signals import judge_panel_refresh_requested
 from hume.roles import IsAdmin, IsResearcher, is_researcher
 from tasks_app.models import Task
 

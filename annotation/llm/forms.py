@@ -9,8 +9,8 @@ from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 
+from annotation.core.models import Annotator, Batch
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel
-from annotation.models import Annotator, Batch
 from kinds.forms import ShortEchoes
 from tasks_app.models import Task
 

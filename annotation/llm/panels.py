@@ -21,9 +21,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
+from annotation.core.models import Annotation, Annotator
 from annotation.llm.models import LLMJudgePanel
-from annotation.models import Annotation, Annotator
 from tasks_app.kinds import KINDS
 
 MEAN_SOURCE = "llm-mean"

@@ -27,11 +27,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.core.models import Annotation
+from annotation.core.signals import annotations_imported
 from annotation.llm.asking import Outcome
 from annotation.llm.models import LLMRequest, LLMRun, request_key
 from annotation.llm.request_sql import insert_claims, store_outcomes
-from annotation.models import Annotation
-from annotation.signals import annotations_imported
 from hume.jobs.lease import Lease, lease_until
 from tasks_app.models import Item
 

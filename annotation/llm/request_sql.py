@@ -27,8 +27,8 @@ from typing import Any
 
 from django.db import connection
 
+from annotation.core.models import Annotation
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.models import Annotation
 
 
 def _table(model: type[Any]) -> str:

@@ -14,11 +14,11 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from annotation.annotators import create_annotator
+from annotation.core.annotators import create_annotator
+from annotation.core.models import Annotator, Batch
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.llm.prompting import PROMPT_VERSIONS
 from annotation.llm.run_progress import run_items
-from annotation.models import Annotator, Batch
 from hume import jobs
 from tasks_app.models import Task
 

@@ -31,13 +31,13 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.core.models import Annotation
 from annotation.llm.asking import safe_ask
 from annotation.llm.models import LLMAnnotatorConfig, LLMRequest, LLMRun, MissingAPIKey
 from annotation.llm.request_claims import Claim, Pending, claim_many, store_many, unclaim
 from annotation.llm.run_progress import failed_run_error, run_items, run_progress
 from annotation.llm.simulated import run_examples
 from annotation.llm.spend import RequestBudget
-from annotation.models import Annotation
 from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
 from hume.lib.http_client import ChatClient, RateLimiter
 from hume.lib.inflight import RequestPool

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
+from annotation.core.models import Annotation, Batch
 from annotation.llm.models import LLMRequest, LLMRun
-from annotation.models import Annotation, Batch
 from tasks_app.models import Item, Task
 
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.core.models import Annotation, Annotator
 from annotation.llm.prompting import AnswerProblem, answer_from_reply, build_messages, has_own_format, prompt_for
-from annotation.models import Annotation, Annotator
 from hume.lib.http_client import ChatClient, EndpointError, ProtocolError
 from tasks_app.models import Task
 

@@ -13,6 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.core.models import Annotator
+from annotation.core.signals import judge_panel_refresh_requested
 from annotation.llm.forms import LLMAnnotatorForm, PanelForm, RunForm
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun
 from annotation.llm.run_control import (
@@ -25,8 +27,6 @@ from annotation.llm.run_control import (
     resume_run,
 )
 from annotation.llm.run_progress import run_progress
-from annotation.models import Annotator
-from annotation.signals import judge_panel_refresh_requested
 from hume.lib.htmx import vary_on_htmx, wants_partial
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role
 

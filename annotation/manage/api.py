@@ -1,6 +1,6 @@
 """The management JSON API: annotators, batches, assignments, annotations (read, and revise one's own).
 
-Querysets come from annotation.access, so list views are scoped to the requesting user like detail views.
+Querysets come from annotation.core.access, so list views are scoped to the requesting user like detail views.
 Answers are listed here; one answer (GET/PATCH /annotations/<id>/) belongs to the annotator loop's API.
 Object writes look the object up first (someone else's id answers 404, not 403) and then check the role
 through the same access helpers the HTML pages use. Creation endpoints are composed as
@@ -17,8 +17,9 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation import access, assignment, batches, progress
-from annotation.annotators import create_annotator
+from annotation.core import access, assignment, batches, progress
+from annotation.core.annotators import create_annotator
+from annotation.core.models import AnnotatorLanguage
 from annotation.manage.serializers import (
     AnnotatorCreateSerializer,
     AnnotatorSerializer,
@@ -30,7 +31,6 @@ from annotation.manage.serializers import (
     BatchSerializer,
     BulkBatchSerializer,
 )
-from annotation.models import AnnotatorLanguage
 from hume.roles import RESEARCHER, IsAdmin, require_role
 
 

@@ -7,9 +7,9 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.forms import inlineformset_factory
 
-from annotation.annotators import check_password
-from annotation.batches import DEFAULT_LEASE_SECONDS
-from annotation.models import Annotator, AnnotatorLanguage
+from annotation.core.annotators import check_password
+from annotation.core.batches import DEFAULT_LEASE_SECONDS
+from annotation.core.models import Annotator, AnnotatorLanguage
 from tasks_app.models import Task, language_code
 
 # A long annotator list gets a search box (static/manage/picker.js); language fields suggest the codes in use

@@ -1,7 +1,7 @@
 """Serializers of the management API: annotators, batches, assignments, annotations (read) and progress.
 
-They validate and shape data only; who may see what is decided by annotation.access, and changes go
-through annotation.batches and annotation.assignment. No serializer reads gold (it is another table).
+They validate and shape data only; who may see what is decided by annotation.core.access, and changes go
+through annotation.core.batches and annotation.core.assignment. No serializer reads gold (it is another table).
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from annotation.annotators import check_password
-from annotation.batches import DEFAULT_LEASE_SECONDS
-from annotation.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
+from annotation.core.annotators import check_password
+from annotation.core.batches import DEFAULT_LEASE_SECONDS
+from annotation.core.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 from hume.roles import is_researcher
 from tasks_app.models import Task, language_code
 

@@ -1,6 +1,6 @@
 """Admin pages: annotator profiles, batches, assignments and the live progress dashboard.
 
-Every object is reached through annotation.access first (someone else's id answers 404), then the role is
+Every object is reached through annotation.core.access first (someone else's id answers 404), then the role is
 checked (a researcher may read, only an admin may change: 403). htmx requests get the `_partial` fragment
 of the same template family; every response that differs by it says `Vary: HX-Request`.
 """
@@ -19,8 +19,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import access, assignment, batches, progress
-from annotation.annotators import create_annotator
+from annotation.core import access, assignment, batches, progress
+from annotation.core.annotators import create_annotator
+from annotation.core.models import AnnotationRevision, Annotator, BatchAssignee
 from annotation.manage.forms import (
     AnnotatorCreateForm,
     AnnotatorEditForm,
@@ -31,7 +32,6 @@ from annotation.manage.forms import (
     LanguageFormSet,
     language_codes,
 )
-from annotation.models import AnnotationRevision, Annotator, BatchAssignee
 from hume.lib.htmx import page_or_partial, vary_on_htmx, wants_partial
 from hume.listing import search_and_sort
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required

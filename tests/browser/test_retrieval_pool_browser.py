@@ -7,7 +7,7 @@ import pytest
 from agreement.retrieval.evaluation_inputs import evaluate_collection
 from agreement.retrieval.models import Collection, PoolUnit, Ranking, Subset
 from agreement.retrieval.pooling import build_pool
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.batches import BatchSpec, create_batch
 from tests.browser.helpers import enter_and_wait, open_batch, stored
 from tests.retrieval_helpers import load_minifact, load_run
 

@@ -2,7 +2,8 @@
 
 Idempotent: running it again keeps the account, adds languages that are missing (existing ones keep their
 proficiency unless one is given as eng-Latn:fluent), and sets the password only when one is given. A password
-is checked as everywhere else (annotation.annotators.check_password): a weak one stops the command, nothing changed.
+is checked as everywhere else (annotation.core.annotators.check_password): a weak one stops the command, nothing
+changed.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation import annotators
-from annotation.annotators import check_password, create_annotator
+from annotation.core import annotators
+from annotation.core.annotators import check_password, create_annotator
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.batches import AssignmentProblem, BatchSpec, create_batch
+from annotation.core.batches import AssignmentProblem, BatchSpec, create_batch
 from annotation.models import Annotator
 from tasks_app.models import Task
 

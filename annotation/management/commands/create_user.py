@@ -4,7 +4,7 @@ The one command that makes a person who logs in, in one of the three roles (hume
 shell (issue 35, item 8). The password is never an argument (a command line is visible to every user of the
 machine, and stays in shell histories): it is read from standard input with `--password-stdin` (its first line),
 else from the environment variable HUME_USER_PASSWORD, else asked twice at a terminal. It is checked by the
-password validators as everywhere else (`annotation.annotators.check_password`): a weak one, a taken name or an
+password validators as everywhere else (`annotation.core.annotators.check_password`): a weak one, a taken name or an
 annotator without languages stops the command with nothing created.
 
 An admin is staff (the Django admin's pages) and in the admin group, which holds every permission of the
@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation.annotators import check_password, create_annotator, parse_languages
+from annotation.core.annotators import check_password, create_annotator, parse_languages
 from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
 
 PASSWORD_VARIABLE = "HUME_USER_PASSWORD"

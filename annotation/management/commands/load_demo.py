@@ -17,9 +17,9 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation.annotators import create_annotator
 from annotation.answer_import import import_annotations
-from annotation.batches import BatchSpec, create_batch
+from annotation.core.annotators import create_annotator
+from annotation.core.batches import BatchSpec, create_batch
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
 from tasks_app.importing.items import import_task

@@ -19,8 +19,8 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
-from annotation.assignment import (
+from annotation.core.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
+from annotation.core.assignment import (
     AssignmentRefused,
     annotator_progress,
     flag_item,
@@ -29,9 +29,9 @@ from annotation.assignment import (
     skip_item,
     submit_answer,
 )
-from annotation.batches import default_batch_name
-from annotation.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
-from annotation.models import Annotation, Annotator, Batch
+from annotation.core.batches import default_batch_name
+from annotation.core.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
+from annotation.core.models import Annotation, Annotator, Batch
 from hume.lib.htmx import vary_on_htmx, wants_partial
 from tasks_app import instructions
 from tasks_app.kinds import ValidationProblem

@@ -19,8 +19,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import signals
 from django.utils.dateparse import parse_datetime
 
-from annotation import rawsql
-from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core import rawsql
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item
 
 ANNOTATION, ANNOTATOR, BATCH = Annotation._meta.db_table, Annotator._meta.db_table, Batch._meta.db_table

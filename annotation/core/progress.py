@@ -14,8 +14,8 @@ from datetime import datetime
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.assignment import annotator_progress
-from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.assignment import annotator_progress
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from hume.lib.csv_safety import to_csv
 
 HUMAN = Annotator.Kind.HUMAN

@@ -16,7 +16,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Annotator, AnnotatorLanguage
+from annotation.core.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
 from tasks_app.models import language_code
 

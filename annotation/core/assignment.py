@@ -33,8 +33,8 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from annotation import assignment_sql as sql
-from annotation.models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem, Lease
+from annotation.core import assignment_sql as sql
+from annotation.core.models import Annotation, AnnotationRevision, Annotator, Batch, BatchItem, Lease
 from tasks_app.models import Item
 
 REFUSAL_CODES = (

@@ -15,8 +15,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from annotation import rawsql
-from annotation.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core import rawsql
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from hume.roles import ADMIN, is_researcher, require_role
 from tasks_app.models import Item, Task
 

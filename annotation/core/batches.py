@@ -18,7 +18,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
 from tasks_app.models import Item, Task, language_code
 
 HUME_ENGLISH_OVERLAP = 2  # HUME: two annotators per English item, one for every other language
