@@ -32,7 +32,7 @@ from annotation.core.signals import annotations_imported
 from annotation.crowd.participants import exclude_annotator
 from annotation.models import Annotation, AnnotationRevision, Annotator, Batch
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_jsonl
-from tasks_app.kinds import ValidationProblem, canonical_json, id_string
+from tasks_app.core.kinds import ValidationProblem, canonical_json, id_string
 from tasks_app.models import Item, Task
 
 CHUNK = 1000

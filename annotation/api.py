@@ -48,7 +48,7 @@ from annotation.serializers import (
     next_item_data,
     write_result_data,
 )
-from tasks_app.kinds import ValidationProblem
+from tasks_app.core.kinds import ValidationProblem
 from tasks_app.models import Item
 
 REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")

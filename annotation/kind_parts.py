@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
+from tasks_app.core.kinds import KINDS
 from tasks_app.kind_parts import Check, template_exists
-from tasks_app.kinds import KINDS
 
 PARTS: dict[str, Check] = {
     "answer form": lambda kind: kind in ANSWER_FORMS,

@@ -122,7 +122,7 @@ def start_runserver(url: str, port: int, settings: str = "hume.settings") -> sub
 
 
 def wait_for_worker(timeout: float = 60) -> None:
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

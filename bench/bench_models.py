@@ -49,7 +49,7 @@ def sentences(n: int, seed: int) -> list[str]:
 
 
 def make_task(name: str, pairs: list[tuple[str, str, float]]):  # type: ignore[no-untyped-def]
-    from tasks_app.kinds import content_digest
+    from tasks_app.core.kinds import content_digest
     from tasks_app.models import Item, ItemGold, Task
 
     task = Task.objects.create(name=name, kind="sts", language="eng-Latn")

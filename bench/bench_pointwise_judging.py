@@ -49,7 +49,7 @@ from annotation.llm.run_control import create_llm_annotator, create_run  # noqa:
 from annotation.llm.run_executor import execute_run  # noqa: E402
 from annotation.models import Annotation  # noqa: E402
 from hume.lib.http_client import ChatClient, RateLimiter  # noqa: E402
-from tasks_app.kinds import content_digest  # noqa: E402
+from tasks_app.core.kinds import content_digest  # noqa: E402
 from tasks_app.models import Item, Task  # noqa: E402
 
 LATENCY = 0.2

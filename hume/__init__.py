@@ -1,4 +1,4 @@
 """Project package: settings, URLs, the Celery app."""
-from .celery import app as celery_app
+from hume.lib.celery_app import app as celery_app
 
 __all__ = ("celery_app",)

@@ -246,7 +246,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": ["annotation.authentication.TokenAuthentication",
                              "rest_framework.authentication.SessionAuthentication"],
     "ENUM_NAME_OVERRIDES": {
-        "TaskKindEnum": "tasks_app.kinds.KIND_CHOICES",
+        "TaskKindEnum": "tasks_app.core.kinds.KIND_CHOICES",
         "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
         "ResultEntryKindEnum": "agreement.results.models.ResultModel.Kind",
     },

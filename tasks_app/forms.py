@@ -9,9 +9,9 @@ from django.http import HttpRequest
 
 from hume.lib.import_reader import ImportFailed, ImportProblem
 
+from .core.kinds import kind_choices
 from .import_jobs import goes_to_background, start_import_job
 from .importing import ImportSummary, import_upload
-from .kinds import kind_choices
 from .models import ImportJob
 
 

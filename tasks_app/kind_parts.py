@@ -22,7 +22,7 @@ from django.core import checks
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from .kinds import KINDS, TaskKind
+from .core.kinds import KINDS, TaskKind
 
 Check = Callable[[str], bool]  # kind name -> whether the kind has the part
 

@@ -5,7 +5,7 @@ the same seed picks the same items on SQLite and PostgreSQL, and on a re-importe
 gold has a label (classification label, pairwise preference) the sample keeps the label proportions
 (largest-remainder allocation), and every label gets at least one item when the size allows, so rare classes
 are not lost from a 30-item sample. Other kinds are sampled uniformly; a kind says which it is (`stratified`
-in tasks_app/kinds.py).
+in tasks_app/core/kinds.py).
 """
 from __future__ import annotations
 

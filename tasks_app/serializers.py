@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from hume.lib.upload_api import ImportProblemSerializer
 
+from .core.kinds import kind_choices
 from .importing.options import FORMATS
-from .kinds import kind_choices
 from .models import Task
 
 

@@ -124,7 +124,7 @@ def stop_process(proc: subprocess.Popen, timeout: float = 30) -> None:
 
 
 def wait_for_worker(timeout: float = 60) -> None:
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -137,7 +137,7 @@ def wait_for_worker(timeout: float = 60) -> None:
 def purge_broker_queue_between_worker_tests(request: pytest.FixtureRequest) -> None:
     """Messages left by one test must not be run by the next test's worker."""
     if "start_worker" in request.fixturenames:
-        from hume.celery import app
+        from hume.lib.celery_app import app
 
         app.control.purge()
 

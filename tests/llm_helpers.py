@@ -6,7 +6,7 @@ from typing import Any
 from annotation.llm.models import LLMAnnotatorConfig
 from annotation.llm.run_control import create_llm_annotator
 from annotation.models import Batch, BatchItem
-from tasks_app.kinds import content_digest, get_kind
+from tasks_app.core.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
 from tests.kind_samples import SAMPLES
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import Annotator, Batch, BatchAssignee, BatchItem
-from tasks_app.kinds import content_digest, get_kind
+from tasks_app.core.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
 from tests.kind_samples import SampleTable
 

@@ -1,6 +1,6 @@
 """Build a task with gold and annotations from Python data, the way the importers do, for report tests.
 
-`build_task` parses records with the task kind's own `parse_record` (tasks_app.kinds), so items and gold
+`build_task` parses records with the task kind's own `parse_record` (tasks_app.core.kinds), so items and gold
 look exactly like imported ones; `import_answers` takes rows in the annotation-import format
 (`{"item", "annotator", "annotator_kind", "value", "skipped", "skip_reason", "flag_comment",
 "time_spent_ms"}`), validates each value with the task, and bulk-creates the annotations.
@@ -22,7 +22,7 @@ from agreement.core.reports import request_report
 from agreement.models import Report
 from annotation.core.annotators import create_annotator
 from annotation.models import Annotation, Annotator, Batch
-from tasks_app.kinds import content_digest, get_kind
+from tasks_app.core.kinds import content_digest, get_kind
 from tasks_app.models import Item, ItemGold, Task
 
 

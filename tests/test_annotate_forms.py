@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.core.forms import ANSWER_FORMS, FlagForm, SkipForm, answer_form_for, scale_points
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.loop_data import RECORDS, add_items, make_task
 

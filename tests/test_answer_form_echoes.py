@@ -8,7 +8,7 @@ from django.test import Client
 
 from annotation.core.forms import answer_form_for
 from annotation.models import Annotation
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tests.loop_data import batch_of
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation.core import assignment as engine
 from annotation.core.assignment import AssignmentRefused
 from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem, Lease
-from tasks_app.kinds import ValidationProblem
+from tasks_app.core.kinds import ValidationProblem
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 from .conftest import make_annotator

@@ -11,7 +11,7 @@ from django.test import override_settings
 
 from agreement.results.models import ResultModel
 from annotation.models import Annotation, Batch, BatchAssignee
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import Item, ItemGold, Task
 from tests.conftest import REPO
 from tests.test_settings_safety import SAFE_KEY, run_manage

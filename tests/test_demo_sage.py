@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def purge_queued_runs() -> Iterator[None]:
     yield
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     app.control.purge()  # the demo queues runs for a worker that these tests do not start
 

@@ -166,7 +166,7 @@ def test_the_graph_sees_deferred_relative_and_submodule_imports() -> None:
     graph = import_graph()
     assert "agreement.core.reports" in graph["agreement.results.project"]  # from agreement.core.reports import ...
     assert "measures.metrics" in graph["agreement.results.project"]  # from measures import metrics as m
-    assert "hume.celery" in graph["hume"]  # from .celery import app (relative)
+    assert "hume.lib.celery_app" in graph["hume"]  # from .celery import app (relative)
     assert "agreement.signals" in graph["agreement.apps"]  # inside AppConfig.ready
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tasks_app.kinds import content_digest
+from tasks_app.core.kinds import content_digest
 from tasks_app.models import Item, Task
 from tests.import_samples import CSV_SAMPLES, SAMPLES, cli_import, csv_bytes, gold_by_id, jsonl, upload, write
 

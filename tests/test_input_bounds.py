@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from agreement.results.models import ResultModel
 from agreement.results.mteb_loading import MAX_ARCHIVE_BYTES, MAX_FILE_BYTES
 from annotation.models import Annotation
-from tasks_app.limits import MAX_ID_CHARS, MAX_SCALE_POINTS
+from tasks_app.core.limits import MAX_ID_CHARS, MAX_SCALE_POINTS
 from tasks_app.models import Task
 from tests.import_samples import cli_import, counts, jsonl, upload, write
 from tests.loop_data import batch_of

@@ -11,10 +11,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from hume import jobs
-from hume.celery import app
 from hume.jobs import outbox
 from hume.jobs.models import UnsentMessage
 from hume.jobs.sending import QUICK_RETRY
+from hume.lib.celery_app import app
 
 
 def test_a_job_sent_by_name_runs_the_registered_task_in_eager_mode() -> None:

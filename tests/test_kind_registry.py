@@ -17,8 +17,8 @@ from agreement.core.scoring import KINDS as SCORERS
 from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
 from kinds.sts.scorer import StsScorer
+from tasks_app.core.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
 from tasks_app.kind_parts import app_parts, missing_parts
-from tasks_app.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
 
 
 class HalfDoneKind(TaskKind):

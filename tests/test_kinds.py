@@ -1,8 +1,8 @@
-"""Each task kind validates its records and answers in one place (tasks_app/kinds.py)."""
+"""Each task kind validates its records and answers in one place (tasks_app/core/kinds.py)."""
 import pytest
 
 from kinds.kind_registry import PACKAGES
-from tasks_app.kinds import KINDS, Config, ValidationProblem, get_kind
+from tasks_app.core.kinds import KINDS, Config, ValidationProblem, get_kind
 
 SENTIMENT = Config(kind="classification", labels=["negative", "neutral", "positive"])
 STS = Config(kind="sts")

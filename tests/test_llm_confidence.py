@@ -18,7 +18,7 @@ from annotation.llm.run_control import create_run
 from annotation.llm.run_executor import execute_run
 from annotation.models import Annotation
 from hume.lib.import_reader import ImportFailed
-from tasks_app.kinds import content_digest
+from tasks_app.core.kinds import content_digest
 from tasks_app.models import Item, Task
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
 from tests.llm_server import ChatServer, Seen, token_logprobs

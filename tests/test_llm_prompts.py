@@ -8,7 +8,7 @@ import pytest
 
 from annotation.llm.prompting import PROMPT_VERSIONS, AnswerProblem, answer_from_reply, build_messages, parse_reply
 from hume.lib.http_client import ChatClient, EndpointError, ProtocolError, RateLimiter, parse_retry_after
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import Task
 from tests.kind_samples import SampleTable
 from tests.llm_helpers import make_task

@@ -21,7 +21,7 @@ KEY_VALUE = "sk-test-models-page-key-value"
 def purge_queued_runs() -> Iterator[None]:
     """Runs started here are queued in the real broker; no worker runs them, and the next test must not."""
     yield
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     app.control.purge()
 

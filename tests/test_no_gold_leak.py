@@ -14,7 +14,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import ItemGold
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD

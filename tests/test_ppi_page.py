@@ -12,7 +12,7 @@ from django.urls import reverse
 from agreement.ppi.estimate_jobs import run_ppi
 from agreement.ppi.models import PPIEstimate
 from annotation.models import Batch
-from hume.celery import app
+from hume.lib.celery_app import app
 from tests.ppi_helpers import JUDGE, rated_likert_study
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -35,7 +35,7 @@ def queued_messages() -> int:
 
 @pytest.fixture
 def empty_queue():
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     app.control.purge()
     for key in signals.redis_client().scan_iter("hume:report-debounce:*"):

@@ -58,7 +58,7 @@ def children_of(pid: int) -> list[int]:
 
 def pool_processes(worker_pid: int) -> list[int]:
     """The worker's pool processes, as the worker reports them (its embedded beat is a child process too)."""
-    from hume.celery import app
+    from hume.lib.celery_app import app
 
     pids = [pid for stats in (app.control.inspect(timeout=5, limit=1).stats() or {}).values()
             for pid in stats["pool"]["processes"]]

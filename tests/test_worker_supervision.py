@@ -15,7 +15,7 @@ import uuid
 
 from django.conf import settings
 
-from hume.celery import app
+from hume.lib.celery_app import app
 from tests.conftest import REPO
 
 RUN = REPO / "scripts" / "run"

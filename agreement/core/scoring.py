@@ -40,7 +40,7 @@ from kinds.scorers import (
 from measures import annotator_models
 from measures import metrics as m
 from measures.pairwise_kappa import MIN_SHARED_DEFAULT
-from tasks_app.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
+from tasks_app.core.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]
 
@@ -76,7 +76,7 @@ def score_task(
     """Score one task the HUME way and return a JSON-serialisable report (no NaN anywhere).
 
     `answers[item][annotator]` is the answer (None = skipped) and `gold[item]` the gold value, in
-    the formats of tasks_app/kinds.py. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
+    the formats of tasks_app/core/kinds.py. `scale` defaults per kind (sts 0..5, graded 0..10, likert 1..7);
     `relevance_threshold`: a graded_relevance document with gold ≥ it is relevant for Recall@k
     (default 1, the TREC convention: any positive grade).
     `spearman_variance` picks Var(z) of the STS Fisher z CI: "fisher" (1/(n−3), HUME Table 8) by

@@ -21,7 +21,7 @@ from agreement.ppi.models import PPIDraw
 from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem
 from measures.ppi.active import pooled_draws, usable_prefix
 from measures.ppi.task_estimates import STRATA_FIELDS, StudyNumbers, rows_to_numbers
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import Item, Task
 
 MAX_PROBLEMS = 10  # listed in one error; the rest are counted

@@ -13,7 +13,7 @@ from typing import Any
 
 from measures import metrics as m
 from measures.results.subset_scores import HUME_TASK_KINDS, SubsetKey, SubsetScore
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 
 PROJECT_HUMANS = "Humans (this project)"
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, TypeVar
 
-from hume.json_errors import json_refusal
+from hume.lib.json_errors import json_refusal
 from measures.results.mteb_files import (
     ResultsImportError,
     ResultsImportErrors,

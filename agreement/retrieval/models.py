@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from hume.jobs.models import Job
-from tasks_app.models import Item, Task, language_code
+from tasks_app.core.models import Item, Task, language_code
 
 
 def collection_name(value: str) -> None:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from agreement.retrieval.collection_import import chunks
 from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Ranking, RankingEntry, Subset
 from hume.lib.sql import insert_rows
-from tasks_app.kinds import canonical_json
+from tasks_app.core.kinds import canonical_json
 from tasks_app.models import Item, Task
 
 HUMAN_INSTRUCTIONS = """Score how relevant the document is to the query, from 0 to 10:

@@ -25,8 +25,8 @@ from typing import Any
 
 from django.conf import settings
 
-from hume.json_errors import json_refusal
 from hume.lib.import_reader import ProblemLog, read_lines
+from hume.lib.json_errors import json_refusal
 from kinds.forms import excerpt
 
 

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from annotation.core.models import Annotator, AnnotatorLanguage
 from hume.roles import ANNOTATOR
-from tasks_app.models import language_code
+from tasks_app.core.models import language_code
 
 PROFICIENCIES = [choice for choice, _ in AnnotatorLanguage.Proficiency.choices]
 

@@ -183,7 +183,7 @@ def _repair_cache(found: sql.Candidate, batch_id: int) -> None:
 def submit_answer(annotator: Annotator, batch: Batch, item: Item, value: Any, *, time_spent_ms: int | None = None,
                   started_at: datetime | None = None, flagged: bool = False, flag_comment: str = "",
                   source: str = "browser", now: datetime | None = None) -> SubmitResult:
-    """Validates `value` with item.task.validate_answer (raises tasks_app.kinds.ValidationProblem), stores
+    """Validates `value` with item.task.validate_answer (raises tasks_app.core.kinds.ValidationProblem), stores
     exactly one Annotation per (item, annotator) (idempotent replay), removes the lease. Refuses (AssignmentRefused)
     an item never leased to the annotator, a closed batch, or one beyond k. Revising one's own earlier answer is
     allowed while the batch is open and keeps the previous value in AnnotationRevision."""

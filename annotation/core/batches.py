@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.core.models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
-from tasks_app.models import Item, Task, language_code
+from tasks_app.core.models import Item, Task, language_code
 
 HUME_ENGLISH_OVERLAP = 2  # HUME: two annotators per English item, one for every other language
 DEFAULT_LEASE_SECONDS = 900

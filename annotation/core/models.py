@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from tasks_app.models import Item, Task, language_code
+from tasks_app.core.models import Item, Task, language_code
 
 
 class AnnotatorQuerySet(models.QuerySet["Annotator"]):

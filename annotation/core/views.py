@@ -34,7 +34,7 @@ from annotation.core.forms import AnswerForm, FlagForm, SkipForm, answer_form_fo
 from annotation.core.models import Annotation, Annotator, Batch
 from hume.lib.htmx import vary_on_htmx, wants_partial
 from tasks_app import instructions
-from tasks_app.kinds import ValidationProblem
+from tasks_app.core.kinds import ValidationProblem
 from tasks_app.models import Item, Task
 
 SHOWN_SALT = "annotation.item-shown"

@@ -31,8 +31,8 @@ from annotation.crowd.models import CheckResult, Participant, StudyLink
 from hume.lockout import CACHE_ERRORS, client_address
 from hume.sqlite_busy import retry_when_locked
 from tasks_app import instructions
-from tasks_app.kinds import ValidationProblem
-from tasks_app.models import RTL_SCRIPTS, Item
+from tasks_app.core.kinds import ValidationProblem
+from tasks_app.core.models import RTL_SCRIPTS, Item
 
 SESSION_PREFIX = "crowd:"
 ARRIVAL_WINDOW_SECONDS = 60

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tasks_app.kinds import canonical_json
+from tasks_app.core.kinds import canonical_json
 
 _ANSWER_KEY = re.compile(r'"answer"\s*:\s*')
 

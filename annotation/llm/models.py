@@ -31,7 +31,7 @@ from django.utils import timezone
 from hume.jobs import models as job_models
 from hume.jobs.models import Job
 from hume.lib import endpoint_policy
-from tasks_app.kinds import content_digest
+from tasks_app.core.kinds import content_digest
 from tasks_app.models import Item, Task
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")

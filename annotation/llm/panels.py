@@ -6,7 +6,7 @@ The mean of judges is the graded-relevance practice of averaging independent jud
 annotations, over the items every judge answered, and stored like any annotator's answers (source
 "llm-mean") so reports and leaderboards score it like one more judge. Means are not snapped to the scale's
 step: they are computed values, not submissions, and never go through `validate_answer`. A mean is defined
-for the kinds whose answers are numbers on a scale (`averageable` in tasks_app/kinds.py).
+for the kinds whose answers are numbers on a scale (`averageable` in tasks_app/core/kinds.py).
 
 Agreement between the judges is a metric, so it lives in `agreement/core/judge_panels.py`, which also runs the
 refresh (mean, then agreement) in the worker; annotation asks for it with the `judge_panel_refresh_requested`
@@ -24,7 +24,7 @@ from django.utils.text import slugify
 from annotation.core.annotators import create_annotator
 from annotation.core.models import Annotation, Annotator
 from annotation.llm.models import LLMJudgePanel
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 
 MEAN_SOURCE = "llm-mean"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kinds.kind_registry import Parts
 from kinds.prompt_frame import OUTPUT_RULES, PREAMBLE, AnswerProblem, KindPrompt, parse_reply
-from tasks_app.kinds import ValidationProblem
+from tasks_app.core.kinds import ValidationProblem
 from tasks_app.models import Task
 
 __all__ = ["PROMPTS", "PROMPT_VERSIONS", "AnswerProblem", "answer_from_reply", "build_messages",

@@ -10,7 +10,7 @@ from django.forms import inlineformset_factory
 from annotation.core.annotators import check_password
 from annotation.core.batches import DEFAULT_LEASE_SECONDS
 from annotation.core.models import Annotator, AnnotatorLanguage
-from tasks_app.models import Task, language_code
+from tasks_app.core.models import Task, language_code
 
 # A long annotator list gets a search box (static/manage/picker.js); language fields suggest the codes in use
 # (<datalist id="language-codes">, templates/annotation/manage/_language_codes.html).

@@ -15,7 +15,7 @@ from annotation.core.annotators import check_password
 from annotation.core.batches import DEFAULT_LEASE_SECONDS
 from annotation.core.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 from hume.roles import is_researcher
-from tasks_app.models import Task, language_code
+from tasks_app.core.models import Task, language_code
 
 
 class LanguageSerializer(serializers.ModelSerializer):

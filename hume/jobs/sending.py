@@ -20,7 +20,7 @@ from typing import Any
 
 from celery import Task
 
-from hume.celery import app
+from hume.lib.celery_app import app
 
 # Two tries, 0.1 s apart: the outbox (outbox.py) sends a refused message later anyway.
 QUICK_RETRY = {"max_retries": 1, "interval_start": 0.1, "interval_step": 0.1, "interval_max": 0.1}

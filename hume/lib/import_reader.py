@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 
 from django.conf import settings
 
-from hume.json_errors import json_refusal
+from hume.lib.json_errors import json_refusal
 
 MAX_PROBLEMS = 20  # enough to fix a file in one go without flooding the page
 SKIP_CHUNK = 64 * 1024

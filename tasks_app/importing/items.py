@@ -21,10 +21,18 @@ from django.utils import timezone
 
 from hume.lib.import_reader import ImportFailed, ImportProblem, ProblemLog, iter_csv, iter_jsonl
 from hume.lib.sql import insert_rows
+from tasks_app.core import limits
+from tasks_app.core.kinds import (
+    KINDS,
+    STRATA_FIELDS,
+    ParsedRecord,
+    ValidationProblem,
+    canonical_json,
+    content_digest,
+    read_strata,
+)
+from tasks_app.core.models import Item, ItemCheck, ItemGold, Task
 
-from .. import limits
-from ..kinds import KINDS, STRATA_FIELDS, ParsedRecord, ValidationProblem, canonical_json, content_digest, read_strata
-from ..models import Item, ItemCheck, ItemGold, Task
 from .options import ImportOptions, parse_options
 
 CHUNK = 2000

@@ -9,9 +9,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from hume.lib.import_reader import ProblemLog
-
-from ..kinds import KINDS
-from ..models import language_code
+from tasks_app.core.kinds import KINDS
+from tasks_app.core.models import language_code
 
 FORMATS = ("jsonl", "csv")
 

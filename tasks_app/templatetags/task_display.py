@@ -7,7 +7,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from .. import instructions
-from ..kinds import KINDS, TaskKind, canonical_json
+from ..core.kinds import KINDS, TaskKind, canonical_json
 
 register = template.Library()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks_app.kinds import KINDS
+from tasks_app.core.kinds import KINDS
 from tests.browser.conftest import LAPTOP, PHONE
 from tests.browser.helpers import open_batch
 from tests.loop_data import add_items, batch_of, make_batch, make_task

@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from agreement.ppi.estimate_jobs import request_ppi, run_ppi
 from agreement.ppi.models import PPIEstimate
-from hume.celery import app
+from hume.lib.celery_app import app
 from tests.ppi_helpers import JUDGE, rated_likert_study
 
 pytestmark = pytest.mark.browser

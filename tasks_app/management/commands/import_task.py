@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from hume.lib.import_reader import ImportFailed
+from tasks_app.core.kinds import KINDS
 from tasks_app.importing import import_task, parse_options
-from tasks_app.kinds import KINDS
 
 
 class Command(BaseCommand):

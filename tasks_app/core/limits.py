@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_app.kinds import ValidationProblem
+from tasks_app.core.kinds import ValidationProblem
 
 MAX_ID_CHARS = 200
 MAX_ANSWER_DEPTH = 4
