@@ -4,8 +4,10 @@ name them as strings). Below everything, the Django-free maths package measures/
 and the task kinds (kinds/, one folder per kind) import only measures/, Django and libraries: the apps look a
 kind up in kinds/kind_registry.py, so data flows one way.
 
-Inside the apps: no import cycle between modules, no management command imported as a library, and agreement's
-sub-packages in the declared order of docs/architecture.md ("agreement/ in a declared order").
+Inside the apps: no import cycle between modules and none between packages (a folder with __init__.py), no
+management command imported as a library, and every package on its floor of the floor plan in docs/architecture.md
+("The floor plan"): a package imports only its own floor's folder or floors below it, and peers on one floor never
+import each other. agreement/ holds at most five Django-free modules: pure maths lives in measures/.
 
 On the ground floor, the library layer (hume/lib/) and the job layer (hume/jobs/) import no app and no kind,
 not even inside a function: every app may use them because they use none (docs/architecture.md, "The library
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
 
@@ -24,33 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 APPS = ("measures", "kinds", "hume", "tasks_app", "annotation", "agreement")
 LATER_APPS = {"tasks_app": {"annotation", "agreement"}, "annotation": {"agreement"},
               "hume": {"tasks_app", "annotation", "agreement"},
-              "measures": {"kinds", "hume", "tasks_app", "annotation", "agreement", "django"},
+              "measures": {"kinds", "hume", "tasks_app", "annotation", "agreement", "django", "rest_framework",
+                           "celery"},
               "kinds": {"hume", "tasks_app", "annotation", "agreement"}}
-
-# agreement/'s layers: a module is in the first layer with a pattern that matches it; AGREEMENT_ORDER lists the
-# layers lowest first, peers together. A module imports only from its own layer or a lower one, and peers never
-# import each other. The shell of the app `agreement` (its pages and the report page's charts, API, admin,
-# Celery tasks, signal handlers, template tags and commands) wires every sub-package together, so it is on top;
-# each sub-package's own pages stay in its layer.
-AGREEMENT_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("shell", ("agreement.views", "agreement.api", "agreement.api_urls", "agreement.urls", "agreement.admin",
-               "agreement.apps", "agreement.signals", "agreement.tasks", "agreement.report_charts",
-               "agreement.templatetags", "agreement.templatetags.*", "agreement.management",
-               "agreement.management.*")),
-    ("results", ("agreement.results", "agreement.results.*")),
-    ("model_runs", ("agreement.model_runs", "agreement.model_runs.*")),
-    ("retrieval", ("agreement.retrieval", "agreement.retrieval.*")),
-    ("sage", ("agreement.sage", "agreement.sage.*")),
-    ("ppi", ("agreement.ppi", "agreement.ppi.*")),
-    ("escalation", ("agreement.escalation", "agreement.escalation.*")),
-    ("core", ("agreement", "agreement.*")),
-)
-AGREEMENT_ORDER = (("core",), ("model_runs",), ("results",), ("retrieval", "sage", "escalation"), ("ppi",),
-                   ("shell",))
-# Django finds an app's models only in <app>.models, so agreement/models.py imports results/models.py and
-# ppi/models.py (whose models belong to the app `agreement`): a registration, not a use.
-REGISTRATIONS = {("agreement.models", "agreement.results.models"), ("agreement.models", "agreement.ppi.models")}
-
 
 def imported_apps(path: Path) -> set[str]:
     """Top-level packages a module imports, including imports inside functions."""
@@ -166,7 +143,7 @@ def test_the_graph_sees_deferred_relative_and_submodule_imports() -> None:
     graph = import_graph()
     assert "agreement.core.reports" in graph["agreement.results.project"]  # from agreement.core.reports import ...
     assert "measures.metrics" in graph["agreement.results.project"]  # from measures import metrics as m
-    assert "hume.lib.celery_app" in graph["hume"]  # from .celery import app (relative)
+    assert "tasks_app.import_jobs" in graph["tasks_app.tasks"]  # from .import_jobs import run_import_job (relative)
     assert "agreement.signals" in graph["agreement.apps"]  # inside AppConfig.ready
 
 
@@ -184,45 +161,148 @@ def test_no_module_imports_a_management_command() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# agreement/ in its declared order
+# Packages: no cycle between them, each on its floor of docs/architecture.md's floor plan
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+# Folders Django, Celery and the kind registry find by their place, which join the floor of the folder they are in.
+BY_CONVENTION = {"management", "commands", "templatetags", "migrations"}
 
 
-def in_agreement(module: str) -> bool:
-    return module == "agreement" or module.startswith("agreement.")
+def package_of(module: str) -> str:
+    return module if app_modules()[module].name == "__init__.py" else module.rpartition(".")[0]
 
 
-def layer_of(module: str) -> str:
-    return next(name for name, patterns in AGREEMENT_LAYERS if any(fnmatchcase(module, p) for p in patterns))
+def imported_modules(module: str, path: Path) -> Iterator[str]:
+    """The app modules a module imports, where ``from a import b`` names the submodule a.b when there is one
+    rather than the package a (importing a.b runs a/__init__.py whoever imports it, so that is no edge)."""
+    modules = app_modules()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
+            yield from submodules
+            if len(submodules) < len(node.names) and base in modules:
+                yield base
 
 
-def rank(layer: str) -> int:
-    return next(i for i, layers in enumerate(AGREEMENT_ORDER) if layer in layers)
+@cache
+def package_graph() -> dict[str, frozenset[str]]:
+    """Package → the other packages its own modules import (not its sub-packages': they are packages too)."""
+    edges: dict[str, set[str]] = {}
+    for module, path in app_modules().items():
+        package = package_of(module)
+        edges.setdefault(package, set()).update(
+            package_of(name) for name in imported_modules(module, path) if package_of(name) != package)
+    return {package: frozenset(targets) for package, targets in edges.items()}
 
 
-def test_every_agreement_layer_is_placed_in_the_order() -> None:
-    assert sorted(name for name, _ in AGREEMENT_LAYERS) == sorted(name for names in AGREEMENT_ORDER for name in names)
-    assert layer_of("agreement.core.scoring") == "core" and layer_of("agreement.views") == "shell"
-    assert layer_of("agreement.model_runs.views") == "model_runs"
-    assert layer_of("agreement.management.commands.sage") == "shell"
-    assert layer_of("measures.escalation.calibration") == "escalation"
+def test_the_package_graph_names_submodules_and_sees_deferred_imports() -> None:
+    graph = package_graph()
+    assert "agreement.core" in graph["agreement.results"]  # from agreement.core import scoring
+    assert "hume" not in graph["hume.jobs"]  # from hume import jobs: the package hume.jobs, not the root
+    assert "agreement" not in graph["agreement.core"]  # the root is the top floor
+    assert "annotation.core" in graph["annotation.llm"]  # inside functions too
 
 
-def test_an_agreement_layer_never_imports_a_later_layer() -> None:
-    upward = sorted(
-        f"{module} ({layer_of(module)}) -> {name} ({layer_of(name)})"
-        for module, names in import_graph().items() if in_agreement(module) and ".migrations" not in module
-        for name in names
-        if in_agreement(name) and rank(layer_of(name)) > rank(layer_of(module))
-        and (module, name) not in REGISTRATIONS)
+def test_no_import_cycle_between_packages() -> None:
+    graph = package_graph()
+    found = cycles(graph)
+    assert len(found) == 0, f"{len(found)} package cycle(s):\n" + "\n\n".join(describe(c, graph) for c in found)
+
+
+def floor_plan(text: str) -> list[list[str]]:
+    """The floors of docs/architecture.md's floor plan, top first: each line between the markers names a floor's
+    folders (peers separated by commas) before two spaces and what they hold."""
+    block = text.split("<!-- floor-plan -->", 1)[1].split("<!-- /floor-plan -->", 1)[0]
+    floors = []
+    for line in block.splitlines():
+        folders = line.strip().strip("`").split("  ", 1)[0].strip()
+        if folders and not folders.startswith("```"):
+            floors.append([folder.strip().rstrip("/").replace("/", ".") for folder in folders.split(",")])
+    return floors
+
+
+@cache
+def floors() -> dict[str, int]:
+    """Folder of the plan (as a dotted package) → its floor, 0 the top."""
+    return {folder: rank for rank, line in enumerate(floor_plan(ARCHITECTURE.read_text())) for folder in line}
+
+
+def placed_in(package: str) -> str | None:
+    """The plan's folder a package is on: itself, or for a folder found by its place, the nearest one above."""
+    parts = package.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in floors():
+            return candidate
+        if parts[end - 1] not in BY_CONVENTION and not is_kind_folder(candidate):
+            return None
+    return None
+
+
+def is_kind_folder(package: str) -> bool:
+    return package.count(".") == 1 and package.startswith("kinds.")
+
+
+def test_the_floor_plan_parses_folders_and_peers() -> None:
+    text = "<!-- floor-plan -->\n```\na/  top\n  a/b/, a/c/   peers: b and c\na/d/\n```\n<!-- /floor-plan -->"
+    assert floor_plan(text) == [["a"], ["a.b", "a.c"], ["a.d"]]
+
+
+def test_every_folder_of_the_plan_is_a_package_and_every_package_is_on_the_plan() -> None:
+    packages = set(package_graph())
+    assert sorted(set(floors()) - packages) == []
+    assert sorted(package for package in packages if placed_in(package) is None) == []
+
+
+def test_a_package_imports_only_its_own_floor_or_floors_below() -> None:
+    rank = floors()
+    upward = sorted(f"{package} -> {target}" for package, targets in package_graph().items()
+                    for target in targets
+                    if placed_in(target) != placed_in(package) and rank[placed_in(target)] <= rank[placed_in(package)])
     assert upward == []
 
 
-def test_peer_layers_do_not_import_each_other() -> None:
-    peers = {layer for layers in AGREEMENT_ORDER if len(layers) > 1 for layer in layers}
-    graph = {module: names for module, names in import_graph().items() if in_agreement(module)}
-    sideways = sorted(f"{module} -> {name}" for module, names in graph.items() if layer_of(module) in peers
-                      for name in names if name in graph and layer_of(name) in peers - {layer_of(module)})
-    assert sideways == []
+def test_the_plan_shows_agreement_floors_as_folders() -> None:
+    """agreement's floors, as docs/architecture.md draws them: its wiring on top, the report core at the bottom."""
+    rank = floors()
+    assert rank["agreement"] < rank["agreement.ppi"] < rank["agreement.retrieval"] == rank["agreement.sage"] \
+        == rank["agreement.escalation"] < rank["agreement.results"] < rank["agreement.model_runs"] \
+        < rank["agreement.core"] < rank["annotation"]
+    assert placed_in("agreement.management.commands") == "agreement"
+    assert placed_in("agreement.model_runs.migrations") == "agreement.model_runs"
+    assert placed_in("kinds.sts") == "kinds"
+
+
+DJANGO_OR_APPS = {"django", "rest_framework", "celery", "hume", "tasks_app", "annotation", "kinds"}
+
+
+def django_free_modules(app: str) -> list[str]:
+    """Modules of an app that import neither Django nor any app, except other such modules (they could all move
+    to measures/ together); package __init__ files, migrations and commands left out."""
+    modules = {module: path for module, path in app_modules().items()
+               if module.startswith(f"{app}.") and path.name != "__init__.py"
+               and not {"migrations", "management"} & set(module.split("."))}
+    free = {module for module, path in modules.items() if not imported_apps(path) & DJANGO_OR_APPS}
+    changed = True
+    while changed:
+        keep = {module for module in free
+                if all(name in free or name.startswith("measures") or app_modules()[name].name == "__init__.py"
+                       for name in imported_modules(module, modules[module]))}
+        changed, free = keep != free, keep
+    return sorted(free)
+
+
+def test_the_pure_maths_lives_in_measures() -> None:
+    free = django_free_modules("agreement")
+    assert len(free) <= 5, free
+    assert "agreement.core.scoring" not in free and "agreement.core.report_document" in free  # the check sees both
 
 
 # ---------------------------------------------------------------------------------------------
