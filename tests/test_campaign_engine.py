@@ -15,7 +15,7 @@ import pytest
 from measures.campaign import engine
 from measures.campaign import sequence_widths as widths
 from measures.campaign.ppi_maths import confidence_sequence
-from tests.campaign_study import run_campaign, sts_pool, summary
+from tests.campaign_study import run_campaign, share_pool, sts_pool, summary
 
 STS = (0.0, 5.0)
 
@@ -83,7 +83,8 @@ def test_the_first_batch_is_half_the_judges_plan_and_never_over_the_budget(pool)
     assert start.reason == ""
     budgeted = engine.plan_start(judge, engine.CampaignSpec(0.12, STS, budget_labels=300, overlap=2))
     assert budgeted.first_batch_items == 150  # 300 labels at overlap 2 pay for 150 items
-    assert budgeted.reason == "the judge alone projects 498 items for ±0.12; the budget pays for 150"
+    assert budgeted.reason == "the judge alone projects 498 items for ±0.12; the budget pays for 150, projected ±0.31"
+    assert round(budgeted.half_width_at_budget, 4) == 0.3095 and round(start.half_width_at_budget, 4) == 0.0
     piloted = engine.plan_start(judge, engine.CampaignSpec(0.12, STS, pilot_items=40))
     assert (piloted.first_batch_items, piloted.t_star) == (40, 498)
 
@@ -172,3 +173,15 @@ def test_issue_34_headline_a_judge_of_rho_075_on_1500_sts_pairs_reaches_012_with
     assert review.labels_used <= 0.75 * review.fixed_n_people_labels  # 0.603
     assert round(review.rho, 3) == 0.761 and round(review.lam, 3) == 0.517
     assert math.isclose(review.judge_mean_error, 0.1983, abs_tol=1e-4)  # the judge 0.3 too high, less the clipping
+
+
+def test_a_share_campaign_stops_within_its_target_on_the_scale_0_to_1():
+    people, judge = share_pool(3)  # 31.15% "yes"; the judge finds 80% of them, says yes to 10% of the others
+    outcome = run_campaign(people, judge, engine.CampaignSpec(0.04, (0.0, 1.0)), seed=3)
+    review = outcome.review
+    assert (review.state, review.reason, review.labels_used, outcome.batches) == ("done", "target reached", 347,
+                                                                                  [208, 284])
+    # 0.314 [0.283, 0.363]: ±0.040 around the pool's 0.3115, 347 labels of people alone's 669 (0.52)
+    assert (round(review.estimate, 3), round(review.ci_low, 3), round(review.ci_high, 3)) == (0.314, 0.283, 0.363)
+    assert review.ci_low <= outcome.pool_mean <= review.ci_high and outcome.covers_at_every_look
+    assert (review.people_only_labels, review.fixed_n_people_labels) == (669, 510)

@@ -100,6 +100,7 @@ class StartPlan:
     t_star: int
     planned_items: int  # the labels (items) the sequence is projected to need at the expected ρ
     people_only_labels: int  # the same, people alone (λ = 0), the judge's spread standing in for theirs
+    half_width_at_budget: float  # projected at the expected ρ after every item the budget pays for
     reason: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -118,16 +119,19 @@ def plan_start(judge: np.ndarray, spec: CampaignSpec) -> StartPlan:
     mean = float(judge.mean())
     lam = max(spec.expected_rho, 0.0)
     cap = widths.bet_cap(mean, mean, lam, spec.bounds)
-    planned, t_star = widths.self_tuned_labels(spec.target_half_width, spread * (1 - spec.expected_rho**2), n_items,
-                                               spec.bounds, spec.alpha, cap)
+    variance = spread * (1 - spec.expected_rho**2)
+    planned, t_star = widths.self_tuned_labels(spec.target_half_width, variance, n_items, spec.bounds, spec.alpha,
+                                               cap)
     people_cap = widths.bet_cap(mean, mean, 0.0, spec.bounds)
     people, _ = widths.self_tuned_labels(spec.target_half_width, spread, n_items, spec.bounds, spec.alpha,
                                          people_cap)
     first = spec.pilot_items or max(MIN_FIRST_BATCH, math.ceil(FIRST_BATCH_SHARE * planned))
     budget = spec.budget_items(n_items)
+    at_budget = float(widths.projected_half_widths(variance, n_items, spec.bounds, spec.alpha, t_star, cap,
+                                                   up_to=budget)[-1])
     reason = "" if planned <= budget else (f"the judge alone projects {planned} items for ±{spec.target_half_width:g}"
-                                           f"; the budget pays for {budget}")
-    return StartPlan(min(first, budget), t_star, planned, people, reason)
+                                           f"; the budget pays for {budget}, projected ±{at_budget:.3g}")
+    return StartPlan(min(first, budget), t_star, planned, people, at_budget, reason)
 
 
 @dataclass(frozen=True)
