@@ -152,9 +152,8 @@ def test_the_demo_leaderboard_page_says_what_it_ranks_and_draws_figure_1(demo):
     assert 'data-name="baseline/Human">\n        <td class="num">4</td>' in page
     assert 'data-name="NovaSearch/jasper_en_vision_language_v1">\n        <td class="num">1</td>' in page
     assert "Require all 27 subsets" in page and 'id="hume-reference"' in page
-    # the compared human (this project's, on one demo subset) is not ranked; the ranked reference is named
-    # (STS22/eng-Latn is the one demo subset with a stored report here, and no imported model has it)
-    assert "<strong>Humans (this project)</strong>: scores on 0 of the 26 ranked subsets (and 1 other)" in page
+    # the compared human is the ranked reference (issue 34 item 6); this project's humans, on one demo subset
+    # no imported model has (STS22/eng-Latn), are one click away (below)
     assert ("<strong>baseline/Human</strong> rank <strong>4th</strong> of 14 (among 13 models) with an "
             "overall score of <strong>77.6</strong>") in page  # HUME Table 1; the 6 rows run here are not ranked
     figure = page[page.index('id="figure-1"'):page.index("</section>", page.index('id="figure-1"'))]
@@ -200,3 +199,31 @@ def test_the_api_and_the_command_take_the_same_choice(demo):
         out = StringIO()
         call_command("leaderboard", "--rank-over", option, stdout=out)
         assert sum(row["rank"] is not None for row in json.loads(out.getvalue())) == n_ranked
+
+
+@pytest.mark.django_db
+def test_with_the_demos_own_report_the_default_compares_a_ranked_human_and_this_projects_is_one_click_away(demo):
+    # issue 34 item 6: the demo's own report gave "Humans (this project)" scores on 1 subset outside the 26
+    # ranked ones, and defaulting to them showed no rank and win rates of "100% (1 subset)"
+    response = demo.get("/results/")
+    assert response.context["selection"].human == "baseline/Human"
+    assert response.context["selection"].humans == ["Humans (this project)", "baseline/Human"]
+    page = response.content.decode()
+    assert "<strong>baseline/Human</strong> rank <strong>4th</strong> of 14 (among 13 models)" in page
+    assert "scores on 0 of the 26 ranked subsets" not in page
+    rates = {(row["group"], row["label"]): row for row in response.context["win_rates"]}
+    overall = rates[("overall", "all subsets")]
+    assert overall["n"] == 26  # the 26 HUME subsets, not 1
+    # HUME §4.1: humans exceed the best model on 15.4% of the 26 subsets (4) and the median on 61.5% (16)
+    assert (overall["wins"]["best"], overall["wins"]["median"]) == (4, 16)
+    assert (round(100 * overall["rate"]["best"], 1), round(100 * overall["rate"]["median"], 1)) == (15.4, 61.5)
+    win_rates = page[page.index('id="win-rates"'):page.index("</section>", page.index('id="win-rates"'))]
+    assert "<td class=\"num\">1</td>" not in win_rates  # no group of a single subset from the project's row
+    # one click away: the link compares this project's humans, who then say why they have no rank
+    link = 'href="?lang=eng-Latn&amp;lang=ara-Arab&amp;lang=rus-Cyrl&amp;lang=dan-Latn&amp;lang=nob-Latn'
+    assert f'{link}&amp;human=Humans+%28this+project%29"' in page and "Compare this project's humans</a>" in page
+    theirs = demo.get("/results/", {"lang": list(HUME_LANGUAGES), "human": "Humans (this project)"})
+    assert theirs.context["selection"].human == "Humans (this project)"
+    html = theirs.content.decode()
+    assert "<strong>Humans (this project)</strong>: scores on 0 of the 26 ranked subsets (and 1 other)" in html
+    assert 'id="project-humans"' not in html

@@ -7,6 +7,7 @@ apart from both so that the contributors need not import the module that calls t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,10 +96,17 @@ class Comparison:
     def names(self, kind: str) -> list[str]:
         return sorted(name for name, entry in self.entries.items() if entry.kind == kind)
 
-    def default_human(self) -> str | None:
-        """This project's humans when they have scores, else the imported reference."""
+    def default_human(self, languages: Collection[str] | None = None) -> str | None:
+        """The human entry with scores on the most subsets (of `languages`, when given), this project's humans on
+        a tie: the default comparison is a row that ranks, and its win rates count many subsets (issue 34 item 6:
+        the demo's own report gives this project's humans one subset no imported model has, and defaulting to
+        them left the leaderboard without a ranked human). The others stay one click away."""
         humans = self.names("human")
-        return PROJECT_HUMANS if PROJECT_HUMANS in humans else (humans[0] if humans else None)
+        if not humans:
+            return None
+        counts = Counter(score.name for score in self.scores
+                         if score.kind == "human" and (languages is None or score.language in languages))
+        return max(humans, key=lambda name: (counts[name], name == PROJECT_HUMANS))
 
     def ci(self, human: str) -> dict[SubsetKey, tuple[float, float]]:
         return {key: info.ci for key, info in self.humans.get(human, {}).items() if info.ci}

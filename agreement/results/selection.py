@@ -75,7 +75,7 @@ def comparison_for(request: HttpRequest) -> tuple[rc.Comparison, Selection]:
     reference = request.GET.get("table") == "hume"
     if reference:
         humans = [name for name in humans if comparison.entries[name].origin == "imported"] or humans
-    default_human = comparison.default_human()
+    default_human = comparison.default_human(chosen or default)
     if default_human not in humans:
         default_human = humans[0] if humans else None
     selection = Selection(languages=chosen or default, available=available,

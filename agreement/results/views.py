@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from agreement.results import compare as rc
+from agreement.results.entries import PROJECT_HUMANS
 from agreement.results.models import ResultScore
 from agreement.results.page_access import researcher_required
 from agreement.results.project import pending_reports
@@ -65,6 +66,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         context["n_ranked_models"] = sum(row["kind"] == "model" and row["rank"] is not None for row in rows)
         context["paper_figures"] = paper_figures.TITLES.items()
         context["paper_tables"] = ("2", "4", "5", "6", "7", "8", "5.1")
+        if PROJECT_HUMANS in selection.humans and selection.human != PROJECT_HUMANS:
+            context["project_humans_query"] = selection.with_choice(human=PROJECT_HUMANS)
     return render_page(request, "leaderboard", context)
 
 
