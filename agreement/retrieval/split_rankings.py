@@ -1,7 +1,7 @@
 """An embedding ranking split across Celery workers: chunks of each subset's corpus, merged exactly.
 
 Why it is shaped this way:
-- `start_split_embedding_run` writes the ranking and one `RunChunk` per (subset, document range) in one
+- `start_split_embedding_ranking` writes the ranking and one `RankingChunk` per (subset, document range) in one
   transaction and, after commit, sends one message per chunk. Every message takes chunks until none is left,
   so a lost or repeated message changes nothing but who does the work.
 - A chunk is a job of the job layer (hume/jobs/): `claim_next` takes it with SELECT ... FOR UPDATE SKIP
@@ -14,7 +14,7 @@ Why it is shaped this way:
 - Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
 - A worker killed outright keeps its message unacknowledged for the broker's hour-long visibility timeout.
   The job layer's periodic check sends a fresh message for a ranking with a chunk whose lease lapsed, and
-  (`unmerged_runs`, registered as the type's stranded finder) for one whose chunks are all done with the
+  (`unmerged_rankings`, registered as the type's stranded finder) for one whose chunks are all done with the
   merge never written.
 """
 from __future__ import annotations
