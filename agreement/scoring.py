@@ -35,7 +35,7 @@ from kinds.scorers import (
     KindScorer,
     Scores,
     SpearmanVariance,
-    _mean,
+    mean_or_none,
 )
 from measures import annotator_models
 from measures import metrics as m
@@ -225,7 +225,7 @@ def _llm_block(ctx: Context, scorer: KindScorer, per_annotator: dict[str, Scores
     """LLM annotators apart (HUME §3.6): their names and mean main score, never in the human's."""
     llms = [n for n in ctx.names if ctx.kinds[n] == "llm"]
     return {"annotators": llms, "included_in_human": ctx.include_llm,
-            "main_score_mean": _mean([per_annotator[n].get(scorer.main()) for n in llms])}
+            "main_score_mean": mean_or_none([per_annotator[n].get(scorer.main()) for n in llms])}
 
 
 def _bands(agreement: dict[str, Explained]) -> dict[str, str]:

@@ -32,7 +32,7 @@ from agreement.retrieval.cosine_top_k import l2_normalise, merge_top_k
 from agreement.retrieval.device_search import exact_top_k
 from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingChunk, RankingEntry
 from agreement.retrieval.rankings import finish_ranking, store_entries
-from agreement.retrieval.system_rankings import _new_ranking, embed_all
+from agreement.retrieval.system_rankings import embed_all, new_ranking
 from hume import jobs
 from hume.jobs.lease import Lease, claim_next, lapsed
 from measures.mteb_texts import document_text, query_text
@@ -48,7 +48,7 @@ def start_split_embedding_ranking(collection: Collection, name: str, model: Embe
     if k < 1 or docs_per_chunk < 1:
         raise ValueError("k and docs_per_chunk must be at least 1")
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        ranking = new_ranking(collection, name, Ranking.Kind.EMBEDDING)
         chunks = []
         for subset in collection.subsets.all():
             documents = subset.documents.count()
