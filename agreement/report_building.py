@@ -22,8 +22,7 @@ from django.db.models import Count
 from agreement import loading
 from agreement.loading import LoadedAnswers
 from agreement.report_document import ReportDocument, ScoredPart
-from agreement.scoring import KINDS as SCORERS
-from agreement.scoring import score_task
+from agreement.scoring import SCORERS, score_task
 from annotation.models import Annotator, ExclusionEvent
 from tasks_app.models import Task
 

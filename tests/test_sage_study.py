@@ -12,13 +12,13 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from agreement.model_runs.classical import EmptyText
 from agreement.sage import categories as cat
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.study import Scorer, perturb_study, run_study
 from agreement.sage.table import render
 
 STUDY = Path(__file__).parent / "sage_study"
-LEV, JAC = SCORERS["levenshtein"], SCORERS["jaccard"]
+LEV, JAC = BASELINE_METRICS["levenshtein"], BASELINE_METRICS["jaccard"]
 
 
 @pytest.fixture(scope="module")
