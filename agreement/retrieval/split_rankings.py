@@ -48,7 +48,7 @@ def start_split_embedding_ranking(collection: Collection, name: str, model: Embe
     if k < 1 or docs_per_chunk < 1:
         raise ValueError("k and docs_per_chunk must be at least 1")
     with transaction.atomic():
-        ranking = new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        ranking = new_ranking(collection, name, Ranking.Method.EMBEDDING)
         chunks = []
         for subset in collection.subsets.all():
             documents = subset.documents.count()
