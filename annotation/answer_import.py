@@ -38,7 +38,7 @@ from tasks_app.models import Item, Task
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
 IMPORTED_EXCLUSION = "excluded where the answers were exported"  # the reason when a line gives none
-KINDS = (Annotator.Kind.HUMAN, Annotator.Kind.LLM)
+ANNOTATOR_KINDS = (Annotator.Kind.HUMAN, Annotator.Kind.LLM)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) ->
     if not skipped and value is None:
         raise ValidationProblem("value", "is required (or \"skipped\": true)")
     kind = record.get("annotator_kind")
-    if kind not in KINDS:
+    if kind not in ANNOTATOR_KINDS:
         raise ValidationProblem("annotator_kind", f"must be \"human\" or \"llm\", got {kind!r}")
     excluded = record.get("excluded", False)
     if not isinstance(excluded, bool):

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("DEBUG", "true")  # the embedded development settings; the defaults are production's
 
 from agreement.sage import study as sage_study
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import Study
 
 
@@ -144,7 +144,7 @@ def main() -> None:
           f"{args.docs / perturb_s:.0f} docs/s wall, {args.docs / perturb_cpu:.0f} docs per CPU second; "
           f"peak RSS {peak_rss_mb():.0f} MB", flush=True)
     for name in filter(None, args.metrics.split(",")):
-        score(SCORERS[name], study, perturbed, args.docs, perturb_cpu)
+        score(BASELINE_METRICS[name], study, perturbed, args.docs, perturb_cpu)
     for scorer in scorers:
         score(scorer, study, perturbed, args.docs, perturb_cpu, " (first pass, encoding)")
         score(scorer, study, perturbed, args.docs, perturb_cpu, " (second pass, embedding cache)")

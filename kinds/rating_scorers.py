@@ -88,7 +88,7 @@ class UnitScorer(KindScorer):
         gold = np.array([self.gold_of(i, key) for i, key in self.units], dtype=float)[rated]
         among = np.nanstd(pm, axis=1) / width
         off = np.abs(np.nanmean(pm, axis=1) - gold) / width
-        return _per_item(self.ctx.items, self.unit_item[rated], among, off)
+        return per_item_disagreement(self.ctx.items, self.unit_item[rated], among, off)
 
     def scatters(self) -> dict[str, Any]:
         """Each annotator's ratings against gold, and the two annotators who share the most units against
@@ -120,7 +120,7 @@ class UnitScorer(KindScorer):
         return data
 
 
-def _per_item(items: list[Item], unit_item: np.ndarray, among: np.ndarray, off: np.ndarray) -> Disagreement:
+def per_item_disagreement(items: list[Item], unit_item: np.ndarray, among: np.ndarray, off: np.ndarray) -> Disagreement:
     """Average unit-level disagreement per item; gold part NaN if no unit of the item has gold."""
     present = np.unique(unit_item)
     n = len(items)
@@ -177,19 +177,19 @@ GAIN_LABELS = {"linear": "linear: gain = grade (trec_eval ndcg_cut, as MTEB via 
                "exponential": "exponential: gain = 2^grade - 1 (option, not MTEB's)"}
 
 
-def _rating_agreement(matrix: np.ndarray) -> dict[str, Explained]:
+def rating_agreement(matrix: np.ndarray) -> dict[str, Explained]:
     """Mean pairwise Spearman, Pearson and Kendall, and interval Krippendorff's α, of a rating matrix."""
     return {"spearman_mean": m.spearman_mean.explain(matrix), "pearson_mean": m.pearson_mean.explain(matrix),
             "kendall_mean": m.kendall_mean.explain(matrix),
             "krippendorff_alpha": m.krippendorff_alpha.explain(matrix, "interval")}
 
 
-def _correlations(x: np.ndarray, y: np.ndarray) -> Scores:
+def gold_correlations(x: np.ndarray, y: np.ndarray) -> Scores:
     """Spearman, Pearson and Kendall of ratings against gold (None where undefined)."""
     return {"spearman": m.spearman(x, y), "pearson": m.pearson(x, y), "kendall": m.kendall(x, y)}
 
 
-def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
+def nanmean_rows(matrix: np.ndarray) -> np.ndarray:
     """Row means ignoring NaN; all-NaN rows stay NaN without a RuntimeWarning."""
     counts = (~np.isnan(matrix)).sum(axis=1)
     sums = np.nansum(matrix, axis=1)

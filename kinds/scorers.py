@@ -354,7 +354,7 @@ def pairable_note(table: np.ndarray, unit: str = "items") -> str | None:
 # ---------------------------------------------------------------- clustering
 
 
-def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+def pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     """Fraction of text pairs that one partition puts together and the other apart."""
     ca, cb = m.partition_codes(a), m.partition_codes(b)
     upper = np.triu_indices(len(ca), k=1)
@@ -365,14 +365,14 @@ def _pair_disagreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
     return float((same_a != same_b).mean())
 
 
-def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...], n: int,
+def mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple[str, ...], n: int,
                         unit: str, n_items: int) -> Human:
     """HUME's clustering/reranking protocol: mean over annotators; CI the annotator range with two or
     more annotators, and with one the Wilson interval of the score with N = texts or queries (HUME
     Table 8, e.g. SIB200 ara: 76.0 [58.4, 87.8], N = 30) — a one-annotator range has zero width.
     `n_items` is the sets or queries scored (the report's `n_items_scored`, as for every kind); the
     annotators averaged are counted apart, in `n_annotators_scored`."""
-    scores = {key: _mean([s[key] for s in per_annotator.values()]) for key in keys}
+    scores = {key: mean_or_none([s[key] for s in per_annotator.values()]) for key in keys}
     mains = [v for s in per_annotator.values() if (v := s[main]) is not None]
     extra: dict[str, Any] = {"combination": "mean over annotators", "n": n, "n_unit": unit,
                              "n_annotators_scored": len(mains)}
@@ -383,6 +383,6 @@ def _mean_of_annotators(per_annotator: dict[str, Scores], main: str, keys: tuple
                  ci_method="annotator_range")
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
+def mean_or_none(values: Sequence[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return float(np.mean(kept)) if kept else None

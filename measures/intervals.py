@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from measures.metric_base import Interval, Undefined, _is_constant, metric
+from measures.metric_base import Interval, Undefined, is_constant, metric
 
 
 @metric
@@ -87,7 +87,7 @@ def bootstrap_interval(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise Undefined("undefined: no values to resample")
-    if data.size == 1 or _is_constant(data):
+    if data.size == 1 or is_constant(data):
         return float(data[0]), float(data[0])
     for method in ("BCa", "percentile"):
         res = stats.bootstrap((data,), np.mean, confidence_level=confidence, n_resamples=n_resamples,

@@ -59,12 +59,12 @@ def metric(fn: Callable[P, R]) -> Metric[P, R]:
     """Decorator turning a function that may raise `Undefined` into a `Metric`."""
     return Metric(fn)
 
-def _require_two_raters(matrix: npt.NDArray[Any]) -> None:
+def require_two_raters(matrix: npt.NDArray[Any]) -> None:
     if matrix.ndim != 2 or matrix.shape[1] < 2:
         raise Undefined(SINGLE_ANNOTATOR)
 
 
-def _is_constant(a: npt.NDArray[Any]) -> bool:
+def is_constant(a: npt.NDArray[Any]) -> bool:
     return bool(a.size == 0 or (a == a.flat[0]).all())
 
 

@@ -41,7 +41,7 @@ from measures.metric_base import IntArray as IntArray
 from measures.metric_base import Interval as Interval
 from measures.metric_base import Metric as Metric
 from measures.metric_base import Undefined as Undefined
-from measures.metric_base import _is_constant, _require_two_raters, metric
+from measures.metric_base import is_constant, metric, require_two_raters
 from measures.metric_base import partition_codes as partition_codes
 from measures.ranking import average_precision as average_precision
 from measures.ranking import mean_over_queries as mean_over_queries
@@ -171,12 +171,12 @@ def percent_agreement(table: npt.ArrayLike) -> float:
 def cohen_kappa_mean(codes: npt.ArrayLike) -> float:
     """Mean over rater pairs of Cohen's κ (sklearn) on the items both rated (-1 = missing)."""
     c = np.asarray(codes, dtype=np.int64)
-    _require_two_raters(c)
+    require_two_raters(c)
     values = []
     for i, j in itertools.combinations(range(c.shape[1]), 2):
         both = (c[:, i] >= 0) & (c[:, j] >= 0)
         a, b = c[both, i], c[both, j]
-        if a.size and not (_is_constant(a) and _is_constant(b) and a[0] == b[0]):
+        if a.size and not (is_constant(a) and is_constant(b) and a[0] == b[0]):
             values.append(skm.cohen_kappa_score(a, b))
     if not values:
         raise Undefined("undefined: all answers are one category (chance agreement is 1)")
@@ -196,7 +196,7 @@ def krippendorff_alpha(
     continuous sliders have many, and 100k items × 28 labels would need gigabytes.
     """
     r = np.asarray(ratings, dtype=float)
-    _require_two_raters(r)
+    require_two_raters(r)
     r = r[(~np.isnan(r)).sum(axis=1) >= 2]
     observed = np.unique(r[~np.isnan(r)])
     if r.shape[0] == 0:
@@ -265,12 +265,12 @@ def pearson_mean(ratings: npt.ArrayLike) -> float:
 def _pairwise_correlation(ratings: npt.ArrayLike, fn: Callable[[FloatArray, FloatArray], float]) -> float:
     """Average `fn` over rater pairs, skipping pairs where it is undefined (constant ratings)."""
     r = np.asarray(ratings, dtype=float)
-    _require_two_raters(r)
+    require_two_raters(r)
     values = []
     for i, j in itertools.combinations(range(r.shape[1]), 2):
         both = ~np.isnan(r[:, i]) & ~np.isnan(r[:, j])
         x, y = r[both, i], r[both, j]
-        if x.size >= 2 and not _is_constant(x) and not _is_constant(y):
+        if x.size >= 2 and not is_constant(x) and not is_constant(y):
             values.append(fn(x, y))
     if not values:
         raise Undefined("undefined: constant ratings (or < 2 shared items) for every annotator pair")
@@ -287,7 +287,7 @@ def grouped_correlation(
     undefined); a query with no defined pair is left out. Returns (mean, queries used, left out).
     """
     r = np.asarray(ratings, dtype=float)
-    _require_two_raters(r)
+    require_two_raters(r)
     means, left_out = [], 0
     for lo, hi in itertools.pairwise(bounds):
         block = r[lo:hi]
@@ -418,7 +418,7 @@ def _correlatable(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, Float
         raise ValueError("x and y differ in length")
     if a.size < 2:
         raise Undefined("undefined: fewer than 2 scored items")
-    if _is_constant(a) or _is_constant(b):
+    if is_constant(a) or is_constant(b):
         raise Undefined("undefined: constant ratings")
     return a, b
 

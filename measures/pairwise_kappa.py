@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.metrics import cohen_kappa_score
 
-from measures.metric_base import SINGLE_ANNOTATOR, Undefined, _is_constant, metric
+from measures.metric_base import SINGLE_ANNOTATOR, Undefined, is_constant, metric
 
 MIN_SHARED_DEFAULT = 10
 ONE_CATEGORY = "undefined: both answered one and the same category (chance agreement is 1)"
@@ -35,7 +35,7 @@ def cohen_kappa_pairs(codes: npt.ArrayLike, names: Sequence[str], min_shared: in
             continue
         a, b = c[both, i], c[both, j]
         kappa, reason = None, None
-        if _is_constant(a) and _is_constant(b) and a[0] == b[0]:
+        if is_constant(a) and is_constant(b) and a[0] == b[0]:
             reason = ONE_CATEGORY
         else:
             kappa = float(cohen_kappa_score(a, b))

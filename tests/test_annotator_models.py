@@ -1,7 +1,7 @@
 """Annotator models (measures/annotator_models.py) against crowd-kit 1.4.2 and a seeded simulated crowd.
 
 crowd-kit's documented toy example is the "toy YSDA dataset" of its test suite (Toloka/crowd-kit,
-tests/conftest.py, fixtures `toy_answers_df` and `toy_ground_truth_df`): five workers, five yes/no tasks,
+tests/conftest.py, fixtures toy_answers_df and toy_ground_truth_df): five workers, five yes/no tasks,
 truth t1 yes, t2 yes, t3 no, t4 yes, t5 no; its tests (tests/aggregation/test_ds_aggregation.py,
 test_glad_aggregation.py, test_mace_aggregation.py) assert that Dawid-Skene, one-coin Dawid-Skene, GLAD and
 MACE recover that truth. Here the same data goes through our module, which must give crowd-kit's own answer

@@ -20,7 +20,7 @@ from agreement.models import Report
 from agreement.retrieval.models import Collection, Ranking, RankingEntry
 from agreement.retrieval.models import RankingChunk as SplitChunk
 from agreement.retrieval.split_rankings import dead_split_rankings
-from agreement.retrieval.system_rankings import _new_ranking, embedding_ranking
+from agreement.retrieval.system_rankings import embedding_ranking, new_ranking
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.retrieval_helpers import load_minifact
@@ -101,7 +101,7 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
     single = embedding_ranking(collection, "single", lambda texts: embed(model, texts), k=3)
     start_worker()
     settle_after_start()
-    split = _new_ranking(collection, "split", Ranking.Kind.EMBEDDING)
+    split = new_ranking(collection, "split", Ranking.Method.EMBEDDING)
     subset = collection.subsets.order_by("pk").first()
     size = subset.documents.count()
     dead_since = timezone.now() - timedelta(seconds=1)
@@ -135,7 +135,7 @@ def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
                            "lapsed": [("running", lapsed), ("done", None)],
                            "unmerged": [("done", None), ("done", None)],
                            "merged": [("done", None)]}.items():
-        runs[name] = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        runs[name] = new_ranking(collection, name, Ranking.Method.EMBEDDING)
         SplitChunk.objects.bulk_create([SplitChunk(ranking=runs[name], subset=subset, model=model, k=3, doc_start=i,
                                                    doc_end=i + 1, status=status, lease_expires_at=at, claimed_by="w")
                                         for i, (status, at) in enumerate(statuses)])

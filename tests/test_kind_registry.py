@@ -13,7 +13,7 @@ from django.core.management.base import SystemCheckError
 from django.template.loader import render_to_string
 
 from agreement.core.reports import main_agreement
-from agreement.core.scoring import KINDS as SCORERS
+from agreement.core.scoring import SCORERS
 from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
 from kinds.sts.scorer import StsScorer

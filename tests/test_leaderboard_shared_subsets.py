@@ -41,7 +41,7 @@ FIXTURE = synthetic(
     ("bm25 (run here)", "model", "STS22", DAN, 0.30),
     ("minilm (run here)", "model", "STS22", DAN, 0.50),
 )
-KINDS = {"STS22": "STS"}  # a project task outside HUME's 16 names its kind
+KIND_OF_TASK = {"STS22": "STS"}  # a project task outside HUME's 16 names its kind
 HUME_THREE = {("HUMESTS12", ENG), ("HUMESTS22", ARA), ("HUMESICK-R", ENG)}
 
 
@@ -49,7 +49,7 @@ def test_shared_ranks_the_block_of_rows_and_subsets_that_holds_the_most_scores()
     # candidates: the 3 HUME subsets, had by m1, m2, m3 and Human: 4 rows × 3 = 12 scores;
     # {STS22/dan}: Human and the two rows run here, 3 × 1 = 3; all 4 subsets: Human alone, 1 × 4 = 4
     assert ranked_subsets(FIXTURE) == HUME_THREE
-    rows = table1(FIXTURE, subsets=ranked_subsets(FIXTURE), kinds=KINDS)
+    rows = table1(FIXTURE, subsets=ranked_subsets(FIXTURE), kinds=KIND_OF_TASK)
     ranked = [(row["name"], row["rank"], round(row["overall"], 4)) for row in rows if row["rank"]]
     # m2 (0.7 + 0.7 + 0.7) / 3 = 0.7; Human (0.9 + 0.6 + 0.45) / 3 = 0.65; m1 (0.8 + 0.5 + 0.6) / 3 = 0.6333;
     # m3 0.4 — the human's project subset (0.99) is not in the mean
@@ -64,11 +64,11 @@ def test_shared_ranks_the_block_of_rows_and_subsets_that_holds_the_most_scores()
 def test_requiring_all_subsets_ranks_only_rows_with_every_one_as_before():
     # every subset some model has: the 3 HUME subsets and STS22/dan; only Human has all four
     assert ranked_subsets(FIXTURE, rank_over="all") == HUME_THREE | {("STS22", DAN)}
-    rows = table1(FIXTURE, subsets=ranked_subsets(FIXTURE, rank_over="all"), kinds=KINDS)
+    rows = table1(FIXTURE, subsets=ranked_subsets(FIXTURE, rank_over="all"), kinds=KIND_OF_TASK)
     # Human: (0.9 + 0.6 + 0.45 + 0.99) / 4 = 0.735
     assert [(row["name"], row["rank"], round(row["overall"], 3)) for row in rows if row["rank"]] == [
         ("Human", 1, 0.735)]
-    assert table1(FIXTURE, kinds=KINDS) == rows  # the old default of table1 is "all"
+    assert table1(FIXTURE, kinds=KIND_OF_TASK) == rows  # the old default of table1 is "all"
 
 
 def test_the_shared_subsets_may_be_no_rows_own_set():

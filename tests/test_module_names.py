@@ -1,6 +1,6 @@
 """One module name per meaning in the app code (issue 21 item 5; docs/style.md, "Naming").
 
-A name that several files share (four `runs.py`, three `registry.py`) makes a traceback, a grep or a review
+A name that several files share (four runs.py, three registry.py) makes a traceback, a grep or a review
 point at the wrong file, and it hid that the files meant different things (a TREC ranking, a job, an LLM
 batch). So no module file name may repeat across `annotation`, `agreement`, `tasks_app`, `hume`, `kinds` and
 `measures` (management commands included, migrations not), except the conventional names that docs/style.md

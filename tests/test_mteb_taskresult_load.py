@@ -22,14 +22,14 @@ from tests import model_data as data
 pytestmark = [pytest.mark.django_db,  # mteb 2.20.0 imports a sentence-transformers module its 6.x renamed
               pytest.mark.filterwarnings("ignore:Importing from 'sentence_transformers.models':DeprecationWarning")]
 
-KINDS = {"sts": "HUMESTSProbe", "reranking": "HUMERerankingProbe", "clustering": "HUMEClusteringProbe",
+PROBE_TASKS = {"sts": "HUMESTSProbe", "reranking": "HUMERerankingProbe", "clustering": "HUMEClusteringProbe",
          "classification": "HUMEClassificationProbe"}
 
 
-def _tasks(kinds: tuple[str, ...] = tuple(KINDS)) -> dict[str, Any]:
+def _tasks(kinds: tuple[str, ...] = tuple(PROBE_TASKS)) -> dict[str, Any]:
     tasks = {}
     for kind in kinds:
-        mteb_name = KINDS[kind]
+        mteb_name = PROBE_TASKS[kind]
         task = data.build_model_task(kind)
         task.mteb_task_name, task.mteb_subset = mteb_name, "en"
         task.save()
@@ -60,12 +60,12 @@ def _assert_run_loads(model: str, tasks: dict[str, Any], out: Path) -> None:
 
     written = _export_runs(model, tasks, out)
     files = {p.stem: p for p in written if p.name != "model_meta.json"}
-    assert sorted(files) == sorted(KINDS[kind] for kind in tasks)
+    assert sorted(files) == sorted(PROBE_TASKS[kind] for kind in tasks)
     for kind, task in tasks.items():
-        result = TaskResult.from_disk(files[KINDS[kind]])
+        result = TaskResult.from_disk(files[PROBE_TASKS[kind]])
         gold = ModelRun.objects.get(task=task, model__name=model).scores["gold"]
         (subset,) = result.scores["test"]
-        assert result.task_name == KINDS[kind] and subset["hf_subset"] == "en"
+        assert result.task_name == PROBE_TASKS[kind] and subset["hf_subset"] == "en"
         assert result.main_score == pytest.approx(gold["main_score"])
         assert result.get_score(languages=[task.language]) == pytest.approx(gold["main_score"])
         figures = {k: v for k, v in gold.items() if isinstance(v, float)}
@@ -96,9 +96,9 @@ def test_the_human_export_loads_with_mteb_task_result_including_annotator_folder
                  "--revision", "2025_10_01", stdout=stdout)
     written = [Path(p) for p in stdout.getvalue().split() if not p.endswith("model_meta.json")]
     aggregate = {p.stem: p for p in written if p.parent.name == "2025_10_01"}
-    assert sorted(aggregate) == sorted(KINDS.values())
+    assert sorted(aggregate) == sorted(PROBE_TASKS.values())
     for kind, task in tasks.items():
-        result = TaskResult.from_disk(aggregate[KINDS[kind]])
+        result = TaskResult.from_disk(aggregate[PROBE_TASKS[kind]])
         human = report_in_process(task)[0]["human"]
         (subset,) = result.scores["test"]
         assert result.main_score == pytest.approx(human["main_score"])

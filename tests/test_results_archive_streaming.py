@@ -13,7 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from agreement.results.models import ResultModel, ResultScore
-from agreement.results.mteb_loading import MAX_FILE_BYTES, ArchiveMembers, _Limits
+from agreement.results.mteb_loading import MAX_FILE_BYTES, ArchiveLimits, ArchiveMembers
 from measures.results.mteb_files import ResultsImportError
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +78,7 @@ def test_an_archive_whose_member_is_over_the_cap_is_refused_naming_it_with_nothi
 
 
 def test_a_member_that_outgrows_its_cap_while_streaming_is_refused_by_name() -> None:
-    limits = _Limits("upload.zip", max_file_bytes=100_000, max_total_bytes=10 ** 9, max_members=10)
+    limits = ArchiveLimits("upload.zip", max_file_bytes=100_000, max_total_bytes=10 ** 9, max_members=10)
     with ArchiveMembers() as members, pytest.raises(ResultsImportError) as refused:
         members.add("org__m/r1/T.json", io.BufferedReader(Zeros(BIG)), limits)
     assert str(refused.value).startswith("upload.zip!org__m/r1/T.json")

@@ -76,7 +76,14 @@ def test_a_run_is_ranked_like_trec_eval_score_down_then_doc_id_down() -> None:
                   .values_list("document__doc_id", "score"))
     # 18670 and 5836 tie at 9.0: trec_eval puts the larger id in byte order ("5836" > "18670") first.
     assert ranked[:3] == [("31715", 9.5), ("5836", 9.0), ("18670", 9.0)]
-    assert (ranking.tag, ranking.depth) == ("bm25-elsewhere", 6)
+    assert (ranking.tag, ranking.depth, ranking.method) == ("bm25-elsewhere", 6, "imported")
+
+
+def test_import_run_takes_the_method_and_still_its_old_spelling() -> None:
+    load_minifact()
+    call_command("import_run", str(RUN_FILE), "--collection", "MiniFact", "--name", "a", "--method", "bm25")
+    call_command("import_run", str(RUN_FILE), "--collection", "MiniFact", "--name", "b", "--kind", "embedding")
+    assert dict(Ranking.objects.values_list("name", "method")) == {"a": "bm25", "b": "embedding"}
 
 
 def test_a_run_ranking_one_document_twice_is_refused(tmp_path: Path) -> None:

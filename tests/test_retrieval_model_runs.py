@@ -24,7 +24,7 @@ def test_minilm_ranks_each_query_by_cosine_of_its_own_sentence_transformers_vect
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--k", "3", stdout=StringIO())
     ranking = Ranking.objects.get(name="minilm")
-    assert ranking.kind == "embedding" and ranking.depth == 3
+    assert ranking.method == "embedding" and ranking.depth == 3
 
     entries = list(RankingEntry.objects.filter(ranking=ranking, query__query_id="3").order_by("rank")
                    .values_list("query__instruction", "query__text", "document__doc_id", "document__title",
@@ -53,4 +53,4 @@ def test_a_classical_metric_or_an_unknown_model_is_refused_with_nothing_stored()
         call_command("embedding_run", "MiniFact", "--model", "lev", stdout=StringIO())
     with pytest.raises(CommandError, match="no model named 'nope'"):
         call_command("embedding_run", "MiniFact", "--model", "nope", stdout=StringIO())
-    assert not Ranking.objects.filter(kind="embedding").exists()
+    assert not Ranking.objects.filter(method="embedding").exists()

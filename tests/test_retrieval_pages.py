@@ -60,6 +60,9 @@ def test_the_dashboard_shows_the_stored_leaderboard_with_deltas_and_curves(dave)
     assert listed[0]["name"] == "MiniFact" and [s["documents"] for s in listed[0]["subsets"]] == [6, 10]
     stored = api.get("/api/v1/retrieval/collections/MiniFact/evaluation/").json()
     assert stored["status"] == "done" and len(stored["rows"]) == len(rows)
+    # a ranking's method (what produced it) is `method` in the listing and in every row, never `kind`
+    assert {r["method"] for r in listed[0]["rankings"]} == {r["method"] for r in stored["rows"]} == {"imported"}
+    assert not any("kind" in r for r in [*listed[0]["rankings"], *stored["rows"]])
 
 
 @pytest.mark.worker

@@ -77,7 +77,7 @@ def pipeline() -> Subset:
     call_command("bm25_run", "MiniFact", "--name", "bm25", "--k", "10", stdout=StringIO())
     call_command("add_model", "minilm", "--backend", "sentence-transformers", "--shipped", stdout=StringIO())
     call_command("embedding_run", "MiniFact", "--model", "minilm", "--k", "10", stdout=StringIO())
-    assert sorted(Ranking.objects.values_list("name", "kind")) == [
+    assert sorted(Ranking.objects.values_list("name", "method")) == [
         ("bm25", "bm25"), ("elsewhere", "imported"), ("minilm", "embedding")]
     subset = Subset.objects.get(name="en")
     build_pool(subset, list(Ranking.objects.all()), depth=10)

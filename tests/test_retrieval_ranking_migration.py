@@ -50,3 +50,27 @@ def test_the_rename_keeps_rankings_entries_and_evaluation_rows() -> None:
         assert bm25.lease_expires_at is not None  # lapsed: the job layer's beat sends it to a worker again
     finally:
         migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def test_kind_becomes_method_and_keeps_the_rankings_and_the_evaluation_rows() -> None:
+    """retrieval 0008 (issue 38 item 5): the column is renamed in place and the stored rows say "method"."""
+    old = migrate(AFTER)
+    try:
+        collection = old.get_model("retrieval", "Collection").objects.create(name="Kept")
+        ranking = old.get_model("retrieval", "Ranking").objects.create(collection=collection, name="bm25",
+                                                                         kind="bm25", status="done", depth=3)
+        old.get_model("retrieval", "Evaluation").objects.create(
+            collection=collection, status="done", rows=[{"ranking": "bm25", "kind": "bm25", "ndcg@10": 0.5}])
+
+        new = migrate([("retrieval", "0008_ranking_method")])
+
+        kept = new.get_model("retrieval", "Ranking").objects.get(pk=ranking.pk)
+        assert (kept.name, kept.method, kept.status, kept.depth) == ("bm25", "bm25", "done", 3)
+        assert new.get_model("retrieval", "Evaluation").objects.get().rows == [
+            {"ranking": "bm25", "method": "bm25", "ndcg@10": 0.5}]
+
+        back = migrate(AFTER)  # and backwards: the rows say "kind" again
+        assert back.get_model("retrieval", "Evaluation").objects.get().rows == [
+            {"ranking": "bm25", "kind": "bm25", "ndcg@10": 0.5}]
+    finally:
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

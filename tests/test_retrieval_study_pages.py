@@ -81,7 +81,7 @@ def test_a_trec_run_uploaded_on_the_page_is_stored_as_the_command_stores_it(dave
     assert response.status_code == 302 and response["Location"] == PAGE
     load_run("by-command")
     uploaded, command = Ranking.objects.get(name="uploaded"), Ranking.objects.get(name="by-command")
-    assert (uploaded.kind, uploaded.status, uploaded.tag, uploaded.depth) == ("imported", "done", "bm25-elsewhere", 6)
+    assert (uploaded.method, uploaded.status, uploaded.tag, uploaded.depth) == ("imported", "done", "bm25-elsewhere", 6)
     assert entries_of(uploaded) == entries_of(command) and len(entries_of(uploaded)) == 42
     page = client.get(PAGE).content.decode()
     assert "ranking uploaded on collection MiniFact: 7 queries, 42 ranked documents, depth 6" in page
@@ -118,7 +118,7 @@ def test_a_bm25_run_started_on_the_page_is_queued_then_written_by_the_worker_as_
         response = logged_in(dave).post(PAGE + "rankings/bm25/", {"bm25-name": "bm25-page", "bm25-k": 5})
     assert response.status_code == 302 and len(sent) == 1  # one message, after commit
     ranking = Ranking.objects.get(name="bm25-page")
-    assert (ranking.kind, ranking.status, ranking.entries.count()) == ("bm25", "queued", 0)
+    assert (ranking.method, ranking.status, ranking.entries.count()) == ("bm25", "queued", 0)
     panel = logged_in(dave).get(PAGE + "rankings/").content.decode()
     assert 'hx-trigger="every 2s"' in panel and 'data-status="queued"' in panel
     assert rank_bm25(ranking.pk) == "done"
@@ -193,7 +193,7 @@ def test_pooling_on_the_page_builds_the_judging_task_as_the_command_does(dave) -
 def test_pooling_refuses_a_run_not_finished_or_no_run_and_changes_nothing(dave) -> None:
     load_minifact()
     load_run()
-    queued = Ranking.objects.create(collection=Collection.objects.get(), name="later", kind="bm25", status="queued")
+    queued = Ranking.objects.create(collection=Collection.objects.get(), name="later", method="bm25", status="queued")
     en = Subset.objects.get(name="en")
     client = logged_in(dave)
     for data in ({"pool-subset": en.pk, "pool-rankings": [queued.pk], "pool-depth": 3, "pool-step": 0.1},
@@ -280,7 +280,7 @@ def test_the_addresses_of_before_the_rename_to_ranking_redirect_keeping_the_meth
     assert 'id="rankings-panel"' in client.get(PAGE + "runs/", follow=True).content.decode()
     response = client.post(PAGE + "runs/bm25/", {"bm25-name": "old-address", "bm25-k": 5}, follow=True)
     assert [status for _url, status in response.redirect_chain] == [308, 302]
-    assert Ranking.objects.get().name == "old-address" and Ranking.objects.get().kind == "bm25"
+    assert Ranking.objects.get().name == "old-address" and Ranking.objects.get().method == "bm25"
 
 
 def test_a_bm25_ranking_that_fails_stores_the_reason_frees_its_lease_and_is_not_taken_again(

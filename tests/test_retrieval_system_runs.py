@@ -36,7 +36,7 @@ def test_bm25_ranks_each_subset_on_its_own_corpus() -> None:
     out = StringIO()
     call_command("bm25_run", "MiniFact", "--name", "bm25", "--k", "5", stdout=out)
     ranking = Ranking.objects.get(name="bm25")
-    assert ranking.kind == "bm25" and ranking.depth <= 5
+    assert ranking.method == "bm25" and ranking.depth <= 5
     assert ranked(ranking, "3")[0] == "21257"  # vitamin D and respiratory infections
     # "reduce" is rarer in this corpus than "vitamin": the statin abstract outranks the second vitamin D one
     assert ranked(ranking, "3")[1:3] == ["32587", "22038"]
@@ -51,7 +51,7 @@ def test_bm25_ranks_each_subset_on_its_own_corpus() -> None:
 def test_an_embedding_run_keeps_each_querys_k_nearest_documents_by_cosine() -> None:
     load_minifact()
     ranking = embedding_ranking(Collection.objects.get(), "hashed-bow", hashed_bag_of_words, k=4, batch=3)
-    assert ranking.kind == "embedding" and ranking.depth == 4
+    assert ranking.method == "embedding" and ranking.depth == 4
     assert RankingEntry.objects.filter(ranking=ranking).count() == 4 * 7
     top = (RankingEntry.objects.filter(ranking=ranking, query__query_id="7", rank=1)
            .values_list("document__doc_id", "score").get())
@@ -83,7 +83,7 @@ def test_a_reranked_run_reorders_the_base_top_k_and_never_adds_a_document() -> N
     load_run()
     base = Ranking.objects.get(name="elsewhere")
     ranking = reranked_ranking(base, "elsewhere+overlap", word_overlap, depth=4)
-    assert (ranking.kind, ranking.base_ranking, ranking.depth) == ("reranked", base, 4)
+    assert (ranking.method, ranking.base_ranking, ranking.depth) == ("reranked", base, 4)
     for query_id in ("1", "3", "q101"):
         base_top = set(ranked(base, query_id)[:4])
         assert set(ranked(ranking, query_id)) == base_top

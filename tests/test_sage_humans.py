@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import load_study
 from agreement.sage.humans import human_scorer, sts_items
 from agreement.sage.study import run_study
@@ -50,7 +50,7 @@ def test_the_human_row_scores_robustness_and_sensitivity_from_the_ratings():
     study = load_study(STUDY)
     items = sts_items(study, seed=0)
     humans = human_scorer(items, {i["id"]: rating(i["id"], 4.0) for i in items}, (0.0, 5.0))
-    table = run_study(study, [SCORERS["jaccard"], humans], seed=0)
+    table = run_study(study, [BASELINE_METRICS["jaccard"], humans], seed=0)
     row = next(r for r in table["rows"] if r["group"] == "human")
     assert row["scores"]["robustness"] == pytest.approx(1.0)
     assert row["scores"]["sensitivity"] == pytest.approx(expected_sensitivity(0.8))

@@ -10,7 +10,7 @@ import pytest
 from rapidfuzz import fuzz
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.study import Scorer, perturb_study, run_study
 from agreement.sage.table import render
@@ -18,7 +18,7 @@ from measures.model_runs.classical import EmptyText
 from measures.sage import categories as cat
 
 STUDY = Path(__file__).parent / "sage_study"
-LEV, JAC = SCORERS["levenshtein"], SCORERS["jaccard"]
+LEV, JAC = BASELINE_METRICS["levenshtein"], BASELINE_METRICS["jaccard"]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agreement.core.scoring import KINDS, score_task
+from agreement.core.scoring import SCORERS, score_task
 from measures import metrics as m
 from tests.kind_samples import SampleTable
 
@@ -17,7 +17,7 @@ def only(answers: dict, name: str) -> dict:
     return {item: {name: votes[name]} for item, votes in answers.items()}
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(SCORERS))
 def test_every_kind_gives_a_strict_json_report_with_the_stable_keys(kind: str) -> None:
     answers, gold = TASKS[kind]
     report = score_task(kind, answers, gold)
@@ -29,7 +29,7 @@ def test_every_kind_gives_a_strict_json_report_with_the_stable_keys(kind: str) -
     assert set(report["flags"]) >= {"low_agreement", "message"}
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(SCORERS))
 def test_a_single_annotator_gets_scores_but_agreement_is_not_applicable(kind: str) -> None:
     answers, gold = TASKS[kind]
     report = score_task(kind, only(answers, "alice"), gold)
@@ -42,7 +42,7 @@ def test_a_single_annotator_gets_scores_but_agreement_is_not_applicable(kind: st
     json.dumps(report, allow_nan=False)
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(SCORERS))
 def test_all_items_skipped_is_reported_not_crashed(kind: str) -> None:
     answers, gold = TASKS[kind]
     skipped = {item: dict.fromkeys(votes) for item, votes in answers.items()}

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from agreement.core.scoring import KINDS as SCORERS
+from agreement.core.scoring import SCORERS
 from annotation.llm.models import LLMJudgePanel
 from annotation.llm.panels import judge_answers, recompute_mean
 from annotation.models import Annotator

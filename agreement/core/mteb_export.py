@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agreement.core.report_document import ReportDocument
-from agreement.core.scoring import KINDS as SCORERS
+from agreement.core.scoring import SCORERS
 from tasks_app.models import Task
 
 SPLIT = "test"

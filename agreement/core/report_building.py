@@ -22,8 +22,7 @@ from django.db.models import Count
 from agreement.core import loading
 from agreement.core.loading import LoadedAnswers
 from agreement.core.report_document import ReportDocument, ScoredPart
-from agreement.core.scoring import KINDS as SCORERS
-from agreement.core.scoring import score_task
+from agreement.core.scoring import SCORERS, score_task
 from annotation.models import Annotator, ExclusionEvent
 from tasks_app.models import Task
 

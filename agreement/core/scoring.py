@@ -5,7 +5,7 @@ Pure like `metrics` (no Django): the Celery job loads annotations in one query, 
 kind's kinds/<name>/definition.py), and stores what `score_task` returns.
 
 Each kind's metrics are one scorer class in its folder (kinds/<name>/scorer.py, on the bases of
-kinds/scorers.py and kinds/rating_scorers.py), looked up in the registry (`KINDS`, checked complete by
+kinds/scorers.py and kinds/rating_scorers.py), looked up in the registry (`SCORERS`, checked complete by
 tasks_app/kind_parts.py); everything they share (counts, exclusions, bands, validity flag, sorting) lives
 here in `score_task`.
 
@@ -35,12 +35,12 @@ from kinds.scorers import (
     KindScorer,
     Scores,
     SpearmanVariance,
-    _mean,
+    mean_or_none,
 )
 from measures import annotator_models
 from measures import metrics as m
 from measures.pairwise_kappa import MIN_SHARED_DEFAULT
-from tasks_app.core.kinds import KINDS as TASK_KINDS  # plain Python like this module: the kinds' default scales
+from tasks_app.core.kinds import KINDS  # plain Python like this module: the kinds' default scales
 
 Report = dict[str, Any]
 
@@ -51,7 +51,7 @@ SCORE_SCALE = "0..1 (the HUME paper prints scores x100)"
 # ---------------------------------------------------------------- the report
 
 
-KINDS: Parts[type[KindScorer]] = Parts("scorer")  # {kind name: its scorer class}, from the registry
+SCORERS: Parts[type[KindScorer]] = Parts("scorer")  # {kind name: its scorer class}, from the registry
 
 
 def score_task(
@@ -88,13 +88,13 @@ def score_task(
     adds the `annotator_models` block (every model's skills and consensus accuracy) when the pool gave at
     most that many answers; 0 leaves it out.
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(KINDS)}")
+    if kind not in SCORERS:
+        raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(SCORERS)}")
     check_aggregation(kind, aggregation)
     names = sorted({n for votes in answers.values() for n in votes}, key=str)
     kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
-    lo, hi = scale or (TASK_KINDS[kind].default_scale or (0.0, 1.0))[:2]
-    if axes is None and TASK_KINDS[kind].needs_axes:
+    lo, hi = scale or (KINDS[kind].default_scale or (0.0, 1.0))[:2]
+    if axes is None and KINDS[kind].needs_axes:
         given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
         axes = sorted({axis for value in given if value for axis in value})
     ctx = Context(
@@ -105,13 +105,13 @@ def score_task(
         include_llm=include_llm, spearman_variance=spearman_variance, gains=gains,
         kappa_min_shared=kappa_min_shared, aggregation=aggregation,
     )
-    return _report(KINDS[kind](ctx), with_charts, annotator_models_max_answers)
+    return _report(SCORERS[kind](ctx), with_charts, annotator_models_max_answers)
 
 
 def aggregated_kinds() -> list[str]:
     """The kinds whose human is built from labels (the kind's `aggregates_labels`), so --aggregation may
     replace the default: one label per item or per (query, candidate). Sorted, for the messages that list them."""
-    return sorted(name for name, kind in TASK_KINDS.items() if kind.aggregates_labels)
+    return sorted(name for name, kind in KINDS.items() if kind.aggregates_labels)
 
 
 def check_aggregation(kind: str, aggregation: str) -> None:
@@ -133,7 +133,7 @@ def _annotator_models(scorer: KindScorer, max_answers: int) -> dict[str, Any] | 
                 "answer_spread": annotator_models.answer_spread(triples),  # no model: cheap at any size
                 "reason": f"not computed: {len(triples)} answers, more than ANNOTATOR_MODELS_MAX_ANSWERS "
                           f"({max_answers})"}
-    unit = TASK_KINDS[scorer.ctx.kind].label_unit
+    unit = KINDS[scorer.ctx.kind].label_unit
     return annotator_models.report_block(triples, scorer.model_gold(), unit=unit)
 
 
@@ -225,7 +225,7 @@ def _llm_block(ctx: Context, scorer: KindScorer, per_annotator: dict[str, Scores
     """LLM annotators apart (HUME §3.6): their names and mean main score, never in the human's."""
     llms = [n for n in ctx.names if ctx.kinds[n] == "llm"]
     return {"annotators": llms, "included_in_human": ctx.include_llm,
-            "main_score_mean": _mean([per_annotator[n].get(scorer.main()) for n in llms])}
+            "main_score_mean": mean_or_none([per_annotator[n].get(scorer.main()) for n in llms])}
 
 
 def _bands(agreement: dict[str, Explained]) -> dict[str, str]:

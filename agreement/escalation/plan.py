@@ -28,13 +28,14 @@ from measures.escalation.calibration import (
     check_levels,
 )
 
-SCORERS = Parts("scorer")
-
 # Which kinds escalate, and how, as each kind's scorer declares how judges are compared (kinds/<name>/scorer.py
 # `judge_agreement`): as labels (a nominal answer; reranking's whole 0/1 answer must match) or as numbers,
-# agreeing within a tolerance. Clustering's partitions have no majority label, so it does not escalate.
-LABEL_KINDS = tuple(kind for kind, scorer in SCORERS.items() if scorer.judge_agreement in ("labels", "nominal"))
-RATING_KINDS = tuple(kind for kind, scorer in SCORERS.items() if scorer.judge_agreement in ("interval", "ordinal"))
+# agreeing within a tolerance. Clustering's partitions have no majority label, so it does not escalate. The
+# scorers are the registry's, as agreement/scoring.py `SCORERS` reads them.
+LABEL_KINDS = tuple(kind for kind, scorer in Parts("scorer").items()
+                    if scorer.judge_agreement in ("labels", "nominal"))
+RATING_KINDS = tuple(kind for kind, scorer in Parts("scorer").items()
+                     if scorer.judge_agreement in ("interval", "ordinal"))
 Answer = tuple[Any, float | None]  # (value, confidence)
 
 

@@ -4,7 +4,7 @@ Three tables mirror MTEB's results layout ``<org__model>/<revision>/<Task>.json`
 
 * :class:`ResultModel` — an embedding model, or a human reference (HUME's ``baseline/Human``).
 * :class:`ResultRevision` — one revision folder of it. Every imported revision is kept; exactly one
-  per model is *current* (the rule of ``mteb_results.current_revisions``, unless an admin pinned
+  per model is *current* (the rule of ``mteb_files.current_revisions``, unless an admin pinned
   another). A human reference's ``annotator_<id>`` folders are revisions with ``annotator_id`` set:
   single annotators, whose scores give the annotator range, never current and never a leaderboard row.
 * :class:`ResultScore` — one (task, split, subset) main score with every numeric metric, as imported.

@@ -309,7 +309,7 @@ class ArchiveMembers(Mapping[str, bytes]):
     def close(self) -> None:
         self._spool.close()
 
-    def add(self, name: str, stream: IO[bytes], limits: _Limits) -> None:
+    def add(self, name: str, stream: IO[bytes], limits: ArchiveLimits) -> None:
         """Copy a member in CHUNK_BYTES pieces, refusing it the moment it passes a cap."""
         offset = self._spool.seek(0, os.SEEK_END)
         length = 0
@@ -332,7 +332,7 @@ def read_archive_members(
 
     The result holds a temporary file: use it in a ``with`` block. On any error nothing is left behind.
     """
-    limits = _Limits(source, max_file_bytes, max_total_bytes, max_members)
+    limits = ArchiveLimits(source, max_file_bytes, max_total_bytes, max_members)
     handle = _open_binary(archive, source)
     members = ArchiveMembers()
     try:
@@ -352,7 +352,7 @@ def read_archive_members(
 
 
 @dataclass
-class _Limits:
+class ArchiveLimits:
     """Caps for one archive; ``members`` and ``total`` count what has been accepted so far."""
 
     source: str
@@ -426,7 +426,7 @@ def safe_member_name(name: str, source: str) -> str:
     return "/".join(parts)
 
 
-def _read_zip(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> None:
+def _read_zip(handle: IO[bytes], limits: ArchiveLimits, members: ArchiveMembers) -> None:
     try:
         archive = zipfile.ZipFile(handle)
     except zipfile.BadZipFile as exc:
@@ -443,14 +443,14 @@ def _read_zip(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> No
                 members.add(name, stream, limits)
 
 
-def _open_tar(handle: IO[bytes], limits: _Limits) -> tarfile.TarFile:
+def _open_tar(handle: IO[bytes], limits: ArchiveLimits) -> tarfile.TarFile:
     try:
         return tarfile.open(fileobj=handle, mode="r:*")
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise ResultsImportError(limits.source, "not a zip or tar archive") from exc
 
 
-def _read_tar(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> None:
+def _read_tar(handle: IO[bytes], limits: ArchiveLimits, members: ArchiveMembers) -> None:
     with _open_tar(handle, limits) as archive:
         for info in _tar_members(archive, limits):
             name = safe_member_name(info.name, limits.source)
@@ -467,7 +467,7 @@ def _read_tar(handle: IO[bytes], limits: _Limits, members: ArchiveMembers) -> No
             members.add(name, stream, limits)
 
 
-def _tar_members(archive: tarfile.TarFile, limits: _Limits) -> Iterator[tarfile.TarInfo]:
+def _tar_members(archive: tarfile.TarFile, limits: ArchiveLimits) -> Iterator[tarfile.TarInfo]:
     """Iterate tar headers lazily, reporting a corrupt stream as an import error."""
     try:
         yield from archive

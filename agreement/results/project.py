@@ -129,7 +129,7 @@ def _human_subset(task: Task, report: dict[str, Any]) -> HumanSubset:
 
 def primary_agreement(kind: str, agreement: dict[str, Any]) -> tuple[str | None, float | None]:
     """The kind's first agreement metric (κ, ARI, ρ…) — stored JSON keeps no key order, so ask the scorer."""
-    names = [*getattr(scoring.KINDS.get(kind), "agreement_metrics", ()), *sorted(agreement)]
+    names = [*getattr(scoring.SCORERS.get(kind), "agreement_metrics", ()), *sorted(agreement)]
     for name in names:
         if agreement.get(name) is not None:
             return name, float(agreement[name])

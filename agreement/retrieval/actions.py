@@ -25,7 +25,7 @@ from django.db.models import Count, Q
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection, Pool, Ranking, RankingChunk
 from agreement.retrieval.split_rankings import start_split_embedding_ranking
-from agreement.retrieval.system_rankings import _new_ranking, bm25_entries, store_bm25_ranking
+from agreement.retrieval.system_rankings import bm25_entries, new_ranking, store_bm25_ranking
 from annotation.core.batches import BatchSpec, create_batch, speakers_of
 from annotation.llm.run_control import create_run
 from annotation.models import Annotator, Batch
@@ -43,7 +43,7 @@ def start_bm25_ranking(collection: Collection, name: str, *, k: int = 100) -> Ra
     if k < 1:
         raise ValueError("k must be at least 1")
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.BM25, status=Status.QUEUED, k=k)
+        ranking = new_ranking(collection, name, Ranking.Method.BM25, status=Status.QUEUED, k=k)
         jobs.enqueue_on_commit(BM25_TASK, ranking.pk)
     return ranking
 
@@ -52,7 +52,7 @@ def rank_bm25(ranking_id: int, *, claimed_by: str = "") -> str:
     """The worker's side: claim the ranking (queued, or running under a lapsed lease), compute BM25 with the lease
     kept, then store the entries and mark it done in one fenced transaction; a failure is stored with its reason.
     "not claimed" when another worker holds it or it is finished; "lost" when the lease was taken over."""
-    lease = claim(Ranking.objects.filter(pk=ranking_id, kind=Ranking.Kind.BM25), claimed_by=claimed_by,
+    lease = claim(Ranking.objects.filter(pk=ranking_id, method=Ranking.Method.BM25), claimed_by=claimed_by,
                   max_attempts=settings.JOB_MAX_ATTEMPTS)
     if lease is None:
         return "not claimed"

@@ -19,8 +19,8 @@ class CollectionAdmin(admin.ModelAdmin):
 
 @admin.register(Ranking)
 class RankingAdmin(admin.ModelAdmin):
-    list_display = ("name", "collection", "kind", "depth", "base_ranking", "created_at")
-    list_filter = ("kind", "collection")
+    list_display = ("name", "collection", "method", "depth", "base_ranking", "created_at")
+    list_filter = ("method", "collection")
     search_fields = ("name",)
     raw_id_fields = ("base_ranking",)
 

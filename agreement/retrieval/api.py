@@ -35,7 +35,7 @@ class SubsetOut(serializers.Serializer):
 
 class RankingOut(serializers.Serializer):
     name = serializers.CharField()
-    kind = serializers.CharField()
+    method = serializers.CharField()
     depth = serializers.IntegerField()
 
 
@@ -99,7 +99,7 @@ class Collections(APIView):
             out.append({"name": collection.name,
                         "subsets": [{"name": s.name, "language": s.language, "documents": s.n_docs,
                                      "queries": s.n_queries} for s in subsets],
-                        "rankings": [{"name": r.name, "kind": r.kind, "depth": r.depth}
+                        "rankings": [{"name": r.name, "method": r.method, "depth": r.depth}
                                      for r in collection.rankings.all()]})
         return Response(CollectionOut(out, many=True).data)
 

@@ -12,7 +12,7 @@ class RetrievalConfig(AppConfig):
         # A BM25 ranking started from the page: the ranking row itself is the job (imported rankings and those
         # made by a command are written done; a split embedding ranking's jobs are its chunks, below).
         register(JobType(name="BM25 ranking", model="retrieval.Ranking", task="retrieval.rank_bm25",
-                         scope={"kind": "bm25"}))
+                         scope={"method": "bm25"}))
         register(JobType(name="retrieval evaluation", model="retrieval.Evaluation",
                          task="retrieval.evaluate_collection", key="collection_id"))
         # A chunk of a split embedding ranking: its task takes the ranking id and ranks chunks until none is left.

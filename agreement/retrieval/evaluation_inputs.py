@@ -32,14 +32,14 @@ DEFAULT_QRELS_THRESHOLD = 1.0  # trec_eval's relevance_level
 @dataclass(frozen=True)
 class Row:
     ranking: str
-    ranking_kind: str
+    ranking_method: str
     subset: str
     reference: str
     threshold: float
     scores: Scores
 
     def as_dict(self, ks: Sequence[int]) -> dict[str, Any]:
-        out: dict[str, Any] = {"ranking": self.ranking, "kind": self.ranking_kind, "subset": self.subset,
+        out: dict[str, Any] = {"ranking": self.ranking, "method": self.ranking_method, "subset": self.subset,
                                "reference": self.reference, "threshold": self.threshold,
                                "queries": self.scores.queries, "map": round(self.scores.map, 6)}
         out |= {f"ndcg@{k}": round(self.scores.at("ndcg", k), 6) for k in ks}
@@ -142,7 +142,7 @@ def evaluate_collection(collection: Collection, *, split: str = "test", rankings
                 if len(queries):
                     scores = evaluate(matrix, queries, prepared, ks)
                     if scores.queries:
-                        rows.append(Row(ranking.name, ranking.kind, subset.name, reference, threshold, scores))
+                        rows.append(Row(ranking.name, ranking.method, subset.name, reference, threshold, scores))
     return rows
 
 

@@ -91,10 +91,11 @@ def judge_agreement(collection: Collection) -> dict[str, Any]:
 
 
 def table(rows: Sequence[Mapping[str, Any]], *, metric: str = "ndcg@10", baseline: str | None = None,
-          subset: str | None = None, kind: str | None = None) -> dict[str, Any]:
+          subset: str | None = None, method: str | None = None) -> dict[str, Any]:
     """The leaderboard: rankings × references (subsets averaged, or one subset), plus the two-stage average of
     the judges, sorted by `metric` on that average (else the first reference), with deltas to `baseline`."""
-    chosen = [r for r in rows if (subset is None or r["subset"] == subset) and (kind is None or r["kind"] == kind)]
+    chosen = [r for r in rows
+              if (subset is None or r["subset"] == subset) and (method is None or r["method"] == method)]
     by_ref: dict[str, dict[str, dict[str, np.ndarray]]] = defaultdict(lambda: defaultdict(dict))
     for r in chosen:
         by_ref[r["reference"]][r["ranking"]][r["subset"]] = np.array([r[f"ndcg@{k}"] for k in K_VALUES] +

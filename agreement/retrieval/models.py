@@ -118,7 +118,7 @@ class Ranking(Job):
     follows its chunks, which are jobs of their own (`RankingChunk`); imported rankings and rankings made by a
     command are written done, in one transaction with their entries."""
 
-    class Kind(models.TextChoices):
+    class Method(models.TextChoices):
         IMPORTED = "imported", "imported TREC run"
         EMBEDDING = "embedding", "embedding model (exact cosine top-K)"
         BM25 = "bm25", "BM25 (bm25s)"
@@ -126,7 +126,7 @@ class Ranking(Job):
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="rankings")
     name = models.CharField(max_length=200)
-    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.IMPORTED)
+    method = models.CharField(max_length=20, choices=Method.choices, default=Method.IMPORTED)
     tag = models.CharField(max_length=200, blank=True, help_text="The run tag of the TREC file (6th column).")
     base_ranking = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reranked",
                                      help_text="For a reranked ranking: the ranking whose top-K it reorders.")

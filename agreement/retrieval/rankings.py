@@ -79,7 +79,7 @@ class Resolver:
 
 
 def import_ranking(stream: BinaryIO, filename: str, *, collection: str, name: str, subset: str | None = None,
-               kind: str = Ranking.Kind.IMPORTED) -> RankingSummary:
+               method: str = Ranking.Method.IMPORTED) -> RankingSummary:
     """Import a TREC run file as ranking `name` of `collection`; atomic, ImportFailed names every bad line."""
     log = ProblemLog(filename)
     with transaction.atomic():
@@ -88,7 +88,7 @@ def import_ranking(stream: BinaryIO, filename: str, *, collection: str, name: st
             log.add(None, "name", f"collection {collection!r} already has a ranking named {name!r}; choose another "
                                   "name (nothing was imported)")
         log.raise_if_any()
-        ranking = Ranking.objects.create(collection=target, name=name, kind=kind, status=Ranking.Status.DONE)
+        ranking = Ranking.objects.create(collection=target, name=name, method=method, status=Ranking.Status.DONE)
         resolver, seen, tags = Resolver(target, chosen), {}, set()
         matched = unknown = 0
         for batch in chunks(iter_trec_run(stream, log)):

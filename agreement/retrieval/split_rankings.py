@@ -1,7 +1,7 @@
 """An embedding ranking split across Celery workers: chunks of each subset's corpus, merged exactly.
 
 Why it is shaped this way:
-- `start_split_embedding_run` writes the ranking and one `RunChunk` per (subset, document range) in one
+- `start_split_embedding_ranking` writes the ranking and one `RankingChunk` per (subset, document range) in one
   transaction and, after commit, sends one message per chunk. Every message takes chunks until none is left,
   so a lost or repeated message changes nothing but who does the work.
 - A chunk is a job of the job layer (hume/jobs/): `claim_next` takes it with SELECT ... FOR UPDATE SKIP
@@ -14,7 +14,7 @@ Why it is shaped this way:
 - Vectors go through the model registry's embedding cache, so each chunk's queries are encoded once.
 - A worker killed outright keeps its message unacknowledged for the broker's hour-long visibility timeout.
   The job layer's periodic check sends a fresh message for a ranking with a chunk whose lease lapsed, and
-  (`unmerged_runs`, registered as the type's stranded finder) for one whose chunks are all done with the
+  (`unmerged_rankings`, registered as the type's stranded finder) for one whose chunks are all done with the
   merge never written.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from agreement.model_runs.embedding import embed
 from agreement.model_runs.models import EmbeddingModel
 from agreement.retrieval.models import Collection, Document, Query, Ranking, RankingChunk, RankingEntry
 from agreement.retrieval.rankings import finish_ranking, store_entries
-from agreement.retrieval.system_rankings import _new_ranking, embed_all
+from agreement.retrieval.system_rankings import embed_all, new_ranking
 from hume import jobs
 from hume.jobs.lease import Lease, claim_next, lapsed
 from measures.mteb_texts import document_text, query_text
@@ -48,7 +48,7 @@ def start_split_embedding_ranking(collection: Collection, name: str, model: Embe
     if k < 1 or docs_per_chunk < 1:
         raise ValueError("k and docs_per_chunk must be at least 1")
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        ranking = new_ranking(collection, name, Ranking.Method.EMBEDDING)
         chunks = []
         for subset in collection.subsets.all():
             documents = subset.documents.count()

@@ -43,11 +43,11 @@ def embed_all(embed: Embed, texts: Sequence[str], batch: int) -> np.ndarray:
     return np.vstack(parts)
 
 
-def _new_ranking(collection: Collection, name: str, kind: str, **fields: object) -> Ranking:
+def new_ranking(collection: Collection, name: str, method: str, **fields: object) -> Ranking:
     """A new ranking row, done unless ``fields`` say otherwise (a ranking made here is written in the same
     transaction as its entries; one for the workers is created queued)."""
     _refuse_taken_name(collection, name)
-    return Ranking.objects.create(collection=collection, name=name, kind=kind, tag=name[:200],
+    return Ranking.objects.create(collection=collection, name=name, method=method, tag=name[:200],
                                   **{"status": Ranking.Status.DONE, **fields})
 
 
@@ -79,7 +79,7 @@ def embedding_ranking(collection: Collection, name: str, embed: Embed, *, k: int
         del query_vecs, doc_vecs
         ranked.append((query_pks, np.asarray(doc_pks)[idx], val))
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.EMBEDDING)
+        ranking = new_ranking(collection, name, Ranking.Method.EMBEDDING)
         ranking.device = device
         ranking.save(update_fields=["device"])
         for query_pks, docs, val in ranked:
@@ -106,7 +106,7 @@ def bm25_scores(query_texts: Sequence[str], doc_texts: Sequence[str], k: int,
 def bm25_ranking(collection: Collection, name: str, *, k: int = 100) -> Ranking:
     """BM25 over each subset; documents sharing no term with the query (score 0) are not retrieved, as in Lucene."""
     with transaction.atomic():
-        ranking = _new_ranking(collection, name, Ranking.Kind.BM25)
+        ranking = new_ranking(collection, name, Ranking.Method.BM25)
         fill_bm25_ranking(ranking, k=k)
     return ranking
 
@@ -146,7 +146,7 @@ def reranked_ranking(base: Ranking, name: str, rerank: Rerank, *, depth: int = 1
     any callable): like the study's reranked configurations, it reorders but never recovers a document the
     base ranking missed, so Recall@depth equals the base ranking's."""
     with transaction.atomic():
-        ranking = _new_ranking(base.collection, name, Ranking.Kind.RERANKED)
+        ranking = new_ranking(base.collection, name, Ranking.Method.RERANKED)
         ranking.base_ranking = base
         ranking.save(update_fields=["base_ranking"])
         entries = (RankingEntry.objects.filter(ranking=base, rank__lte=depth).order_by("query_id", "rank")

@@ -4,7 +4,7 @@ Researchers and admins read and run the study: upload a collection (``upload``),
 and model rankings (the workers rank them; the rankings panel polls their progress), pool rankings, create the judging
 batch, evaluate. Every action is a POST that refuses with the form's errors and changes nothing; the numbers
 come from the stored evaluation (``evaluations``), which views only arrange. Query parameters: ``metric`` (ndcg@k,
-recall@k, map), ``baseline`` (a ranking), ``subset``, ``kind`` (a ranking kind: embedding only, reranked,
+recall@k, map), ``baseline`` (a ranking), ``subset``, ``method`` (a ranking method: embedding only, reranked,
 ...), ``ref`` (the reference whose curves are drawn).
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def render_collection(request: HttpRequest, target: Collection, *, bound: dict[s
                     "bm25": Bm25RankingForm(prefix="bm25"), "model": ModelRankingForm(prefix="model"),
                     "pool": PoolForm(collection=target, prefix="pool")} | (bound or {})
     context = {"collection": target, "subsets": subsets, "pools": pool_rows(target, bound),
-               "evaluation": evaluation, "kinds": Ranking.Kind.choices, "forms": action_forms,
+               "evaluation": evaluation, "methods": Ranking.Method.choices, "forms": action_forms,
                "trec_problems": problems or []} | rankings_context(target)
     if evaluation and evaluation.rows:
         context |= leaderboard_context(request, evaluation)
@@ -208,15 +208,15 @@ def judging_batch(request: HttpRequest, name: str, pool_id: int) -> HttpResponse
 
 
 def leaderboard_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, object]:
-    picked = {key: request.GET.get(key) or None for key in ("baseline", "subset", "kind", "ref")}
+    picked = {key: request.GET.get(key) or None for key in ("baseline", "subset", "method", "ref")}
     metric = request.GET.get("metric") or "ndcg@10"
     try:
         board = evaluations.table(evaluation.rows, metric=metric, baseline=picked["baseline"], subset=picked["subset"],
-                              kind=picked["kind"])
+                              method=picked["method"])
     except ValueError as exc:
         messages.error(request, str(exc))
         metric = "ndcg@10"
-        board = evaluations.table(evaluation.rows, metric=metric, subset=picked["subset"], kind=picked["kind"])
+        board = evaluations.table(evaluation.rows, metric=metric, subset=picked["subset"], method=picked["method"])
     rows = [{"ranking": name, "cells": [(board["values"][ref].get(name), board["deltas"].get(ref, {}).get(name))
                                         for ref in board["references"]]} for name in board["rankings"]]
     ref = picked["ref"] if picked["ref"] in board["references"] else (board["references"] or [None])[0]

@@ -34,7 +34,7 @@ def _squashed(function: Callable[..., np.ndarray]) -> Callable[[Sequence[str], S
     return squashed
 
 
-SCORERS = {
+BASELINE_METRICS = {
     "levenshtein": Scorer("Levenshtein Ratio", classical.levenshtein, cross=classical.levenshtein_cross),
     "jaccard": Scorer("Jaccard Similarity", functools.partial(classical.jaccard, tokenize=classical.cased_tokens),
                       cross=functools.partial(classical.jaccard_cross, tokenize=classical.cased_tokens)),

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from agreement.sage import study_jobs
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.models import SageRun
 from hume.jobs import enqueue_on_commit
 
@@ -37,7 +37,7 @@ def _stored(metrics: list[str], models: list[str]) -> SageRun | None:
 def load(model_name: str | None) -> list[SageRun]:
     """The demo's runs: the classical metrics finished here, the model (if registered) queued for a worker."""
     folder = install_study()
-    metrics = list(SCORERS)
+    metrics = list(BASELINE_METRICS)
     runs = []
     run = _stored(metrics, [])
     if run is None:

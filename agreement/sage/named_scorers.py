@@ -10,7 +10,7 @@ import importlib.util
 
 from django.core.management.base import CommandError
 
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.study import Scorer
 
 
@@ -20,10 +20,10 @@ def split_names(value: str | None) -> list[str]:
 
 
 def metric_scorers(names: list[str]) -> list[Scorer]:
-    unknown = [n for n in names if n not in SCORERS]
+    unknown = [n for n in names if n not in BASELINE_METRICS]
     if unknown:
-        raise CommandError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(SCORERS)}")
-    return [SCORERS[n] for n in names]
+        raise CommandError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(BASELINE_METRICS)}")
+    return [BASELINE_METRICS[n] for n in names]
 
 
 def model_scorers(names: list[str]) -> list[Scorer]:
@@ -32,7 +32,7 @@ def model_scorers(names: list[str]) -> list[Scorer]:
         return []
     if importlib.util.find_spec("agreement.model_runs") is None:
         raise CommandError("--models needs the model registry (agreement.model_runs), which is not installed "
-                           "here; use --metrics " + ",".join(SCORERS) + " for the classical metrics")
+                           "here; use --metrics " + ",".join(BASELINE_METRICS) + " for the classical metrics")
     from agreement.model_runs import embedding as runs
     from agreement.model_runs.models import EmbeddingModel
 

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from agreement.sage import sage_plots, study_jobs
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import SageDataError
 from agreement.sage.models import SageRun
 from agreement.sage.named_scorers import split_names
@@ -46,7 +46,7 @@ def index(request: HttpRequest) -> HttpResponse:
             return redirect("sage:detail", run_id=down.job_key)
         return redirect("sage:detail", run_id=run.pk)
     return render(request, "agreement/sage/index.html", {
-        "runs": SageRun.objects.all()[:50], "studies": study_jobs.available_studies(), "metrics": SCORERS,
+        "runs": SageRun.objects.all()[:50], "studies": study_jobs.available_studies(), "metrics": BASELINE_METRICS,
         "models": model_choices(request.user), "chosen": request.GET.get("study", "")})
 
 

@@ -63,11 +63,11 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     return rows
 
 
-def _shown_token(batch: Batch, item: Item) -> str:
+def shown_token(batch: Batch, item: Item) -> str:
     return signing.dumps([batch.pk, item.pk, int(time.time() * 1000)], salt=SHOWN_SALT)
 
 
-def _shown_time(token: str | None, batch: Batch, item: Item) -> tuple[datetime | None, int | None]:
+def shown_time(token: str | None, batch: Batch, item: Item) -> tuple[datetime | None, int | None]:
     """When this item was put on screen (signed by us, so a client cannot inflate it) and the time since."""
     try:
         batch_id, item_id, shown_ms = signing.loads(token or "", salt=SHOWN_SALT, max_age=SHOWN_MAX_AGE)
@@ -99,7 +99,7 @@ def _item_context(request: HttpRequest, annotator: Annotator, batch: Batch, item
         "flag_form": flag_form or FlagForm(), "skip_form": skip_form or SkipForm(),
         "progress": progress, "finished": finished, "previous": previous,
         "instructions": instructions_html(task), "open_instructions": finished == 0 and annotation is None,
-        "shown": _shown_token(batch, item), "draft_key": f"{request.user.pk}:{batch.pk}:{item.pk}",
+        "shown": shown_token(batch, item), "draft_key": f"{request.user.pk}:{batch.pk}:{item.pk}",
     }
 
 
@@ -206,7 +206,7 @@ def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     flag_form = FlagForm(request.POST)
     if not (form.is_valid() and flag_form.is_valid()):
         return _invalid(request, annotator, batch, item, form=form, flag_form=flag_form)
-    started_at, spent_ms = _shown_time(request.POST.get("shown"), batch, item)
+    started_at, spent_ms = shown_time(request.POST.get("shown"), batch, item)
     try:
         submit_answer(annotator, batch, item, form.cleaned_data["value"], time_spent_ms=spent_ms,
                       started_at=started_at, flagged=bool(flag_form.comment), flag_comment=flag_form.comment,
@@ -226,7 +226,7 @@ def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     skip_form = SkipForm(request.POST)
     if not skip_form.is_valid():
         return _invalid(request, annotator, batch, item, skip_form=skip_form)
-    _, spent_ms = _shown_time(request.POST.get("shown"), batch, item)
+    _, spent_ms = shown_time(request.POST.get("shown"), batch, item)
     try:
         skip_item(annotator, batch, item, reason=skip_form.reason, time_spent_ms=spent_ms, source="browser")
     except AssignmentRefused as exc:

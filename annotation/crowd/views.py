@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.core.assignment import AssignmentRefused
 from annotation.core.forms import FlagForm, SkipForm, answer_form_for
-from annotation.core.views import CONTENT_SECURITY_POLICY, _shown_time, _shown_token
+from annotation.core.views import CONTENT_SECURITY_POLICY, shown_time, shown_token
 from annotation.crowd import held, identity, item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
@@ -257,7 +257,7 @@ def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, 
     number, n_run_items = (0, 0) if practice else studies.item_counter(participant, done)
     context = {"number": number, "n_run_items": n_run_items,
         "participant": participant, "tab": tab, "task": task, "item": item, "form": form, "practice": practice,
-        "shown": _shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
+        "shown": shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
         "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE)) if practice else 0,
         "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
         "instructions": instructions.to_html(task.instructions),
@@ -295,7 +295,7 @@ def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab
     form = answer_form_for(link.batch.task, item.payload, request.POST)
     if not form.is_valid():
         return _show(request, link, participant, tab, form=form, status=422)
-    started_at, spent_ms = _shown_time(request.POST.get("shown"), link.batch, item)
+    started_at, spent_ms = shown_time(request.POST.get("shown"), link.batch, item)
     value = form.cleaned_data["value"]
     flag_form = FlagForm(request.POST)  # a flag ticked in the flag box goes with the answer, as in the loop
     flag_comment = flag_form.comment if flag_form.is_valid() else ""
@@ -341,7 +341,7 @@ def _skip_or_flag(request: HttpRequest, link: StudyLink, participant: Participan
         return _show(request, link, participant, tab, status=422, **{f"{action}_form": box})
     try:
         if action == "skip":
-            _, spent_ms = _shown_time(request.POST.get("shown"), link.batch, step.item)
+            _, spent_ms = shown_time(request.POST.get("shown"), link.batch, step.item)
             item_actions.skip_step(participant, step, reason=box.reason, time_spent_ms=spent_ms)
         else:
             item_actions.flag_step(participant, step, comment=box.comment)
@@ -369,7 +369,7 @@ def _revision_page(request: HttpRequest, link: StudyLink, participant: Participa
         "participant": participant, "tab": tab, "task": task, "item": answer.item, "revising": True,
         "completed": participant.stage == Participant.Stage.COMPLETED,
         "form": form or answer_form_for(task, answer.item.payload, answer=answer.value),
-        "shown": _shown_token(link.batch, answer.item), "done": studies.n_work(participant), "quota": link.quota,
+        "shown": shown_token(link.batch, answer.item), "done": studies.n_work(participant), "quota": link.quota,
         "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
         "instructions": instructions.to_html(task.instructions),
         "previous": item_actions.previous_answer(participant, before=answer.item_id),

@@ -17,9 +17,9 @@ from kinds.scorers import (
     Item,
     KindScorer,
     Scores,
-    _mean,
-    _mean_of_annotators,
-    _pair_disagreement,
+    mean_of_annotators,
+    mean_or_none,
+    pair_disagreement,
 )
 from measures import metrics as m
 
@@ -61,7 +61,7 @@ class ClusteringScorer(KindScorer):
     def annotator_scores(self, name: str) -> Scores:
         """Mean over the sets this annotator clustered of V-measure, ARI and AMI vs gold."""
         sets = [i for i in self.ctx.items if name in self.valid[i] and self.ctx.has_gold(i)]
-        return {key: _mean([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
+        return {key: mean_or_none([fn(self.ctx.gold[i], self.valid[i][name]) for i in sets])
                 for key, fn in self.gold_metrics.items()}
 
     def sets_scored(self, names: Sequence[str]) -> list[Item]:
@@ -74,7 +74,7 @@ class ClusteringScorer(KindScorer):
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
         scored = [n for n, s in per_annotator.items() if s[self.main_metric] is not None]
-        return _mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics),
+        return mean_of_annotators(per_annotator, self.main_metric, tuple(self.gold_metrics),
                                    self.n_texts(scored), "texts", len(self.sets_scored(scored)))
 
     def disagreement(self) -> Disagreement:
@@ -85,11 +85,11 @@ class ClusteringScorer(KindScorer):
             parts = self._pool_answers(item)
             if not parts:
                 continue
-            pairs = [_pair_disagreement(a, b) for a, b in itertools.combinations(parts, 2)]
+            pairs = [pair_disagreement(a, b) for a, b in itertools.combinations(parts, 2)]
             gold = self.ctx.gold[item] if self.ctx.has_gold(item) else None
             items.append(item)
             among.append(float(np.mean(pairs)) if pairs else 0.0)
-            with_gold.append(np.nan if gold is None else float(np.mean([_pair_disagreement(p, gold) for p in parts])))
+            with_gold.append(np.nan if gold is None else float(np.mean([pair_disagreement(p, gold) for p in parts])))
         return Disagreement(items, np.array(among), np.array(with_gold))
 
     def excluded(self) -> list[dict[str, Any]]:

@@ -11,9 +11,9 @@ from kinds.rating_scorers import (
     GAIN_LABELS,
     GWET_AC2,
     QueryScorer,
-    _correlations,
-    _nanmean_rows,
-    _rating_agreement,
+    gold_correlations,
+    nanmean_rows,
+    rating_agreement,
 )
 from kinds.scorers import (
     Disagreement,
@@ -21,7 +21,7 @@ from kinds.scorers import (
     Human,
     Item,
     Scores,
-    _mean,
+    mean_or_none,
 )
 from measures import metrics as m
 
@@ -41,7 +41,7 @@ class GradedRelevanceScorer(QueryScorer):
     judge_agreement = "interval"
 
     def agreement(self) -> dict[str, Explained]:
-        return _rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
+        return rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
 
     def _per_query(self, column: np.ndarray) -> dict[Item, tuple[float | None, float | None]]:
         """(nDCG@k, Recall@k) per query with gold, for one column of scores."""
@@ -54,8 +54,9 @@ class GradedRelevanceScorer(QueryScorer):
         k = self.ctx.k
         gold = np.array([self.gold_of(i, key) for i, key in self.units], dtype=float)
         keep = ~np.isnan(column) & ~np.isnan(gold)
-        return {f"ndcg_at_{k}": _mean([n for n, _ in per_query]), f"recall_at_{k}": _mean([r for _, r in per_query]),
-                **_correlations(column[keep], gold[keep])}
+        return {f"ndcg_at_{k}": mean_or_none([n for n, _ in per_query]),
+                f"recall_at_{k}": mean_or_none([r for _, r in per_query]),
+                **gold_correlations(column[keep], gold[keep])}
 
     def main(self) -> str:
         return f"ndcg_at_{self.ctx.k}"
@@ -64,7 +65,7 @@ class GradedRelevanceScorer(QueryScorer):
         return self._scores(self.matrix[:, self.ctx.names.index(name)])
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        column = _nanmean_rows(self.pool_matrix)
+        column = nanmean_rows(self.pool_matrix)
         ndcg = [n for n, _ in self._per_query(column).values() if n is not None]
         scores = self._scores(column)
         extra = {"combination": "mean score per document, then rank", "ndcg_gains": GAIN_LABELS[self.ctx.gains],
@@ -76,7 +77,7 @@ class GradedRelevanceScorer(QueryScorer):
         """Among annotators: rating spread over the scale (as for STS). With gold: 1 − nDCG@k of
         the mean ranking, because gold grades need not share the annotators' scale."""
         spread = super().disagreement()
-        ndcg = {item: n for item, (n, _) in self._per_query(_nanmean_rows(self.pool_matrix)).items()}
+        ndcg = {item: n for item, (n, _) in self._per_query(nanmean_rows(self.pool_matrix)).items()}
         with_gold = [math.nan if ndcg.get(i) is None else 1.0 - ndcg[i] for i in spread.items]
         return Disagreement(spread.items, spread.among, np.array(with_gold, dtype=float))
 

@@ -10,16 +10,16 @@ import numpy as np
 from kinds.rating_scorers import (
     LIKERT_AGREEMENT,
     UnitScorer,
-    _correlations,
-    _nanmean_rows,
-    _rating_agreement,
+    gold_correlations,
+    nanmean_rows,
+    rating_agreement,
 )
 from kinds.scorers import (
     Explained,
     Human,
     Item,
     Scores,
-    _mean,
+    mean_or_none,
 )
 from measures import metrics as m
 
@@ -60,7 +60,7 @@ class LikertScorer(UnitScorer):
         for a in self.ctx.axes:
             ratings = self._axis(self.pool_matrix, a)
             result[f"krippendorff_alpha_{a}"] = m.krippendorff_alpha.explain(ratings, "ordinal", domain)
-            result |= {f"{name}_{a}": value for name, value in _rating_agreement(ratings).items()
+            result |= {f"{name}_{a}": value for name, value in rating_agreement(ratings).items()
                        if name != "krippendorff_alpha"}
             result |= self.gwet_ac2(ratings, f"_{a}")
         return result
@@ -72,10 +72,10 @@ class LikertScorer(UnitScorer):
         for axis in self.ctx.axes:
             x, y = self._axis(ratings[:, None], axis)[:, 0], self._axis(gold[:, None], axis)[:, 0]
             keep = ~np.isnan(x) & ~np.isnan(y)
-            scores |= {f"{name}_{axis}": value for name, value in _correlations(x[keep], y[keep]).items()}
+            scores |= {f"{name}_{axis}": value for name, value in gold_correlations(x[keep], y[keep]).items()}
             scores[f"sage_{axis}"] = m.sage_score(scores[f"pearson_{axis}"])
             sizes.append(int(keep.sum()))
-        scores["pearson_mean"] = _mean([scores[f"pearson_{a}"] for a in self.ctx.axes])
+        scores["pearson_mean"] = mean_or_none([scores[f"pearson_{a}"] for a in self.ctx.axes])
         scores["sage_mean"] = m.sage_score(scores["pearson_mean"])
         return scores, sizes
 
@@ -83,7 +83,7 @@ class LikertScorer(UnitScorer):
         return self._scores(self.matrix[:, self.ctx.names.index(name)])[0]
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        scores, sizes = self._scores(_nanmean_rows(self.pool_matrix))
+        scores, sizes = self._scores(nanmean_rows(self.pool_matrix))
         rs = np.array([r for a in self.ctx.axes if (r := scores[f"pearson_{a}"]) is not None])
         centre = float(np.tanh(np.arctanh(np.clip(rs, -1 + 1e-15, 1 - 1e-15)).mean())) if rs.size else None
         ci = m.fisher_z_interval.explain(centre, min(sizes, default=0))

@@ -11,15 +11,15 @@ import numpy as np
 from kinds.charts import wilson_of_score
 from kinds.rating_scorers import (
     QueryScorer,
-    _per_item,
+    per_item_disagreement,
 )
 from kinds.scorers import (
     Disagreement,
     Explained,
     Human,
     Scores,
-    _mean_of_annotators,
     fleiss_note,
+    mean_of_annotators,
     pairable_note,
 )
 from measures import annotator_models, pairwise_kappa
@@ -95,7 +95,7 @@ class RerankingScorer(QueryScorer):
         scored = [self.queries(self.matrix[:, self.ctx.names.index(n)]) for n, s in per_annotator.items()
                   if s["map"] is not None]
         n = len(set().union(*scored)) if scored else 0
-        human = _mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
+        human = mean_of_annotators(per_annotator, "map", ("map", f"mrr_at_{k}", f"ndcg_at_{k}"), n, "queries", n)
         human.extra["n_queries_without_relevant"] = len(set().union(*scored) & set(self.no_relevant())) if scored else 0
         return human
 
@@ -123,7 +123,8 @@ class RerankingScorer(QueryScorer):
         among = 1.0 - np.maximum(yes, n - yes) / n
         gold = np.array([self.gold_of(i, key) for i, key in self.units], dtype=float)[rated]
         off = np.where(gold > 0, n - yes, yes) / n
-        return _per_item(self.ctx.items, self.unit_item[rated], among, np.where(np.isnan(gold), np.nan, off))
+        off_gold = np.where(np.isnan(gold), np.nan, off)
+        return per_item_disagreement(self.ctx.items, self.unit_item[rated], among, off_gold)
 
     def annotator_interval(self, name: str, score: float | None) -> tuple[Any, str, int]:
         column = self.ctx.names.index(name)

@@ -9,9 +9,9 @@ import numpy as np
 from kinds.rating_scorers import (
     GWET_AC2,
     UnitScorer,
-    _correlations,
-    _nanmean_rows,
-    _rating_agreement,
+    gold_correlations,
+    nanmean_rows,
+    rating_agreement,
 )
 from kinds.scorers import (
     Explained,
@@ -38,7 +38,7 @@ class StsScorer(UnitScorer):
         return [(i, None) for i in self.ctx.items]
 
     def agreement(self) -> dict[str, Explained]:
-        return _rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
+        return rating_agreement(self.pool_matrix) | self.gwet_ac2(self.pool_matrix)
 
     def _pairs(self, ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gold = np.array([self.gold_of(i, None) for i in self.ctx.items], dtype=float)
@@ -47,14 +47,14 @@ class StsScorer(UnitScorer):
 
     def annotator_scores(self, name: str) -> Scores:
         x, y = self._pairs(self.matrix[:, self.ctx.names.index(name)])
-        return _correlations(x, y)
+        return gold_correlations(x, y)
 
     def human(self, per_annotator: dict[str, Scores]) -> Human:
-        x, y = self._pairs(_nanmean_rows(self.pool_matrix))
+        x, y = self._pairs(nanmean_rows(self.pool_matrix))
         rho, reason = m.spearman.explain(x, y)
         ci = m.fisher_z_interval.explain(rho, x.size, variance=self.ctx.spearman_variance)
         extra = {"combination": "mean rating per pair, then Spearman against gold", "n": int(x.size), "n_unit": "pairs"}
-        return Human(rho, ci, _correlations(x, y), int(x.size), reason=reason, extra=extra)
+        return Human(rho, ci, gold_correlations(x, y), int(x.size), reason=reason, extra=extra)
 
     def ci_name(self) -> str:
         return "fisher_z" if self.ctx.spearman_variance == "fisher" else f"fisher_z_{self.ctx.spearman_variance}"

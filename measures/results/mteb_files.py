@@ -198,7 +198,7 @@ def _main_score(subset: Mapping[str, Any], key: str, source: str) -> float:
 def _numeric_metrics(subset: Mapping[str, Any]) -> dict[str, float]:
     """Keep every finite numeric metric; nested objects (e.g. ``agreement``) as dotted keys.
 
-    Lists (``scores_per_experiment``, ``v_measures``) are per-run detail, not metrics, and NaN
+    Lists (``scores_per_experiment``, MTEB's v_measures) are per-run detail, not metrics, and NaN
     carries no information and would not survive a JSON export, so both are left out.
     """
     metrics: dict[str, float] = {}

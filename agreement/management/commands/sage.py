@@ -20,7 +20,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agreement.sage.baselines import SCORERS
+from agreement.sage.baselines import BASELINE_METRICS
 from agreement.sage.datasets import SageDataError, load_study
 from agreement.sage.humans import human_scorer, sts_items
 from agreement.sage.named_scorers import metric_scorers, model_scorers, split_names
@@ -62,7 +62,7 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         run = sub.add_parser("run", help="score models and metrics on a study folder and print Table 1")
         run.add_argument("--datasets", required=True, help="the study folder (layout in docs/sage.md)")
-        run.add_argument("--metrics", default="", help="classical metrics: " + ",".join(SCORERS))
+        run.add_argument("--metrics", default="", help="classical metrics: " + ",".join(BASELINE_METRICS))
         run.add_argument("--models", default="", help="models of the model registry (agreement.model_runs)")
         run.add_argument("--no-cache", action="store_true",
                          help="write nothing to the embedding cache (what it holds is still read): a first pass "

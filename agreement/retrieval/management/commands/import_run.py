@@ -21,8 +21,8 @@ class Command(BaseCommand):
         parser.add_argument("--collection", required=True, help="the collection the ranking ranks")
         parser.add_argument("--name", required=True, help="ranking name, unique in the collection")
         parser.add_argument("--subset", help="the subset, when query ids repeat across subsets")
-        parser.add_argument("--kind", default=Ranking.Kind.IMPORTED, choices=Ranking.Kind.values,
-                            help="what produced the ranking (default: imported)")
+        parser.add_argument("--method", "--kind", default=Ranking.Method.IMPORTED, choices=Ranking.Method.values,
+                            help="the method that produced the ranking (default: imported; --kind is its old spelling)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         path = Path(opts["file"])
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         try:
             with path.open("rb") as stream:
                 summary = import_ranking(stream, path.name, collection=opts["collection"], name=opts["name"],
-                                     subset=opts["subset"], kind=opts["kind"])
+                                     subset=opts["subset"], method=opts["method"])
         except ImportFailed as failed:
             raise CommandError(f"nothing was imported:\n{failed}") from None
         for line in summary.lines():
