@@ -1,17 +1,14 @@
 """The parts of a kind that agreement uses (each kind provides them in its folder, kinds/<name>/), checked for
 every kind by tasks_app/kind_parts.py.
 
-A kind's scorer class (scorer.py, agreement/scoring.py `SCORERS`) computes its metrics, its charts and its MTEB
+A kind's scorer class (scorer.py, agreement/core/scoring.py `SCORERS`) computes its metrics, its charts and its MTEB
 agreement block and declares the rest; its model evaluation (evaluation.py) says how models run here are
 scored on it, compared with the humans by its paired test."""
 from __future__ import annotations
 
 from agreement.core.scoring import SCORERS
-from kinds.evaluation import ModelEvaluation
-from kinds.kind_registry import Parts
+from agreement.model_runs.evaluate import EVALUATIONS
 from tasks_app.kind_parts import Check
-
-EVALUATIONS: Parts[ModelEvaluation] = Parts("model_evaluation")  # {kind name: how models are scored on it}
 
 
 def _declares(attribute: str) -> Check:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 APP_ROOTS = ("annotation", "agreement", "tasks_app", "hume", "kinds", "measures")
-ONE_TABLE = {"KINDS": "kinds/kind_registry.py", "EVALUATIONS": "agreement/kind_parts.py",
-             "SCORERS": "agreement/scoring.py"}
+ONE_TABLE = {"KINDS": "kinds/kind_registry.py", "EVALUATIONS": "agreement/model_runs/evaluate.py",
+             "SCORERS": "agreement/core/scoring.py"}
 
 
 def module_level_definitions() -> dict[str, list[str]]:

@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from agreement.kind_parts import EVALUATIONS
 from agreement.model_runs.embedding import cosine_rows, embed, similarity, vectors_by_text
 from kinds.evaluation import ModelEvaluation
+from kinds.kind_registry import Parts
 from measures.model_scoring import CannotScore
 
 Items = Sequence[tuple[int, dict[str, Any]]]
+EVALUATIONS: Parts[ModelEvaluation] = Parts("model_evaluation")  # {kind name: how models are scored on it}
 
 
 class UnsupportedKind(ValueError):
