@@ -16,6 +16,7 @@ from agreement.reports import main_agreement
 from agreement.scoring import KINDS as SCORERS
 from annotation.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
+from kinds.kind_registry import kind_of_mteb_type
 from kinds.sts.scorer import StsScorer
 from tasks_app.kind_parts import app_parts, missing_parts
 from tasks_app.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
@@ -204,3 +205,10 @@ def test_id_text_lists_are_read_the_same_way(kind: str, field: str, noun: str) -
         get_kind(kind).parse_record({**base, field: ["a"]}, config)
     with pytest.raises(ValidationProblem, match=rf"^{field}: must be a non-empty list$"):
         get_kind(kind).parse_record({**base, field: []}, config)
+
+
+def test_a_kind_is_found_by_its_mteb_task_type() -> None:
+    """A retrieval pool makes a task of the "Retrieval" kind without naming it (agreement/retrieval/pooling.py)."""
+    assert all(kind_of_mteb_type(kind.mteb_type) == name for name, kind in KINDS.items())
+    with pytest.raises(LookupError, match="0 registered kinds have the MTEB task type 'BitextMining'"):
+        kind_of_mteb_type("BitextMining")
