@@ -28,6 +28,7 @@ from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel, NotAl
 from agreement.model_runs.registration import build, register
 from agreement.model_runs.rows import rows_context
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
+from tasks_app.kinds import KINDS
 from tasks_app.models import Task
 
 METRIC_TITLES = {"levenshtein": "Levenshtein ratio", "rouge": "ROUGE-L F1", "jaccard": "Jaccard similarity",
@@ -66,7 +67,19 @@ def _page_context(user: Any) -> dict[str, Any]:
     return {"rows": rows, "is_admin": is_admin(user), "folders": [label for label, _ in available_folders()],
             "metrics": [(m, METRIC_TITLES[m]) for m in CLASSICAL_METRICS if m not in taken],
             "tasks": Task.objects.order_by("name").only("pk", "name", "kind"),
-            "runnable": [r["model"] for r in rows if r["may_run"]]}
+            "runnable": [r["model"] for r in rows if r["may_run"]], **_kinds_context()}
+
+
+def _kinds_context() -> dict[str, Any]:
+    """What the page says of the kinds, from the registry: the protocols besides MTEB's with the kinds that
+    offer them, and the kinds a model without vectors cannot score."""
+    protocols: dict[str, list[str]] = {}
+    for kind in KINDS.values():
+        for protocol in kind.model_evaluation.protocols:
+            if protocol != "mteb":
+                protocols.setdefault(protocol, []).append(kind.label)
+    return {"other_protocols": list(protocols.items()),
+            "vector_kinds": [kind.label for kind in KINDS.values() if kind.model_evaluation.encoder_only]}
 
 
 @researcher_required
