@@ -33,6 +33,7 @@ from hume.roles import RESEARCHER, require_role
 from kinds.forms import excerpt
 from measures.annotator_models import METHODS as MODEL_ORDER
 from measures.annotator_models import UnknownAggregation
+from tasks_app.kinds import KINDS
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20
@@ -209,7 +210,9 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
     models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
     spread_rows = sorted(spread.get("annotators", []), key=lambda row: -row["modal_share"])
     context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
-               "labelled": task.kind_definition.aggregates_labels, "spread": spread, "spread_rows": spread_rows}
+               "labelled": task.kind_definition.aggregates_labels, "spread": spread, "spread_rows": spread_rows,
+               "labelled_kinds": [f"{kind.label} (one per {kind.label_unit.rstrip('s')})"
+                                  for kind in KINDS.values() if kind.aggregates_labels]}
     return render(request, "agreement/annotator_models.html", context)
 
 
