@@ -16,6 +16,7 @@ from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from tasks_app.core.kinds import KINDS
 
 from agreement.core.mteb_export import ExportError, results_zip
 from agreement.core.report_document import ReportDocument
@@ -209,7 +210,9 @@ def annotator_models(request: HttpRequest, task_id: int) -> HttpResponse:
     models.sort(key=lambda model: MODEL_ORDER.index(model["method"]) if model["method"] in MODEL_ORDER else 99)
     spread_rows = sorted(spread.get("annotators", []), key=lambda row: -row["modal_share"])
     context = {"task": task, "report": report, "doc": doc, "models_block": block, "models": models,
-               "labelled": task.kind_definition.aggregates_labels, "spread": spread, "spread_rows": spread_rows}
+               "labelled": task.kind_definition.aggregates_labels, "spread": spread, "spread_rows": spread_rows,
+               "labelled_kinds": [f"{kind.label} (one per {kind.label_unit.rstrip('s')})"
+                                  for kind in KINDS.values() if kind.aggregates_labels]}
     return render(request, "agreement/annotator_models.html", context)
 
 

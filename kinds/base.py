@@ -195,6 +195,7 @@ class TaskKind:
     keys_help_template: ClassVar[str]  # its keys in the loop's keyboard help: "kinds/<name>/keys_help.html"
     scripts: ClassVar[tuple[str, ...]] = ()  # the item pages' scripts its answer partial needs: files in its
     # folder's static/, named "kinds/<name>/<file>" (kinds/static_finder.py serves them)
+    styles: ClassVar[tuple[str, ...]] = ()  # the item pages' style sheets its answer partial needs, likewise
     samples: ClassVar[Any]  # its samples.py: a KindSamples (kinds/samples.py) of records, answers, import files
     default_scale: ClassVar[tuple[float, float, float] | None] = None
     needs_labels: ClassVar[bool] = False

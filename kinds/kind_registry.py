@@ -48,6 +48,15 @@ def kind_choices() -> list[tuple[str, str]]:
 KIND_CHOICES = kind_choices()  # the registered kinds at start-up, for code that needs a list (the API schema)
 
 
+def kind_of_mteb_type(mteb_type: str) -> str:
+    """The name of the registered kind whose tasks are MTEB's `mteb_type` (a retrieval pool's judging task is
+    the "Retrieval" kind's), so an app that makes tasks of one type names the type, not a kind."""
+    names = [name for name, kind in KINDS.items() if kind.mteb_type == mteb_type]
+    if len(names) != 1:
+        raise LookupError(f"{len(names)} registered kinds have the MTEB task type {mteb_type!r}: {names}")
+    return names[0]
+
+
 def get_kind(name: str) -> TaskKind:
     try:
         return KINDS[name]

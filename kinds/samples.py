@@ -1,5 +1,6 @@
 """What a kind's folder carries for trying it out: small records with gold, the settings of a task they fit,
-and a valid answer with the form data that gives it (each kind's `samples.py`, its definition's `samples`).
+a valid answer with the form data that gives it, and the demo's tasks of the kind (each kind's `samples.py`, its
+definition's `samples`).
 
 The tests and anyone trying a new kind read them through the registry (`KINDS[name].samples`), so a copied
 folder brings its own samples and no file outside the folder lists the kinds (docs/architecture.md, "Adding a
@@ -11,6 +12,25 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class DemoTask:
+    """A task the demo (`manage.py load_demo`) loads for the kind: its files are in the kind's folder, under
+    demo/ (the records in the kind's import format, the instructions, optionally earlier annotators' answers),
+    and the rest are `import_task`'s options and the batch's overlap."""
+    name: str
+    language: str
+    file: str
+    instructions: str = "instructions.md"
+    overlap: int | None = None
+    answers: str | None = None  # answers of earlier annotators (`import_annotations`), so reports show at once
+    labels: list[str] | None = None
+    scale: tuple[float, float] | None = None
+    step: float | None = None
+    axes: list[str] | None = None
+    mteb_task_name: str | None = None
+    mteb_subset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,7 +58,7 @@ class KindSamples:
     report_records: Callable[[], list[dict[str, Any]]]
     report_gold: Callable[[dict[str, Any]], Any]
     report_answer: Callable[[Any, random.Random], Any]
-    report_charts: int  # how many charts the report page shows for that task
+    report_charts: tuple[str, ...]  # the charts the report page shows for that task (their URL names)
     # the scorer: a small valid task as (answers {item: {annotator: value}} of alice and bob, gold {item: value})
     scorer_sample: tuple[dict[Any, dict[str, Any]], dict[Any, Any]]
     model_task_fields: dict[str, Any] = field(default_factory=dict)
@@ -48,3 +68,10 @@ class KindSamples:
     llm_record: Callable[[str, int], tuple[dict[str, Any], Any]] | None = None
     llm_task_fields: dict[str, Any] = field(default_factory=dict)
     prompt_needles: list[str] | None = None
+    # PPI (kinds with `ppi_estimands`): the i-th of any number of distinct records (no gold), a random answer
+    # drawn from a numpy Generator, and the task's settings
+    ppi_record: Callable[[int], dict[str, Any]] | None = None
+    ppi_answer: Callable[[Any], Any] | None = None
+    ppi_task_fields: dict[str, Any] = field(default_factory=dict)
+    # the demo: the tasks `manage.py load_demo` loads for the kind, files in its folder's demo/
+    demo: tuple[DemoTask, ...] = ()

@@ -81,6 +81,8 @@ def test_a_kind_without_labels_says_so(dave) -> None:
     status, html = page_of(dave, task)
     assert status == 200
     assert "has no labels to model" in html
+    assert "need labels, as the classification (one per item), " in html  # the kinds that aggregate labels,
+    assert "reranking (one per candidate)" in html and "sts (" not in html  # from the registry
 
 
 def test_a_report_over_the_cap_says_why_and_how_to_fit_one_model(dave, settings) -> None:

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def tasks(tmp_path: Path) -> dict[str, Task]:
-    for kind in ("classification", "sts", "likert"):
+    for kind in SAMPLES:  # a task of every registered kind, from its samples
         options, records, _ = SAMPLES[kind]
         cli_import(write(tmp_path / f"{kind}.jsonl", jsonl(records)), kind.title(), kind, **options)
     return {t.kind: t for t in Task.objects.all()}
@@ -24,9 +24,9 @@ def tasks(tmp_path: Path) -> dict[str, Task]:
 def test_researchers_list_every_task_with_counts_and_no_gold(client: Client, dave, tasks: dict[str, Task]) -> None:
     client.force_login(dave)
     body = client.get("/api/v1/tasks/").json()
-    assert body["count"] == 3
+    assert body["count"] == len(SAMPLES)
     by_name = {t["name"]: t for t in body["results"]}
-    assert sorted(by_name) == ["Classification", "Likert", "Sts"]
+    assert sorted(by_name) == sorted(kind.title() for kind in SAMPLES)
     assert by_name["Classification"]["n_items"] == 3 and by_name["Classification"]["n_with_gold"] == 2
     assert by_name["Classification"]["labels"] == ["pos", "neg"] and by_name["Classification"]["scale"] is None
     assert by_name["Sts"]["scale"] == {"min": 0.0, "max": 5.0, "step": 0.5}

@@ -1,7 +1,6 @@
 """Every task kind imports the same way through the command, the upload page (carol) and the API (carol)."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from annotation.management.commands.load_demo import demo_tasks
 from tasks_app.core.kinds import content_digest
 from tasks_app.models import Item, Task
 from tests.import_samples import CSV_SAMPLES, SAMPLES, cli_import, csv_bytes, gold_by_id, jsonl, upload, write
@@ -140,15 +140,13 @@ def test_the_api_answers_with_the_summary(tmp_path: Path, client: Client, carol)
 
 
 def test_the_demo_datasets_all_import(tmp_path: Path) -> None:
-    demo = Path(__file__).resolve().parent.parent / "demo"
-    for spec in json.loads((demo / "tasks.json").read_text()):
-        options = {k: spec[k] for k in ("labels", "axes", "step", "mteb_task_name", "mteb_subset") if k in spec}
-        if "labels" in options:
-            options["labels"] = ",".join(options["labels"])
-        if "axes" in options:
-            options["axes"] = ",".join(options["axes"])
-        if "scale" in spec:
-            options["scale"] = ",".join(str(v) for v in spec["scale"])
-        cli_import(demo / spec["file"], spec["name"], spec["kind"], spec["language"], **options)
-        lines = [line for line in (demo / spec["file"]).read_text().splitlines() if line.strip()]
-        assert Item.objects.filter(task__name=spec["name"]).count() == len(lines)
+    """Each kind's demo tasks (its samples' `demo`, files in its folder's demo/) import through the command."""
+    for kind, spec, folder in demo_tasks():
+        options = {key: getattr(spec, key) for key in ("step", "mteb_task_name", "mteb_subset")
+                   if getattr(spec, key) is not None}
+        for key in ("labels", "axes", "scale"):
+            if getattr(spec, key):
+                options[key] = ",".join(str(value) for value in getattr(spec, key))
+        cli_import(folder / spec.file, spec.name, kind, spec.language, **options)
+        lines = [line for line in (folder / spec.file).read_text().splitlines() if line.strip()]
+        assert Item.objects.filter(task__name=spec.name).count() == len(lines)

@@ -1,10 +1,16 @@
 """Issue 38, item 3: a kind carries its own samples and static files, so nothing outside its folder names it.
 
-Two counts, both 0: kind names in the code of templates/ and static/ (a template names a kind in a tag, such as
-`task.kind == "sts"` or `data-sts`, or a script or style sheet names one anywhere; prose between tags may
-mention a kind), and lists of the kinds in the test files (a literal — list, tuple, set, dict keys — naming
-most of the registered kinds, or one file comparing `kind` against most of them). A generic test iterates the
-registry and reads each kind's samples (kinds/<name>/samples.py, tests/kind_samples.py) instead."""
+Two counts, both 0:
+
+- kind names in the code of templates/ and static/: a template names a kind in a tag (`task.kind == "sts"`,
+  `data-sts`), a script or style sheet anywhere; prose between tags may mention a kind.
+- lists of the kinds in the test files (tests/, every .py): one literal — list, tuple, set, or dict keys —
+  naming three or more registered kinds, or one file comparing constants against three or more kinds
+  (`kind == "sts"`, `"likert" != kind`). Naming one or two kinds is an example (a task of one kind showing
+  a generic rule, or a test of that kind, such as tests/test_kind_sts_*.py); three is a table of kinds, which
+  a new kind would have to join. A generic test iterates the registry instead and reads each kind's data
+  from its samples (kinds/<name>/samples.py, tests/kind_samples.py).
+"""
 from __future__ import annotations
 
 import ast
@@ -16,14 +22,13 @@ from kinds.samples import KindSamples
 
 REPO = Path(__file__).resolve().parent.parent
 NAMES = sorted(KINDS)
-MOST = len(NAMES) // 2 + 2  # "most of the kinds": 5 of today's 7
+LISTING = 3  # kinds named in one literal (or one file's comparisons) that make a list of the kinds
 IN_A_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|<[^>]*>", re.S)  # template code, not the prose between tags
 ANY_NAME = "(" + "|".join(NAMES) + ")"
 IN_TEMPLATE = re.compile(r"(?<![\w.])" + ANY_NAME + r"(?!\w)", re.I)  # `found.pairwise` is a field, not the kind
 IN_STATIC = re.compile(r"(?<!\w)" + ANY_NAME + r"(?!\w)", re.I)
-# Test files whose kind lists are not yet each kind's own; this only shrinks. test_kind_registry.py pins each
-# kind's declared values (MTEB type, gold field, main agreement), which a rule per kind would have to replace.
-NOT_YET = {"tests/test_kind_registry.py"}
+# Test files whose kind lists are not yet each kind's own; this only shrinks.
+NOT_YET: set[str] = set()
 
 
 def names_in_templates_and_static() -> list[str]:
@@ -42,20 +47,20 @@ def names_in_templates_and_static() -> list[str]:
 
 
 def kind_lists(tree: ast.AST) -> list[tuple[int, list[str]]]:
-    """(line, names) of every literal naming most kinds, and of the file's `== "<kind>"` comparisons if they
-    name most kinds."""
+    """(line, names) of every literal naming LISTING or more kinds, and of the file's comparisons against kind
+    names if they name LISTING or more."""
     found, compared = [], {}
     for node in ast.walk(tree):
         elements = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set) and elements:
             names = sorted({e.value for e in elements if isinstance(e, ast.Constant) and e.value in KINDS})
-            if len(names) >= MOST:
+            if len(names) >= LISTING:
                 found.append((node.lineno, names))
         if isinstance(node, ast.Compare):
             for operand in [node.left, *node.comparators]:
                 if isinstance(operand, ast.Constant) and operand.value in KINDS:
                     compared.setdefault(operand.value, node.lineno)
-    if len(compared) >= MOST:
+    if len(compared) >= LISTING:
         found.append((min(compared.values()), sorted(compared)))
     return found
 
@@ -92,5 +97,7 @@ def test_the_counts_see_what_they_look_for() -> None:
     assert IN_STATIC.findall(".sts { margin-top:1rem; }") == ["sts"]
     listed = ast.parse(f"KINDS = {NAMES!r}\nif kind == 'x': pass")
     assert kind_lists(listed) == [(1, NAMES)]
-    chain = "\n".join(f"if kind == {name!r}: pass" for name in NAMES[:MOST])
-    assert kind_lists(ast.parse(chain)) == [(1, sorted(NAMES[:MOST]))]
+    chain = "\n".join(f"if kind == {name!r}: pass" for name in NAMES[:LISTING])
+    assert kind_lists(ast.parse(chain)) == [(1, sorted(NAMES[:LISTING]))]
+    assert kind_lists(ast.parse(f"EXAMPLES = {NAMES[:LISTING - 1]!r}")) == []  # one or two kinds: examples
+    assert kind_lists(ast.parse(f"@parametrize('kind', {NAMES[:LISTING]!r})\ndef f(kind): pass"))[0][0] == 1

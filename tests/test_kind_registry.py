@@ -16,6 +16,7 @@ from agreement.core.reports import main_agreement
 from agreement.core.scoring import SCORERS
 from annotation.core.forms import ANSWER_FORMS
 from annotation.llm.prompting import PROMPTS
+from kinds.kind_registry import kind_of_mteb_type
 from kinds.sts.scorer import StsScorer
 from tasks_app.core.kinds import KINDS, Config, ParsedRecord, TaskKind, ValidationProblem, get_kind
 from tasks_app.kind_parts import app_parts, missing_parts
@@ -105,39 +106,57 @@ def test_django_system_check_fails_when_a_part_is_missing(monkeypatch: pytest.Mo
     assert "tasks_app.E001" in str(failure.value)
 
 
-# --- the registry gives the values the scattered tables gave ---------------------------------------------
+# --- each kind's declarations agree with its samples (kinds/<name>/samples.py) -----------------------------
 
-def test_sampling_stratifies_exactly_the_label_kinds() -> None:
-    assert [k for k in KINDS if KINDS[k].stratified] == ["classification", "pairwise"]
-
-
-def test_judges_are_averaged_for_the_numeric_kinds_only() -> None:
-    assert [k for k in KINDS if KINDS[k].averageable] == ["graded_relevance", "sts", "likert"]
+def parsed_samples(name: str) -> list[Any]:
+    """The kind's sample records as `parse_record` stores them (gold included), under its sample task."""
+    samples = KINDS[name].samples
+    return [KINDS[name].parse_record(record, Config(kind=name, **samples.task_fields)) for record in samples.records]
 
 
-def test_each_kind_maps_to_its_mteb_task_type() -> None:
-    assert {k: kind.mteb_type for k, kind in KINDS.items()} == {
-        "classification": "Classification", "clustering": "Clustering", "reranking": "Reranking",
-        "graded_relevance": "Retrieval", "sts": "STS", "pairwise": "PairClassification",
-        "likert": "Summarization"}
+@pytest.mark.parametrize("name", list(KINDS))
+def test_sampling_stratifies_the_kinds_whose_gold_is_one_label(name: str) -> None:
+    golds = [parsed.gold for parsed in parsed_samples(name)]
+    assert KINDS[name].stratified == all(isinstance(gold, str) for gold in golds), golds
 
 
-def test_gold_fields_and_csv_gold_columns() -> None:
-    assert {k: kind.gold_field for k, kind in KINDS.items()} == {
-        "classification": "label", "clustering": "labels", "reranking": "candidates",
-        "graded_relevance": "documents", "sts": "score", "pairwise": "preferred", "likert": "scores"}
-    assert {k: kind.csv_gold_columns for k, kind in KINDS.items() if kind.csv_gold_columns} == {
-        "classification": ("label",), "sts": ("score",), "pairwise": ("preferred",)}
+@pytest.mark.parametrize("name", list(KINDS))
+def test_judges_are_averaged_for_the_kinds_answered_on_a_scale_only(name: str) -> None:
+    assert KINDS[name].averageable == (KINDS[name].default_scale is not None)
 
 
-def test_main_agreement_per_kind_as_hume_judges_a_task() -> None:
-    values = {"fleiss_kappa": 0.5, "ari_mean": 0.4, "spearman_mean": 0.7, "krippendorff_alpha_coherence": 0.3,
-              "krippendorff_alpha_overall": 0.6}
-    chosen = {k: main_agreement(Config(kind=k, axes=["overall", "coherence"]), values) for k in KINDS}
-    assert chosen == {"classification": "fleiss_kappa", "pairwise": "fleiss_kappa", "clustering": "ari_mean",
-                      "reranking": "spearman_mean", "graded_relevance": "spearman_mean", "sts": "spearman_mean",
-                      "likert": "krippendorff_alpha_overall"}
-    assert main_agreement(Config(kind="likert"), {"pearson_mean": 0.2}) == "pearson_mean"  # no axes: first value
+def test_each_kind_maps_to_an_mteb_task_type() -> None:
+    """HUME's Table 1 has a column per MTEB task type: each kind declares the one its tasks are."""
+    assert {kind.mteb_type for kind in KINDS.values()} <= {
+        "BitextMining", "Classification", "MultilabelClassification", "Clustering", "PairClassification",
+        "Regression", "Reranking", "Retrieval", "STS", "Summarization", "InstructionRetrieval",
+        "InstructionReranking"}  # MTEB's text task types (mteb 2.20.0, TaskMetadata.type)
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_the_gold_field_is_the_one_sample_records_carry_gold_in(name: str) -> None:
+    kind = KINDS[name]
+    samples = kind.samples
+    assert all(kind.gold_field in record for record in samples.records)
+    assert all(parsed.gold is not None for parsed in parsed_samples(name))
+    if samples.import_csv is not None:  # the CSV sample has every CSV field, its gold in the gold columns
+        header, _ = samples.import_csv
+        assert set(kind.csv_fields) <= set(header) and kind.csv_gold_columns in ((), (kind.gold_field,))
+    else:
+        assert kind.csv_fields == () and kind.csv_gold_columns == ()
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_main_agreement_is_the_scorers_as_hume_judges_a_task(name: str) -> None:
+    """The scorer's `main_agreement` (with a likert-like `{axis}`, the task's first axis); if the report lacks
+    it, or the task has no axes, the first agreement value there is."""
+    main = SCORERS[name].main_agreement
+    chosen_name = main.format(axis="overall")
+    values = {"first_value": 0.1, chosen_name: 0.5, "krippendorff_alpha_coherence": 0.3}
+    assert main_agreement(Config(kind=name, axes=["overall", "coherence"]), values) == chosen_name
+    assert main_agreement(Config(kind=name, axes=["overall"]), {"first_value": 0.2}) == "first_value"
+    if "{axis}" in main:
+        assert main_agreement(Config(kind=name), values) == "first_value"  # no axes: first value
 
 
 def test_a_main_agreement_metric_is_one_the_scorer_computes() -> None:
@@ -186,3 +205,13 @@ def test_id_text_lists_are_read_the_same_way(kind: str, field: str, noun: str) -
         get_kind(kind).parse_record({**base, field: ["a"]}, config)
     with pytest.raises(ValidationProblem, match=rf"^{field}: must be a non-empty list$"):
         get_kind(kind).parse_record({**base, field: []}, config)
+
+
+def test_a_kind_is_found_by_its_mteb_task_type() -> None:
+    """A retrieval pool makes a task of the "Retrieval" kind without naming it (agreement/retrieval/pooling.py)."""
+    types = [kind.mteb_type for kind in KINDS.values()]
+    assert all(kind_of_mteb_type(kind.mteb_type) == name for name, kind in KINDS.items()
+               if types.count(kind.mteb_type) == 1)
+    assert KINDS[kind_of_mteb_type("Retrieval")].mteb_type == "Retrieval"
+    with pytest.raises(LookupError, match="0 registered kinds have the MTEB task type 'BitextMining'"):
+        kind_of_mteb_type("BitextMining")

@@ -1,6 +1,6 @@
 """A kind's static files live in its folder (kinds/<name>/static/) and are served as `kinds/<name>/<file>` by
 kinds/static_finder.py, like any file of static/: found, listed for `collectstatic`, served, and loaded by the
-annotator's item page from the kind's `scripts` (docs/architecture.md, "Adding a task kind")."""
+annotator's item page from the kind's `scripts` and `styles` (docs/architecture.md, "Adding a task kind")."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +30,10 @@ def test_a_kind_script_is_found_in_its_folder_and_nothing_outside_it() -> None:
 
 def test_collectstatic_lists_every_declared_script() -> None:
     listed = {f"{storage.prefix}/{path}" for path, storage in KindStaticFinder().list([])}
-    declared = {script for kind in KINDS.values() for script in kind.scripts}
-    assert declared == {"kinds/sts/slider.js", "kinds/clustering/clusters.js"} and declared <= listed
+    declared = {name: (*kind.scripts, *kind.styles) for name, kind in KINDS.items()}
+    assert {"kinds/sts/slider.js", "kinds/sts/slider.css"} <= set(declared["sts"])
+    assert all(file.startswith(f"kinds/{name}/") and file in listed
+               for name, files in declared.items() for file in files)
 
 
 @pytest.mark.django_db
@@ -40,6 +42,8 @@ def test_the_loop_page_loads_the_kind_script_that_is_served(alice) -> None:
     assert client.login(username=alice.user.username, password=PASSWORD)
     page = client.get(f"/annotate/b/{batch_of('sts', [alice]).pk}/", follow=True).content.decode()
     assert 'src="/static/kinds/sts/slider.js"' in page
+    assert '<link rel="stylesheet" href="/static/kinds/sts/slider.css">' in page  # in the head, before the partial
+    assert page.index("kinds/sts/slider.css") < page.index("</head>")
     served = client.get("/static/kinds/sts/slider.js")
     assert served.status_code == 200
     assert b"".join(served.streaming_content) == (REPO / "kinds" / "sts" / "static" / "slider.js").read_bytes()

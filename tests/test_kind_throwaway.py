@@ -97,7 +97,7 @@ def test_what_the_apps_ask_of_a_kind_comes_with_the_copy(sts_copy, tmp_path: Pat
     assert estimand_names(scale) == ["similarity"] and numbers(4.5, scale) == {"similarity": 4.5}
     with pytest.raises(OffScale, match="value: 6 is not on the task's scale 0–5"):
         numbers(6, scale)
-    assert aggregated_kinds() == ["classification", "pairwise", "reranking"]  # the copy rates, it has no labels
+    assert "sts_copy" not in aggregated_kinds() and "sts" not in aggregated_kinds()  # the copy rates, like STS
     assert task.kind_definition.sentence_pairs and not task.kind_definition.aggregates_labels
     assert KindField().to_internal_value("sts_copy") == "sts_copy"
 
@@ -156,10 +156,13 @@ def test_the_crowd_page_and_the_models_page_serve_the_copy_with_its_own_script(s
     page = person.page().content.decode()
     assert "How similar are they?" in page and "not set" in page  # the copy's answer partial
     assert f'src="{script}"' in page
+    assert '<link rel="stylesheet" href="/static/kinds/sts_copy/slider.css">' in page  # and its style sheet
     served = Client().get(script)
     copied = tmp_path / "throwaway_kinds" / "sts_copy" / "static" / "slider.js"
     assert served.status_code == 200 and b"".join(served.streaming_content) == copied.read_bytes()
     assert sts_copy.samples.records == kind_registry.KINDS["sts"].samples.records  # its samples came along
+    demo = tmp_path / "throwaway_kinds" / "sts_copy" / "demo"  # and its demo's files, where its samples say
+    assert all((demo / spec.file).is_file() and (demo / spec.instructions).is_file() for spec in sts_copy.samples.demo)
 
     client = Client()
     assert client.login(username=dave.username, password=PASSWORD)

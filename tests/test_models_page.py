@@ -159,6 +159,10 @@ def test_a_classical_metric_on_a_classification_task_starts_nothing_and_says_why
     assert messages_of(response) == ["Nothing was started: rouge (classical rouge) cannot score a classification "
                                      "task: a classifier needs vectors, and a classical metric has none"]
     assert not ModelRun.objects.exists()
+    page = logged_in(dave).get("/models/").content.decode()  # the page says so beforehand, from the registry
+    assert "A classical metric cannot score a classification task (it has no vectors)" in page
+    assert '<option value="mteb">MTEB\'s (every kind)</option><option value="pooled">pooled (classification only)' \
+        '</option>' in page
     assert "Nothing was started: choose a task." in messages_of(
         logged_in(dave).post("/models/run/", {"task": "9" * 40, "models": [rouge.pk]}, follow=True))
 

@@ -1,9 +1,9 @@
 """Exported files load with MTEB's own `TaskResult` (mteb 2.20.0, test-only): `export_model_runs` for an
 in-app run (a classical metric and the shipped MiniLM) and `export_mteb` for the humans, on a task of each
-kind MTEB knows (STS, reranking, clustering, classification). `TaskResult.from_disk` validates each subset
-(main_score, hf_subset, languages, JSON-serialisable) and `ResultCache.load_results` reads the whole folder
-with its model_meta.json, as MTEB reads its results repository. mteb is imported inside the tests: its import
-takes seconds and must not slow the collection of the rest of the suite."""
+kind whose scores MTEB names (every registered kind with `mteb_score_keys`). `TaskResult.from_disk` validates
+each subset (main_score, hf_subset, languages, JSON-serialisable) and `ResultCache.load_results` reads the whole
+folder with its model_meta.json, as MTEB reads its results repository. mteb is imported inside the tests: its
+import takes seconds and must not slow the collection of the rest of the suite."""
 from __future__ import annotations
 
 import io
@@ -17,13 +17,15 @@ from django.core.management import call_command
 from agreement.core.mteb_export import annotator_folder
 from agreement.core.reports import report_in_process
 from agreement.model_runs.models import ModelRun
+from kinds.kind_registry import KINDS as REGISTRY
 from tests import model_data as data
 
 pytestmark = [pytest.mark.django_db,  # mteb 2.20.0 imports a sentence-transformers module its 6.x renamed
               pytest.mark.filterwarnings("ignore:Importing from 'sentence_transformers.models':DeprecationWarning")]
 
-PROBE_TASKS = {"sts": "HUMESTSProbe", "reranking": "HUMERerankingProbe", "clustering": "HUMEClusteringProbe",
-         "classification": "HUMEClassificationProbe"}
+# {kind: the MTEB task name its probe task is exported under}, for every registered kind whose scores MTEB
+# names (its scorer's `mteb_score_keys`; likert's per-axis scores have no MTEB task)
+PROBE_TASKS = {name: f"HUME{kind.mteb_type}Probe" for name, kind in REGISTRY.items() if kind.scorer.mteb_score_keys}
 
 
 def _tasks(kinds: tuple[str, ...] = tuple(PROBE_TASKS)) -> dict[str, Any]:
@@ -78,7 +80,8 @@ def _assert_run_loads(model: str, tasks: dict[str, Any], out: Path) -> None:
 def test_a_classical_metric_run_exports_task_results_mteb_loads(tmp_path) -> None:
     call_command("add_model", "jaccard", "--backend", "classical", "--metric", "jaccard", stdout=io.StringIO())
     # a classifier needs vectors: a classical metric scores the kinds that compare two texts
-    _assert_run_loads("jaccard", _tasks(("sts", "reranking", "clustering")), tmp_path / "out")
+    compared = tuple(name for name in PROBE_TASKS if REGISTRY[name].model_evaluation.encoder_only is None)
+    _assert_run_loads("jaccard", _tasks(compared), tmp_path / "out")
 
 
 def test_a_minilm_run_exports_task_results_mteb_loads_under_its_mteb_name(tmp_path) -> None:

@@ -4,6 +4,7 @@ differences, and the inputs refused with a message naming the problem."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,8 +13,10 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from agreement.ppi.ppi_loading import PPIInputError, load_numbers
 from annotation.models import Annotation, Annotator
+from kinds.kind_registry import KINDS
 from measures.ppi.task_estimates import estimates_document, overall
 from tasks_app.models import Task
+from tests.kind_samples import SAMPLES, SampleTable
 from tests.ppi_helpers import JUDGE, rated_likert_study
 from tests.report_builders import annotator_named, build_task, import_answers, import_study
 
@@ -162,21 +165,21 @@ def test_import_keeps_system_and_group_beside_the_payload_where_annotators_never
         == ["sys-a", "sys-b"]
 
 
-@pytest.mark.parametrize("kind", ["sts", "graded_relevance", "classification", "pairwise"])
+def test_every_kind_with_estimands_brings_its_random_ppi_samples() -> None:
+    assert set(SampleTable("ppi_answer")) == {name for name, kind in KINDS.items() if kind.ppi_estimands}
+
+
+@pytest.mark.parametrize("kind", list(SampleTable("ppi_answer")))
 def test_every_kinds_estimates_match_ppi_python(kind: str) -> None:
-    """Random answers of 80 items, people on 30: each estimand's PPI++ and classical interval is ppi-python's."""
+    """Random answers of 80 items, people on 30: each estimand's PPI++ and classical interval is ppi-python's.
+    The records and random answers are each kind's own (its samples.py `ppi_*`)."""
     rng = np.random.default_rng(len(kind))
-    docs = [{"id": "d1", "text": "x"}, {"id": "d2", "text": "y"}, {"id": "d3", "text": "z"}]
-    make = {
-        "sts": (lambda i: {"sentence1": f"a{i}", "sentence2": f"b{i}"}, lambda: float(rng.integers(0, 11)) / 2, {}),
-        "graded_relevance": (lambda i: {"query": f"q{i}", "documents": docs},
-                             lambda: {d["id"]: int(rng.integers(0, 11)) for d in docs}, {}),
-        "classification": (lambda i: {"text": f"t{i}"}, lambda: str(rng.choice(["neg", "neu", "pos"])),
-                           {"labels": ["neg", "neu", "pos"]}),
-        "pairwise": (lambda i: {"context": "c", "a": f"a{i}", "b": f"b{i}"}, lambda: str(rng.choice(["a", "b", "tie"])),
-                     {}),
-    }
-    record, answer, fields = make[kind]
+    samples = SAMPLES[kind]
+    record, fields = samples.ppi_record, samples.ppi_task_fields
+
+    def answer() -> Any:
+        return samples.ppi_answer(rng)
+
     humans = [answer() for _ in range(30)]
     judge = [h if rng.random() < 0.7 else answer() for h in humans] + [answer() for _ in range(50)]
     task = judged(kind, f"ppi-{kind}-all", [record(i) for i in range(80)], judge,

@@ -12,6 +12,7 @@ from agreement.core.scoring import score_task
 from agreement.report_charts import available, chart_svg
 from kinds.charts import MAX_POINTS
 from measures import metrics as m
+from tests.kind_samples import SampleTable
 from tests.report_kind_tasks import build_kind_task
 from tests.test_scoring_edge_cases import TASKS as EDGE_TASKS
 
@@ -76,10 +77,7 @@ def test_clustering_charts_count_clusters_per_set() -> None:
     assert (rows["a"]["n"], rows["a"]["ci_method"]) == (8, "wilson (N = texts)")
 
 
-CHARTS_OF = {"classification": ("scores", "confusion", "distribution"),
-             "reranking": ("scores", "confusion", "distribution"),
-             "clustering": ("scores", "distribution"),
-             "sts": ("scores", "scatter-gold", "scatter-pair")}
+CHARTS_OF = SampleTable("report_charts")  # {kind: the charts its report shows} (each kind's samples.py)
 
 
 @pytest.mark.django_db

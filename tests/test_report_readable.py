@@ -18,6 +18,7 @@ from agreement.core.scoring import score_task
 from measures import metric_names
 from tests.conftest import REPO
 from tests.hume_paper import RESULTS
+from tests.kind_samples import SAMPLES
 from tests.report_kind_tasks import KINDS, answer, build_kind_task, gold_of, records
 
 DOCS = REPO / "docs" / "metrics.md"
@@ -114,9 +115,7 @@ def test_the_page_names_metrics_in_words_and_says_how_annotators_were_combined(k
         assert metric_names.label(key, "agreement") in text
     assert "How annotators were combined" in text
     assert f"The human score: {doc['human']['combination']}." in text
-    for chart in ("scores", *(["confusion", "distribution"] if kind in ("classification", "pairwise", "reranking")
-                             else []), *(["scatter-gold", "scatter-pair"] if kind in ("sts", "likert",
-                                                                                       "graded_relevance") else [])):
+    for chart in SAMPLES[kind].report_charts:  # the kind's charts (its samples.py)
         assert f'src="/reports/task/{task.pk}/charts/{chart}.svg"' in page, chart
 
 

@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import OperationalError as BrokerError
+from tasks_app.core.kinds import KINDS
 
 from agreement.model_runs.evaluate import UnsupportedKind, check_protocol, check_supported
 from agreement.model_runs.execution import enqueue, start_run
@@ -66,7 +67,19 @@ def _page_context(user: Any) -> dict[str, Any]:
     return {"rows": rows, "is_admin": is_admin(user), "folders": [label for label, _ in available_folders()],
             "metrics": [(m, METRIC_TITLES[m]) for m in CLASSICAL_METRICS if m not in taken],
             "tasks": Task.objects.order_by("name").only("pk", "name", "kind"),
-            "runnable": [r["model"] for r in rows if r["may_run"]]}
+            "runnable": [r["model"] for r in rows if r["may_run"]], **_kinds_context()}
+
+
+def _kinds_context() -> dict[str, Any]:
+    """What the page says of the kinds, from the registry: the protocols besides MTEB's with the kinds that
+    offer them, and the kinds a model without vectors cannot score."""
+    protocols: dict[str, list[str]] = {}
+    for kind in KINDS.values():
+        for protocol in kind.model_evaluation.protocols:
+            if protocol != "mteb":
+                protocols.setdefault(protocol, []).append(kind.label)
+    return {"other_protocols": list(protocols.items()),
+            "vector_kinds": [kind.label for kind in KINDS.values() if kind.model_evaluation.encoder_only]}
 
 
 @researcher_required

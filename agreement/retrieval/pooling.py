@@ -23,6 +23,7 @@ from django.utils import timezone
 from agreement.retrieval.collection_import import chunks
 from agreement.retrieval.models import Document, Pool, PoolUnit, Query, Ranking, RankingEntry, Subset
 from hume.lib.sql import insert_rows
+from kinds.kind_registry import kind_of_mteb_type
 from tasks_app.core.kinds import canonical_json
 from tasks_app.models import Item, Task
 
@@ -94,7 +95,7 @@ def _pool(subset: Subset, depth: int, task_name: str | None, step: float) -> tup
         return existing, False
     name = task_name or f"{subset.collection.name} {subset.name} pool"
     task = Task.objects.create(
-        name=name, kind="graded_relevance", language=subset.language, scale_min=0.0, scale_max=10.0,
+        name=name, kind=kind_of_mteb_type("Retrieval"), language=subset.language, scale_min=0.0, scale_max=10.0,
         scale_step=step, instructions=HUMAN_INSTRUCTIONS, mteb_task_name=subset.collection.name,
         mteb_subset=subset.name)
     return Pool.objects.create(subset=subset, task=task, depth=depth), True

@@ -1,7 +1,7 @@
 """classification's samples: records with gold, a valid answer, import files and model-run data (kinds/samples.py)."""
 from __future__ import annotations
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 LABELS = ["neg", "neu", "pos"]  # the report sample's labels
 
@@ -64,11 +64,26 @@ SAMPLES = KindSamples(
     report_records=lambda: [{"text": f"text {i}", "label": LABELS[i % 3]} for i in range(12)],
     report_gold=lambda record: record["label"],
     report_answer=lambda gold, rng: rng.choice(LABELS) if rng.random() < 0.3 else gold,
-    report_charts=3,
+    report_charts=('scores', 'confusion', 'distribution'),
     scorer_sample=({1: {"alice": "x", "bob": "y"}, 2: {"alice": "y", "bob": "y"}}, {1: "x", 2: "y"}),
     model_task_fields={'labels': ['food', 'sport']},
     report_task_fields={"labels": LABELS},
     llm_record=lambda marker, i: ({"id": marker, "text": f"{marker} a text to label", "label": "positive"}, "negative"),
     llm_task_fields={"labels": ["negative", "positive"]},
     prompt_needles=['["negative", "positive"]', "[m01] a text to label"],
+    ppi_record=lambda i: {"text": f"t{i}"},
+    ppi_answer=lambda rng: str(rng.choice(["neg", "neu", "pos"])),
+    ppi_task_fields={"labels": ["neg", "neu", "pos"]},
+    demo=(
+        DemoTask(name='Emotion (English)', language='eng-Latn', file='emotion-eng.jsonl', overlap=2,
+                 answers='answers/emotion-eng.jsonl',
+                 labels=['anger', 'fear', 'joy', 'love', 'sadness', 'surprise'],
+                 mteb_task_name='EmotionClassification', mteb_subset='default'),
+        DemoTask(name='Sentiment (Arabic)', language='ara-Arab', file='sentiment-ara.jsonl', overlap=1,
+                 answers='answers/sentiment-ara.jsonl', labels=['negative', 'neutral', 'positive'],
+                 mteb_task_name='MultilingualSentimentClassification', mteb_subset='ara'),
+        DemoTask(name='Sentiment (Danish)', language='dan-Latn', file='sentiment-dan.jsonl', overlap=1,
+                 labels=['negative', 'neutral', 'positive'], mteb_task_name='MultilingualSentimentClassification',
+                 mteb_subset='dan'),
+    ),
 )

@@ -43,6 +43,7 @@ class Clustering(TaskKind):
     samples = SAMPLES
     keys_help_template = "kinds/clustering/keys_help.html"
     scripts = ("kinds/clustering/clusters.js",)
+    styles = ("kinds/clustering/clusters.css",)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:
         sentences = string_list(record, "sentences", min_len=2)

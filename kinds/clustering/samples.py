@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 
 def report_answer(gold: list[str], rng: random.Random) -> list[int]:
@@ -61,7 +61,7 @@ SAMPLES = KindSamples(
                             for i in range(3)],
     report_gold=lambda record: record["labels"],
     report_answer=report_answer,
-    report_charts=2,
+    report_charts=('scores', 'distribution'),
     scorer_sample=({"s": {"alice": [0, 0, 1], "bob": [0, 1, 1]}}, {"s": ["a", "a", "b"]}),
     model_task_fields={},
     report_task_fields={},
@@ -69,4 +69,9 @@ SAMPLES = KindSamples(
                              "labels": ["pets", "pets", "money", "money"]},
                             {"1": "animals", "2": "animals", "3": "fin", "4": "fin"}),
     prompt_needles=['"4": "<cluster name>"', "<<<TEXT 3\nstocks\n>>>"],
+    demo=(
+        DemoTask(name='Paper topics (English)', language='eng-Latn', file='clustering-eng.jsonl', overlap=2,
+                 mteb_task_name='ArxivClusteringP2P', mteb_subset='default'),
+        DemoTask(name='Cities by country (Danish)', language='dan-Latn', file='clustering-dan.jsonl', overlap=1),
+    ),
 )

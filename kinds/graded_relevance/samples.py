@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 
 def report_answer(gold: dict[str, float], rng: random.Random) -> dict[str, int]:
@@ -45,7 +45,7 @@ SAMPLES = KindSamples(
                                                              for j in range(5)]} for i in range(4)],
     report_gold=lambda record: {d["id"]: d["score"] for d in record["documents"]},
     report_answer=report_answer,
-    report_charts=3,
+    report_charts=('scores', 'scatter-gold', 'scatter-pair'),
     scorer_sample=(
         {"q": {"alice": {"d1": 8, "d2": 2}, "bob": {"d1": 6, "d2": 4}}},
         {"q": {"d1": 2, "d2": 0}},
@@ -56,4 +56,11 @@ SAMPLES = KindSamples(
         {"id": "d1", "text": "mRNA vaccines deliver instructions", "score": 7.77},  # a gold no prompt may show
         {"id": "d2", "text": "a recipe for bread", "score": 0}]}, {"d1": 7 + i % 3, "d2": i % 2}),
     prompt_needles=["Most documents should score below 7", '"d1": <score>, "d2": <score>'],
+    ppi_record=lambda i: {"query": f"q{i}", "documents": [{"id": "d1", "text": "x"}, {"id": "d2", "text": "y"},
+                                                        {"id": "d3", "text": "z"}]},
+    ppi_answer=lambda rng: {d: int(rng.integers(0, 11)) for d in ("d1", "d2", "d3")},
+    demo=(
+        DemoTask(name='Graded relevance (English)', language='eng-Latn', file='relevance-eng.jsonl', overlap=2,
+                 scale=(0, 10), step=1),
+    ),
 )

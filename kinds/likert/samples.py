@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 
 def report_answer(gold: dict[str, float], rng: random.Random) -> dict[str, float]:
@@ -56,11 +56,18 @@ SAMPLES = KindSamples(
     report_records=lambda: [{"context": f"c{i}", "text": f"t{i}", "scores": {"overall": 1 + i % 7}} for i in range(12)],
     report_gold=lambda record: record["scores"],
     report_answer=report_answer,
-    report_charts=3,
+    report_charts=('scores', 'scatter-gold', 'scatter-pair'),
     scorer_sample=(
         {i: {"alice": {"overall": i + 1}, "bob": {"overall": min(i + 2, 7)}} for i in range(5)},
         {i: {"overall": i + 1} for i in range(5)},
     ),
     model_task_fields={'axes': ['overall', 'coherence']},
     report_task_fields={"axes": ["overall"]},
+    ppi_record=lambda i: {"context": "c", "text": f"t{i}"},
+    ppi_answer=lambda rng: {"overall": int(rng.integers(1, 8)), "coherence": int(rng.integers(1, 8))},
+    ppi_task_fields={"axes": ["overall", "coherence"]},
+    demo=(
+        DemoTask(name='Summary quality (English)', language='eng-Latn', file='likert-eng.jsonl', overlap=2,
+                 axes=['overall', 'accuracy', 'coherence']),
+    ),
 )

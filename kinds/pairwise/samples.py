@@ -1,7 +1,7 @@
 """pairwise's samples: records with gold, a valid answer, import files and model-run data (kinds/samples.py)."""
 from __future__ import annotations
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 SAMPLES = KindSamples(
     task_fields={},
@@ -58,8 +58,13 @@ SAMPLES = KindSamples(
                             for i in range(12)],
     report_gold=lambda record: record["preferred"],
     report_answer=lambda gold, rng: rng.choice(["a", "b", "tie"]) if rng.random() < 0.3 else gold,
-    report_charts=3,
+    report_charts=('scores', 'confusion', 'distribution'),
     scorer_sample=({1: {"alice": "a", "bob": "b"}, 2: {"alice": "tie", "bob": "tie"}}, {1: "a", 2: "tie"}),
     model_task_fields={},
     report_task_fields={},
+    ppi_record=lambda i: {"context": "c", "a": f"a{i}", "b": f"b{i}"},
+    ppi_answer=lambda rng: str(rng.choice(["a", "b", "tie"])),
+    demo=(
+        DemoTask(name='Summary preference (English)', language='eng-Latn', file='pairwise-eng.jsonl', overlap=2),
+    ),
 )

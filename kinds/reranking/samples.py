@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 
 def report_answer(gold: dict[str, int], rng: random.Random) -> dict[str, int]:
@@ -75,7 +75,7 @@ SAMPLES = KindSamples(
                             for i in range(4)],
     report_gold=lambda record: {c["id"]: c["relevant"] for c in record["candidates"]},
     report_answer=report_answer,
-    report_charts=3,
+    report_charts=('scores', 'confusion', 'distribution'),
     scorer_sample=(
         {"q": {"alice": {"c1": 1, "c2": 0, "c3": 0}, "bob": {"c1": 1, "c2": 1, "c3": 0}}},
         {"q": {"c1": 1, "c2": 0, "c3": 1}},
@@ -86,4 +86,10 @@ SAMPLES = KindSamples(
         {"id": "c1", "text": "first candidate", "relevant": 1}, {"id": "c2", "text": "second", "relevant": 0}]},
         {"c1": 1, "c2": i % 2}),
     prompt_needles=['"c1": 0 or 1, "c2": 0 or 1', "<<<CANDIDATE c2\nsecond\n>>>"],
+    demo=(
+        DemoTask(name='Passage relevance (English)', language='eng-Latn', file='reranking-eng.jsonl', overlap=2,
+                 mteb_task_name='WikipediaRerankingMultilingual', mteb_subset='en'),
+        DemoTask(name='Passage relevance (Arabic)', language='ara-Arab', file='reranking-ara.jsonl', overlap=1,
+                 mteb_task_name='WikipediaRerankingMultilingual', mteb_subset='ar'),
+    ),
 )

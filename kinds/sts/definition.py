@@ -46,6 +46,7 @@ class STS(TaskKind):
     sentence_pairs = True
     ppi_estimands = StsEstimands()
     scripts = ("kinds/sts/slider.js",)
+    styles = ("kinds/sts/slider.css",)
     default_scale = (0.0, 5.0, 0.5)
 
     def parse_record(self, record: dict[str, Any], task: TaskConfig) -> ParsedRecord:

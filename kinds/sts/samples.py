@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from kinds.samples import KindSamples
+from kinds.samples import DemoTask, KindSamples
 
 
 def report_answer(gold: float, rng: random.Random) -> float:
@@ -55,7 +55,7 @@ SAMPLES = KindSamples(
                             for i in range(12)],
     report_gold=lambda record: record["score"],
     report_answer=report_answer,
-    report_charts=3,
+    report_charts=('scores', 'scatter-gold', 'scatter-pair'),
     scorer_sample=(
         {i: {"alice": float(i), "bob": float(i) + 0.5 * (i % 2)} for i in range(6)},
         {i: float(i) for i in range(6)},
@@ -65,4 +65,13 @@ SAMPLES = KindSamples(
     llm_record=lambda marker, i: ({"id": marker, "sentence1": f"{marker} a cat sits", "sentence2": "a cat is sitting",
                              "score": 4.25}, [3.5, 2.0, 4.5, 1.0][i % 4]),
     prompt_needles=["from 0 (completely different) to 5 (equivalent), in steps of 0.5", "<<<SENTENCE 2"],
+    ppi_record=lambda i: {"sentence1": f"a{i}", "sentence2": f"b{i}"},
+    ppi_answer=lambda rng: float(rng.integers(0, 11)) / 2,
+    demo=(
+        DemoTask(name='STS (English)', language='eng-Latn', file='sts-eng.jsonl', overlap=2,
+                 answers='answers/sts-eng.jsonl', scale=(0, 5), step=0.5, mteb_task_name='STS22', mteb_subset='en'),
+        DemoTask(name='STS (Arabic)', language='ara-Arab', file='sts-ara.jsonl', overlap=1, scale=(0, 5), step=0.5,
+                 mteb_task_name='STS22', mteb_subset='ar'),
+        DemoTask(name='STS (Danish)', language='dan-Latn', file='sts-dan.jsonl', overlap=1, scale=(0, 5), step=0.5),
+    ),
 )

@@ -1,4 +1,5 @@
-"""Load the demo study: every task in demo/tasks.json, the demo people, one batch per task, and sample answers.
+"""Load the demo study: the demo tasks of every registered kind (its samples' `demo`, files in its folder's demo/,
+kinds/samples.py), the demo people, one batch per task, and sample answers.
 
 Idempotent: running it again changes nothing, so the run command can call it on every start. The passwords
 are printed because this is a local demo; never use them on a server. So with DEBUG=false (production's
@@ -7,7 +8,6 @@ gets a fresh random password, printed once, instead of the published one (issue 
 """
 from __future__ import annotations
 
-import json
 import secrets
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,12 @@ from annotation.core.annotators import create_annotator
 from annotation.core.batches import BatchSpec, create_batch
 from annotation.models import Annotator, AnnotatorLanguage
 from hume.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_role_groups
+from kinds.kind_registry import KINDS, kind_folder
+from kinds.samples import DemoTask
 from tasks_app.importing.items import import_task
 from tasks_app.importing.options import ImportOptions
 from tasks_app.models import Task
 
-DEMO_DIR = Path(settings.BASE_DIR) / "demo"
 DEMO_PASSWORD = "hume-demo"
 
 # (user name, role, languages with proficiency); alice and bob are the style guide's people.
@@ -36,6 +37,11 @@ PEOPLE: list[tuple[str, str, dict[str, str]]] = [
     ("alice", ANNOTATOR, {"eng-Latn": "native", "dan-Latn": "fluent"}),
     ("bob", ANNOTATOR, {"ara-Arab": "native", "eng-Latn": "near-native"}),
 ]
+
+
+def demo_tasks() -> list[tuple[str, DemoTask, Path]]:
+    """(kind name, demo task, the folder its files are in) of every registered kind's demo, in registry order."""
+    return [(name, spec, kind_folder(name) / "demo") for name, kind in KINDS.items() for spec in kind.samples.demo]
 
 
 class Command(BaseCommand):
@@ -57,13 +63,13 @@ class Command(BaseCommand):
         with transaction.atomic():
             people = {name: self.person(name, role, languages) for name, role, languages in PEOPLE}
             annotators = [a for a in (getattr(u, "annotator", None) for u in people.values()) if a]
-            for spec in json.loads((DEMO_DIR / "tasks.json").read_text(encoding="utf-8")):
-                task = self.task(spec)
+            for kind, spec, folder in demo_tasks():
+                task = self.task(kind, spec, folder)
                 speakers = [a for a in annotators if task.language in a.language_codes()]
-                create_batch(BatchSpec(task=task, overlap=spec.get("overlap")), annotators=speakers,
+                create_batch(BatchSpec(task=task, overlap=spec.overlap), annotators=speakers,
                              created_by=people["carol"])
-                if spec.get("answers"):
-                    self.sample_answers(task, DEMO_DIR / spec["answers"])
+                if spec.answers:
+                    self.sample_answers(task, folder / spec.answers)
         self.print_logins()
 
     def person(self, name: str, role: str, languages: dict[str, str]) -> User:
@@ -89,18 +95,16 @@ class Command(BaseCommand):
                 )
         return user
 
-    def task(self, spec: dict[str, Any]) -> Task:
-        instructions = (DEMO_DIR / spec["instructions"]).read_text(encoding="utf-8")
+    def task(self, kind: str, spec: DemoTask, folder: Path) -> Task:
         options = ImportOptions(
-            name=spec["name"], kind=spec["kind"], language=spec["language"], labels=spec.get("labels"),
-            scale=tuple(spec["scale"]) if spec.get("scale") else None, step=spec.get("step"),
-            axes=spec.get("axes"), instructions=instructions, mteb_task_name=spec.get("mteb_task_name"),
-            mteb_subset=spec.get("mteb_subset"),
+            name=spec.name, kind=kind, language=spec.language, labels=spec.labels, scale=spec.scale,
+            step=spec.step, axes=spec.axes, instructions=(folder / spec.instructions).read_text(encoding="utf-8"),
+            mteb_task_name=spec.mteb_task_name, mteb_subset=spec.mteb_subset,
         )
-        with (DEMO_DIR / spec["file"]).open("rb") as stream:
-            summary = import_task(stream, spec["file"], options)
-        self.stdout.write(f"  {spec['name']}: {summary.added} added, {summary.unchanged} unchanged")
-        return Task.objects.get(name=spec["name"])
+        with (folder / spec.file).open("rb") as stream:
+            summary = import_task(stream, spec.file, options)
+        self.stdout.write(f"  {spec.name}: {summary.added} added, {summary.unchanged} unchanged")
+        return Task.objects.get(name=spec.name)
 
     def sample_answers(self, task: Task, path: Path) -> None:
         """Answers of earlier (imported) annotators, so reports have something to show at once."""
