@@ -16,7 +16,6 @@ from django.db.models.functions import Lower
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
-from tasks_app.core.kinds import KINDS
 
 from agreement.core.mteb_export import ExportError, results_zip
 from agreement.core.report_document import ReportDocument
@@ -34,6 +33,7 @@ from hume.roles import RESEARCHER, require_role
 from kinds.forms import excerpt
 from measures.annotator_models import METHODS as MODEL_ORDER
 from measures.annotator_models import UnknownAggregation
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import Item, ItemGold, Task
 
 ITEMS_PER_PAGE = 20

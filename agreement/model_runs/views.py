@@ -20,7 +20,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import OperationalError as BrokerError
-from tasks_app.core.kinds import KINDS
 
 from agreement.model_runs.evaluate import UnsupportedKind, check_protocol, check_supported
 from agreement.model_runs.execution import enqueue, start_run
@@ -29,6 +28,7 @@ from agreement.model_runs.models import CLASSICAL_METRICS, EmbeddingModel, NotAl
 from agreement.model_runs.registration import build, register
 from agreement.model_runs.rows import rows_context
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
+from tasks_app.core.kinds import KINDS
 from tasks_app.models import Task
 
 METRIC_TITLES = {"levenshtein": "Levenshtein ratio", "rouge": "ROUGE-L F1", "jaccard": "Jaccard similarity",
