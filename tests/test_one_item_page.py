@@ -61,7 +61,7 @@ def test_the_loop_and_the_crowd_render_the_one_item_page_with_the_kinds_scripts(
     assert "annotation/_item_page.html" in [t.name for t in loop.templates]
     task = make_task(kind, name=f"Crowd {kind}")
     add_items(task, RECORDS[kind])
-    person = Person(make_study(task, consent=""), 1)
+    person = Person(make_study(task, consent="", quota=1), 1)
     person.arrive()
     person.post(action="instructions")
     crowd = person.page()
