@@ -6,8 +6,11 @@ A participant never logs in: their arrival stores their participant id and their
 else; every other page of the app still sees an anonymous visitor. Only the browser whose secret matches acts as
 the participant (annotation/crowd/identity.py); another arrival with the same platform id gets a page saying the
 id has already started. Every page is a plain form post followed by a redirect, and carries the
-tab token (annotation/crowd/studies.py, "One tab at a time"). Gold never reaches these pages; a practice
-item's expected answer is shown only after the participant answered it.
+tab token (annotation/crowd/studies.py, "One tab at a time"). An item is shown by the loop's own item page
+(annotation/item_page.py) under the run's header; its forms post through htmx when the browser runs JavaScript,
+and then the reply is the run's next page itself, one request per answer (`_onward`).
+Gold never reaches these pages; a practice item's expected answer is shown only after the participant answered
+it.
 """
 from __future__ import annotations
 
