@@ -146,18 +146,20 @@ class Browser:
     def __init__(self, port: int) -> None:
         self.port, self.cookies = port, {}
 
-    def request(self, method: str, path: str, form: dict | None = None) -> tuple[int, str, str]:
-        """(status, body, final path), following redirects as a browser does (a POST's 302 becomes a GET)."""
+    def request(self, method: str, path: str, form: dict | None = None, *, htmx: bool = False) -> tuple[int, str, str]:
+        """(status, body, final path), following redirects as a browser does (a POST's 302 becomes a GET);
+        `htmx`: sent as the item page's form sends it with JavaScript (one request, the next page in the reply)."""
         for _ in range(5):
-            hop = self.hop(method, path, form)
+            hop = self.hop(method, path, form, htmx=htmx)
             if hop.location is None:
                 return hop.status, hop.body, path
             path, method, form = hop.location, "GET", None
         return 599, "too many redirects", path
 
     def hop(self, method: str, path: str, form: dict | None = None, *, token: str = "",
-            json_body: dict | None = None) -> Hop:
-        """One request, no redirect followed (an API `token` and a JSON body for the annotator loop)."""
+            json_body: dict | None = None, htmx: bool = False) -> Hop:
+        """One request, no redirect followed (an API `token` and a JSON body for the annotator loop; `htmx`: with
+        the header htmx sends, as a participant's browser with JavaScript does)."""
         conn = http.client.HTTPConnection(HOST, self.port, timeout=120)
         headers = {"Host": HOST, "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
         body = None
@@ -169,6 +171,8 @@ class Browser:
         if json_body is not None:
             body = json.dumps(json_body)
             headers |= {"Content-Type": "application/json"}
+        if htmx:
+            headers |= {"HX-Request": "true"}
         conn.request(method, path, body=body, headers=headers)
         response = conn.getresponse()
         data = response.read().decode()
@@ -237,7 +241,7 @@ def _participate(port: int, token: str, name: str, tally: Tally, think: tuple[fl
         form |= {"action": "answer", "label": random.choice(["positive", "negative"])}
         time.sleep(random.uniform(*think))  # reading the item
         started = time.perf_counter()
-        status, page, _ = browser.request("POST", f"/study/{token}/run/", form)
+        status, page, _ = browser.request("POST", f"/study/{token}/run/", form, htmx=True)  # one request
         with tally.lock:
             tally.submits.append(time.perf_counter() - started)
             tally.statuses[status] += 1

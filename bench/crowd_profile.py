@@ -8,8 +8,9 @@ the web process) and the queries the request ran (bench/query_count.py, a respon
 
 Participants (a task with one practice item, quota 5, k = 3, the speed and straight-lining checks on) go
 through the arrival (the link's redirect, then the page it points to), the instructions, the practice item and
-its feedback page, then the work items; each work submit is its answer's POST (a redirect) and the next page's
-GET. The annotator loop's cycle is GET /api/v1/batches/<id>/next/ then POST its answer_url (as
+its feedback page, then the work items; each work submit is one POST sent as the item page's form sends it with
+JavaScript (htmx: the answer stored and the next page in the reply; the last one's reply is the completion page).
+The annotator loop's cycle is GET /api/v1/batches/<id>/next/ then POST its answer_url (as
 bench/bench_assignment.py drives it), run between the participants' rounds so that both see the same machine.
 The Celery worker's CPU over the whole profile (the debounced report runs the answers queue), per answer
 stored, is the last line.
@@ -27,6 +28,7 @@ from pathlib import Path
 from bench.bench_crowd import FIELD, Browser, Hop
 
 TICK = os.sysconf("SC_CLK_TCK")
+SUBMIT = "submit: the answer and the next page (one request)"
 
 
 class Cpu:
@@ -158,13 +160,11 @@ def profile(args: argparse.Namespace, port: int, token: str, server_pid: int, wo
     loop_done = 0
     for round_ in range(args.quota):
         time.sleep(2.1)  # the speed check's minimum reading time (the answers are real, not flagged)
-        cpu.measure("submit: the answer (redirect)", [
-            lambda b=b, p=p, i=i, r=round_: b.hop("POST", run, form_of(p) | {
-                "action": "answer", "label": ["positive", "negative"][(i + r) % 2]})
-            for i, (b, p) in enumerate(zip(people, pages, strict=True))])
-        label = "submit: the next page" if round_ < args.quota - 1 else "the completion page"
+        label = SUBMIT if round_ < args.quota - 1 else "the last answer and the completion page (one request)"
         pages = [hop.body for hop in cpu.measure(label, [
-            lambda b=b, t=t: b.hop("GET", t) for b, t in zip(people, tabs, strict=True)])]
+            lambda b=b, p=p, i=i, r=round_: b.hop("POST", run, form_of(p) | {
+                "action": "answer", "label": ["positive", "negative"][(i + r) % 2]}, htmx=True)
+            for i, (b, p) in enumerate(zip(people, pages, strict=True))])]
         for _ in range(n):  # as many loop cycles, beside them
             key = loop_tokens[loop_done % len(loop_tokens)]
             hop = cpu.measure("loop: next", [lambda key=key: loop.hop("GET", f"/api/v1/batches/{loop_batch}/next/",
@@ -177,11 +177,9 @@ def profile(args: argparse.Namespace, port: int, token: str, server_pid: int, wo
     time.sleep(args.profile_settle)  # the debounced report runs the last answers queued
     worker_ms = 1000 * (worker.read()[0] - worker_before)
     answers = n * args.quota + loop_done
-    lines = cpu.table({"crowd submit (answer + next page)": ["submit: the answer (redirect)",
-                                                             "submit: the next page"],
+    lines = cpu.table({"crowd submit (answer + next page)": [SUBMIT],
                        "loop cycle (next + answer)": ["loop: next", "loop: answer"]})
-    crowd_submit = sum(cpu.per_request(part)[0] + cpu.per_request(part)[1]
-                       for part in ("submit: the answer (redirect)", "submit: the next page"))
+    crowd_submit = sum(cpu.per_request(SUBMIT)[:2])
     loop_cycle = sum(cpu.per_request(part)[0] + cpu.per_request(part)[1] for part in ("loop: next", "loop: answer"))
     lines.append("")
     lines.append(f"crowd submit / loop cycle, server CPU (web + PostgreSQL): {crowd_submit / loop_cycle:.1f}x; "

@@ -325,6 +325,11 @@ CACHES = {
 CROWD_ARRIVALS_PER_MINUTE = int(os.environ.get("CROWD_ARRIVALS_PER_MINUTE", "30"))
 # The debounce window of the report of a task with an open crowd study (agreement/signals.py)
 CROWD_REPORT_DEBOUNCE_SECONDS = float(os.environ.get("CROWD_REPORT_DEBOUNCE_SECONDS", "60"))
+# The crowd the embedded default (SQLite, runserver) was measured to serve: participants arriving within a minute,
+# reading 3-10 s per item, quota 5, with no server error and every one completed, on a quiet 2-core machine
+# (bench/bench_crowd.py --backend sqlite; docs/crowd.md, "How large a crowd the embedded default serves"). The
+# new-study-link page states it when the app runs on SQLite.
+CROWD_EMBEDDED_MEASURED_PARTICIPANTS = int(os.environ.get("CROWD_EMBEDDED_MEASURED_PARTICIPANTS", "300"))
 # Tries again of a participant's page that met "database is locked" on SQLite (hume/sqlite_busy.py)
 SQLITE_LOCKED_RETRIES = int(os.environ.get("SQLITE_LOCKED_RETRIES", "6"))
 API_AUTH_FAILURE_LIMIT = int(os.environ.get("API_AUTH_FAILURE_LIMIT", "30"))

@@ -6,17 +6,13 @@ views only render, validate with the kind's form, and pass the answer on. Nothin
 """
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.core.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
@@ -30,24 +26,21 @@ from annotation.core.assignment import (
     submit_answer,
 )
 from annotation.core.batches import default_batch_name
-from annotation.core.forms import AnswerForm, FlagForm, SkipForm, answer_form_for
+from annotation.core.forms import AnswerForm, FlagForm, SkipForm
+from annotation.core.item_page import (
+    ItemPage,
+    Notice,
+    item_page_context,
+    kind_scripts,
+    read_answer,
+    read_side_box,
+    spent_ms,
+    with_policy,
+)
 from annotation.core.models import Annotation, Annotator, Batch
 from hume.lib.htmx import vary_on_htmx, wants_partial
-from tasks_app import instructions
 from tasks_app.core.kinds import ValidationProblem
-from tasks_app.models import Item, Task
-
-SHOWN_SALT = "annotation.item-shown"
-SHOWN_MAX_AGE = 24 * 3600
-# Annotator pages run no inline script and load nothing from elsewhere; a payload that slipped past
-# escaping still could not execute.
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                           "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-
-
-def instructions_html(task: Task) -> SafeString:
-    """Admin-written Markdown, rendered as on every other page (tasks_app/instructions.py, cached there)."""
-    return instructions.to_html(task.instructions)
+from tasks_app.models import Item
 
 
 def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
@@ -63,22 +56,6 @@ def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     return rows
 
 
-def shown_token(batch: Batch, item: Item) -> str:
-    return signing.dumps([batch.pk, item.pk, int(time.time() * 1000)], salt=SHOWN_SALT)
-
-
-def shown_time(token: str | None, batch: Batch, item: Item) -> tuple[datetime | None, int | None]:
-    """When this item was put on screen (signed by us, so a client cannot inflate it) and the time since."""
-    try:
-        batch_id, item_id, shown_ms = signing.loads(token or "", salt=SHOWN_SALT, max_age=SHOWN_MAX_AGE)
-    except (signing.BadSignature, ValueError, TypeError):
-        return None, None
-    if (batch_id, item_id) != (batch.pk, item.pk):
-        return None, None
-    now_ms = int(time.time() * 1000)
-    return datetime.fromtimestamp(shown_ms / 1000, tz=UTC), max(0, now_ms - shown_ms)
-
-
 def _own_annotation(annotator: Annotator, item: Item) -> Annotation | None:
     return Annotation.objects.filter(annotator=annotator, item=item).first()
 
@@ -86,30 +63,40 @@ def _own_annotation(annotator: Annotator, item: Item) -> Annotation | None:
 def _item_context(request: HttpRequest, annotator: Annotator, batch: Batch, item: Item, *,
                   form: AnswerForm | None = None, flag_form: FlagForm | None = None,
                   skip_form: SkipForm | None = None) -> dict[str, Any]:
-    task = batch.task
+    """The item page (annotation/core/item_page.py) in the loop's wiring, with the batch header's progress."""
     annotation = _own_annotation(annotator, item)
     answered = annotation is not None and not annotation.skipped
-    if form is None:
-        form = answer_form_for(task, item.payload, answer=annotation.value if answered else None)
     previous = previous_annotation(annotator, batch, before=item if annotation else None)
     progress = annotator_progress(annotator, batch)
     finished = progress["done"] + progress["skipped"]
-    return {
-        "batch": batch, "task": task, "item": item, "form": form, "annotation": annotation, "answered": answered,
-        "flag_form": flag_form or FlagForm(), "skip_form": skip_form or SkipForm(),
-        "progress": progress, "finished": finished, "previous": previous,
-        "instructions": instructions_html(task), "open_instructions": finished == 0 and annotation is None,
-        "shown": shown_token(batch, item), "draft_key": f"{request.user.pk}:{batch.pk}:{item.pk}",
-    }
+    if annotation is not None and annotation.skipped:
+        notices = (Notice(f"You skipped this item ({annotation.skip_reason}). Answer it now to replace the skip."),)
+    else:
+        notices = (Notice("You answered this item already. Change your answer and submit to revise it."),
+                   ) if answered else ()
+    page = ItemPage(
+        answer_url=reverse("annotation:answer", args=[batch.pk, item.pk]),
+        skip_url=reverse("annotation:skip", args=[batch.pk, item.pk]),
+        flag_url=reverse("annotation:flag", args=[batch.pk, item.pk]),
+        submit_label="Save revision" if answered else "Submit",
+        flag_label="Flag my answer" if answered else "Flag and skip",
+        back_url=reverse("annotation:back", args=[batch.pk, item.pk]) if previous else "", back_hx=True,
+        forward_url=reverse("annotation:batch", args=[batch.pk]) if answered else "",
+        draft_key=f"{request.user.pk}:{batch.pk}:{item.pk}", answered=annotation is not None,
+        open_instructions=finished == 0 and annotation is None, notices=notices)
+    shared = item_page_context(page, batch, item, form=form, answer=annotation.value if answered else None,
+                               skip_form=skip_form, flag_form=flag_form)
+    return {**shared, "batch": batch, "annotation": annotation, "answered": answered, "progress": progress,
+            "finished": finished, "previous": previous}
 
 
 def _page(request: HttpRequest, fragment: str, context: dict[str, Any], *, status: int = 200,
           push_url: str | None = None) -> HttpResponse:
     """htmx gets the fragment that replaces #loop; a plain request (or history restore) gets the whole page."""
     partial = wants_partial(request)
-    context = {**context, "fragment": fragment}
-    response = render(request, fragment if partial else "annotation/annotate.html", context, status=status)
-    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    context = {"kind_scripts": kind_scripts(context["task"]), **context, "fragment": fragment}
+    response = with_policy(
+        render(request, fragment if partial else "annotation/annotate.html", context, status=status))
     if partial and push_url:
         response["HX-Push-Url"] = push_url
     return response
@@ -202,14 +189,13 @@ def _invalid(request: HttpRequest, annotator: Annotator, batch: Batch, item: Ite
 @require_POST
 def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
-    form = answer_form_for(batch.task, item.payload, request.POST)
-    flag_form = FlagForm(request.POST)
-    if not (form.is_valid() and flag_form.is_valid()):
+    sent = read_answer(batch, item, request.POST)
+    form, flag_form = sent.form, sent.flag_form
+    if not sent.valid:
         return _invalid(request, annotator, batch, item, form=form, flag_form=flag_form)
-    started_at, spent_ms = shown_time(request.POST.get("shown"), batch, item)
     try:
-        submit_answer(annotator, batch, item, form.cleaned_data["value"], time_spent_ms=spent_ms,
-                      started_at=started_at, flagged=bool(flag_form.comment), flag_comment=flag_form.comment,
+        submit_answer(annotator, batch, item, form.cleaned_data["value"], time_spent_ms=sent.spent_ms,
+                      started_at=sent.started_at, flagged=bool(sent.flag_comment), flag_comment=sent.flag_comment,
                       source="browser")
     except ValidationProblem as problem:
         form.add_error(None, str(problem))
@@ -223,12 +209,12 @@ def answer(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 @require_POST
 def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
-    skip_form = SkipForm(request.POST)
+    skip_form = read_side_box("skip", request.POST)
     if not skip_form.is_valid():
         return _invalid(request, annotator, batch, item, skip_form=skip_form)
-    _, spent_ms = shown_time(request.POST.get("shown"), batch, item)
     try:
-        skip_item(annotator, batch, item, reason=skip_form.reason, time_spent_ms=spent_ms, source="browser")
+        skip_item(annotator, batch, item, reason=skip_form.reason, time_spent_ms=spent_ms(
+            request.POST, batch, item), source="browser")
     except AssignmentRefused as exc:
         return _refused(request, batch, exc)
     return _after_write(request, annotator, batch)
@@ -239,7 +225,7 @@ def skip(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
 def flag(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
     """Flag without answering: the engine flags an existing answer, or records a flagged skip."""
     annotator, batch, item = get_item_to_write(request.user, batch_id, item_id)
-    flag_form = FlagForm(request.POST, required=True)
+    flag_form = read_side_box("flag", request.POST)
     if not flag_form.is_valid():
         return _invalid(request, annotator, batch, item, flag_form=flag_form)
     try:

@@ -4,7 +4,9 @@ personal data)."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
+from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -63,10 +65,24 @@ def create_link(request: HttpRequest, batch_id: int) -> HttpResponse:
             form.add_error(name if name in form.fields else None, message)
         if not problems:
             link = studies.create_study_link(batch, wanted, created_by=request.user)
-            messages.success(request, "Study link created.")
+            messages.success(request, "Study link created." + (f" {embedded_crowd_note()}" if on_sqlite() else ""))
             return redirect("studies:detail", link_id=link.pk)
-    return render(request, "crowd/manage/link_form.html", {"batch": batch, "form": form,
-                                                           "facts": studies.link_facts(batch)})
+    return render(request, "crowd/manage/link_form.html", {
+        "batch": batch, "form": form, "facts": studies.link_facts(batch),
+        "embedded_note": embedded_crowd_note() if on_sqlite() else ""})
+
+
+def on_sqlite() -> bool:
+    """Whether the app runs on the embedded default's database (SQLite), which has one writer."""
+    return connection.vendor == "sqlite"
+
+
+def embedded_crowd_note() -> str:
+    """What the embedded default was measured to serve (settings.CROWD_EMBEDDED_MEASURED_PARTICIPANTS)."""
+    return (f"This server runs on SQLite, the embedded default: measured with bench/bench_crowd.py on a quiet "
+            f"2-core machine it served {settings.CROWD_EMBEDDED_MEASURED_PARTICIPANTS} participants arriving within "
+            f"a minute (quota 5, reading 3-10 s per item) with no server error; a larger crowd, or a machine busy "
+            f"with other work, needs PostgreSQL behind gunicorn (docs/crowd.md).")
 
 
 @readers_only

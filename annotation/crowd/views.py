@@ -6,8 +6,11 @@ A participant never logs in: their arrival stores their participant id and their
 else; every other page of the app still sees an anonymous visitor. Only the browser whose secret matches acts as
 the participant (annotation/crowd/identity.py); another arrival with the same platform id gets a page saying the
 id has already started. Every page is a plain form post followed by a redirect, and carries the
-tab token (annotation/crowd/studies.py, "One tab at a time"). Gold never reaches these pages; a practice
-item's expected answer is shown only after the participant answered it.
+tab token (annotation/crowd/studies.py, "One tab at a time"). An item is shown by the loop's own item page
+(annotation/core/item_page.py) under the run's header; its forms post through htmx when the browser runs JavaScript,
+and then the reply is the run's next page itself, one request per answer (`_onward`).
+Gold never reaches these pages; a practice item's expected answer is shown only after the participant answered
+it.
 """
 from __future__ import annotations
 
@@ -23,11 +26,19 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.core.assignment import AssignmentRefused
-from annotation.core.forms import FlagForm, SkipForm, answer_form_for
-from annotation.core.views import CONTENT_SECURITY_POLICY, shown_time, shown_token
+from annotation.core.item_page import (
+    ItemPage,
+    Notice,
+    item_page_context,
+    read_answer,
+    read_side_box,
+    spent_ms,
+    with_policy,
+)
 from annotation.crowd import held, identity, item_actions, studies
 from annotation.crowd.checks import canonical
 from annotation.crowd.models import CheckResult, Participant, StudyLink
+from hume.lib.htmx import vary, wants_partial
 from hume.lockout import CACHE_ERRORS, client_address
 from hume.sqlite_busy import retry_when_locked
 from tasks_app import instructions
@@ -36,6 +47,9 @@ from tasks_app.core.models import RTL_SCRIPTS, Item
 
 SESSION_PREFIX = "crowd:"
 ARRIVAL_WINDOW_SECONDS = 60
+# the statuses whose page htmx shows in place of the item (the run's pages that say why it cannot go on), beside
+# the item page's own 409 and 422 (templates/annotation/_item_head.html)
+SWAP_ERRORS = "403|404|409|410|422|429"
 
 
 def _language(link: StudyLink) -> dict[str, str]:
@@ -45,9 +59,8 @@ def _language(link: StudyLink) -> dict[str, str]:
 
 def _render(request: HttpRequest, link: StudyLink | None, template: str, context: dict[str, Any], *,
             status: int = 200) -> HttpResponse:
-    base = {"link": link, **(_language(link) if link else {"lang": "en", "dir": "ltr"})}
-    response = render(request, f"crowd/{template}", {**base, **context}, status=status)
-    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    base = {"link": link, "swap_errors": SWAP_ERRORS, **(_language(link) if link else {"lang": "en", "dir": "ltr"})}
+    response = with_policy(render(request, f"crowd/{template}", {**base, **context}, status=status))
     response["Cache-Control"] = "no-store"
     return response
 
@@ -85,7 +98,10 @@ def _busy(request: HttpRequest) -> HttpResponse:
         again = request.get_full_path()
     else:  # the page of the tab that sent the form (a run page without its tab would count as another tab)
         again = f"{request.path}?{urlencode({'tab': request.POST.get('tab', '')})}"
-    return _render(request, None, "busy.html", {"again": again})
+    response = _render(request, None, "busy.html", {"again": again})
+    if wants_partial(request):  # htmx shows no <meta refresh>: the browser goes to the page itself
+        response["HX-Redirect"] = again
+    return vary(response)
 
 
 @require_GET
@@ -179,8 +195,7 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
     if participant.stage not in studies.RUNNING:
         return _after_the_run(request, link, participant)
     if not (link.is_open and link.batch.is_open):
-        return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
-                        "The answers you gave are kept. Please return the study on your platform.", 410)
+        return _closed(request, link)
     tab = (request.POST if request.method == "POST" else request.GET).get("tab", "")
     if request.method == "GET" and not tab:
         fresh = studies.open_tab(participant)
@@ -192,6 +207,11 @@ def run(request: HttpRequest, token: str) -> HttpResponse:
     if request.GET.get("revise"):
         return _revision_page(request, link, participant, tab, request.GET["revise"])
     return _show(request, link, participant, tab)
+
+
+def _closed(request: HttpRequest, link: StudyLink) -> HttpResponse:
+    return _problem(request, link, "This study is closed", "This study was closed while you were taking part. "
+                    "The answers you gave are kept. Please return the study on your platform.", 410)
 
 
 def _after_the_run(request: HttpRequest, link: StudyLink, participant: Participant) -> HttpResponse:
@@ -248,22 +268,62 @@ def _show(request: HttpRequest, link: StudyLink, participant: Participant, tab: 
 
 def _item_page(request: HttpRequest, link: StudyLink, participant: Participant, step: studies.Step, tab: str, *,
                form: Any, status: int, notice: str, **side: Any) -> HttpResponse:
+    """The item on screen: the one item page (annotation/core/item_page.py) under the run's header."""
     item = step.item
-    task = link.batch.task
-    if form is None:
-        form = answer_form_for(task, item.payload)
     done = studies.n_work(participant) if step.n_work is None else step.n_work
     practice = step.role == CheckResult.Role.PRACTICE
     number, n_run_items = (0, 0) if practice else studies.item_counter(participant, done)
-    context = {"number": number, "n_run_items": n_run_items,
-        "participant": participant, "tab": tab, "task": task, "item": item, "form": form, "practice": practice,
-        "shown": shown_token(link.batch, item), "done": done, "quota": link.quota, "notice": notice,
-        "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE)) if practice else 0,
-        "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
-        "instructions": instructions.to_html(task.instructions),
-        **({} if practice else _side_context(participant, **side)),
-    }
+    previous = None if practice else item_actions.previous_answer(participant)
+    page = _crowd_page(link, tab, item, action="answer", side=not practice, previous=previous,
+                       notices=(Notice(notice),) if notice else ())
+    context = {**item_page_context(page, link.batch, item, form=form, **side),
+               "number": number, "n_run_items": n_run_items, "participant": participant, "tab": tab,
+               "practice": practice, "done": done, "quota": link.quota, "minutes_left": _minutes_left(participant),
+               "n_practice": len(studies.check_item_ids(link, CheckResult.Role.PRACTICE)) if practice else 0}
     return _render(request, link, "item.html", context, status=status)
+
+
+def _crowd_page(link: StudyLink, tab: str, item: Item, *, action: str, side: bool, previous: Any,
+                notices: tuple[Notice, ...] = (), forward_label: str = "") -> ItemPage:
+    """The item page's wiring in a run: every form posts to the run's page with the tab, the item and the action,
+    and htmx puts the next page of the run (whichever stage it is) in place of this one."""
+    run = reverse("crowd:run", args=[link.token])
+    here = f"{run}?{urlencode({'tab': tab})}"
+    return ItemPage(
+        answer_url=run, skip_url=run, flag_url=run, hx_select="#loop", side=side,
+        hidden=(("tab", tab), ("item", str(item.pk)), ("action", action)),
+        submit_label="Save revision" if action == "revise" else "Submit",
+        skip_note=(f"A skipped item goes to someone else and does not come back to you; it does not count toward "
+                   f"your {link.quota} items."),
+        back_url=f"{here}&{urlencode({'revise': previous.item_id})}" if previous else "",
+        forward_url=here if forward_label else "", forward_label=forward_label, notices=notices)
+
+
+def _minutes_left(participant: Participant) -> int:
+    return max(0, int((participant.deadline - timezone.now()).total_seconds() // 60))
+
+
+def _onward(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
+    """After a form of the run: htmx gets the run's next page in the same response (the participant read afresh,
+    as the page's own request would), a plain form post the redirect to it."""
+    url = _run_url(link, tab)
+    if not wants_partial(request):
+        return redirect(url)
+    found = _link_and_participant(request, link.token)
+    if isinstance(found, HttpResponse):
+        return vary(found)
+    link, participant = found
+    if participant.stage not in studies.RUNNING:  # as `_after_the_run` shows it to this tab
+        held = item_actions.may_revise(participant) and studies.holds_tab(participant, tab)
+        response = _show(request, link, participant, tab if held else "")
+    elif not (link.is_open and link.batch.is_open):
+        response = _closed(request, link)
+    elif not studies.holds_tab(participant, tab):
+        response = _other_tab(request, link)
+    else:
+        response = _show(request, link, participant, tab)
+    response["HX-Replace-Url"] = url
+    return vary(response)
 
 
 def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
@@ -280,7 +340,7 @@ def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: s
         return _skip_or_flag(request, link, participant, tab, action)
     elif action == "revise":
         return _revise(request, link, participant, tab)
-    return redirect(_run_url(link, tab))
+    return _onward(request, link, participant, tab)
 
 
 def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
@@ -292,16 +352,14 @@ def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab
         # an old page (after the time ran out, or a reload of an answered item): nothing is stored
         return _show(request, link, participant, tab, notice="That item was already done; here is where you are.")
     item: Item = step.item
-    form = answer_form_for(link.batch.task, item.payload, request.POST)
+    sent = read_answer(link.batch, item, request.POST)  # a flag ticked in the flag box goes with the answer
+    form, flag_comment = sent.form, sent.flag_comment
     if not form.is_valid():
         return _show(request, link, participant, tab, form=form, status=422)
-    started_at, spent_ms = shown_time(request.POST.get("shown"), link.batch, item)
     value = form.cleaned_data["value"]
-    flag_form = FlagForm(request.POST)  # a flag ticked in the flag box goes with the answer, as in the loop
-    flag_comment = flag_form.comment if flag_form.is_valid() else ""
     try:
         if step.role == "work":
-            studies.submit_work(participant, item, value, time_spent_ms=spent_ms, started_at=started_at,
+            studies.submit_work(participant, item, value, time_spent_ms=sent.spent_ms, started_at=sent.started_at,
                                 flag_comment=flag_comment)
         elif step.role == CheckResult.Role.PRACTICE:
             feedback = studies.submit_practice(participant, item, value)
@@ -309,23 +367,16 @@ def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab
             return _render(request, link, "feedback.html", {"participant": participant, "tab": tab, "expected": shown,
                                                             "feedback": feedback, "task": link.batch.task})
         else:
-            studies.submit_check(participant, item, value, time_spent_ms=spent_ms, flag_comment=flag_comment)
+            studies.submit_check(participant, item, value, time_spent_ms=sent.spent_ms, flag_comment=flag_comment)
     except ValidationProblem as problem:
         form.add_error(None, str(problem))
         return _show(request, link, participant, tab, form=form, status=422)
     except AssignmentRefused as refused:
         return _show(request, link, participant, tab, notice=refused.message)
-    return redirect(_run_url(link, tab))
+    return _onward(request, link, participant, tab)
 
 
 # --- skip, flag, going back to revise (annotation/crowd/item_actions.py) -----------------------------------------
-
-def _side_context(participant: Participant, *, skip_form: Any = None, flag_form: Any = None) -> dict[str, Any]:
-    """The skip and flag boxes and the way back, on a work or check item (never on practice)."""
-    previous = item_actions.previous_answer(participant)
-    return {"side": True, "skip_form": skip_form or SkipForm(), "flag_form": flag_form or FlagForm(),
-            "previous": previous}
-
 
 def _skip_or_flag(request: HttpRequest, link: StudyLink, participant: Participant, tab: str,
                   action: str) -> HttpResponse:
@@ -336,26 +387,25 @@ def _skip_or_flag(request: HttpRequest, link: StudyLink, participant: Participan
         return _problem(request, link, "This study cannot go on", refused.message, 409)
     if step.item is None or step.role == CheckResult.Role.PRACTICE or request.POST.get("item") != str(step.item.pk):
         return _show(request, link, participant, tab, notice="That item was already done; here is where you are.")
-    box = SkipForm(request.POST) if action == "skip" else FlagForm(request.POST, required=True)
+    box = read_side_box(action, request.POST)
     if not box.is_valid():
         return _show(request, link, participant, tab, status=422, **{f"{action}_form": box})
     try:
         if action == "skip":
-            _, spent_ms = shown_time(request.POST.get("shown"), link.batch, step.item)
-            item_actions.skip_step(participant, step, reason=box.reason, time_spent_ms=spent_ms)
+            item_actions.skip_step(participant, step, reason=box.reason,
+                                   time_spent_ms=spent_ms(request.POST, link.batch, step.item))
         else:
             item_actions.flag_step(participant, step, comment=box.comment)
     except AssignmentRefused as refused:
         return _show(request, link, participant, tab, notice=refused.message)
-    return redirect(_run_url(link, tab))
+    return _onward(request, link, participant, tab)
 
 
 def _revise_after_context(participant: Participant, tab: str) -> dict[str, Any]:
     """The completion page's way back to revise (only from the tab that holds the study, while it may)."""
     if not tab or not item_actions.may_revise(participant):
         return {}
-    return {"last_answer": item_actions.previous_answer(participant),
-            "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60))}
+    return {"last_answer": item_actions.previous_answer(participant), "minutes_left": _minutes_left(participant)}
 
 
 def _revision_page(request: HttpRequest, link: StudyLink, participant: Participant, tab: str, item_id: str, *,
@@ -364,16 +414,15 @@ def _revision_page(request: HttpRequest, link: StudyLink, participant: Participa
     answer = item_actions.revisable(participant, item_id)
     if answer is None:
         return redirect(_run_url(link, tab))
-    task = link.batch.task
-    context = {
-        "participant": participant, "tab": tab, "task": task, "item": answer.item, "revising": True,
-        "completed": participant.stage == Participant.Stage.COMPLETED,
-        "form": form or answer_form_for(task, answer.item.payload, answer=answer.value),
-        "shown": shown_token(link.batch, answer.item), "done": studies.n_work(participant), "quota": link.quota,
-        "minutes_left": max(0, int((participant.deadline - timezone.now()).total_seconds() // 60)),
-        "instructions": instructions.to_html(task.instructions),
-        "previous": item_actions.previous_answer(participant, before=answer.item_id),
-    }
+    completed = participant.stage == Participant.Stage.COMPLETED
+    page = _crowd_page(link, tab, answer.item, action="revise", side=False,
+                       previous=item_actions.previous_answer(participant, before=answer.item_id),
+                       notices=(Notice("You answered this item already. Change your answer and submit to revise it; "
+                                       "your earlier answer is kept too.", id="revising"),),
+                       forward_label="Back to your completion code →" if completed else "Current item →")
+    context = {**item_page_context(page, link.batch, answer.item, form=form, answer=answer.value),
+               "participant": participant, "tab": tab, "revising": True, "completed": completed,
+               "done": studies.n_work(participant), "quota": link.quota, "minutes_left": _minutes_left(participant)}
     return _render(request, link, "item.html", context, status=status)
 
 
@@ -383,7 +432,7 @@ def _revise(request: HttpRequest, link: StudyLink, participant: Participant, tab
     answer = item_actions.revisable(participant, item_id)
     if answer is None:
         return _show(request, link, participant, tab, notice="That answer cannot be changed now.")
-    form = answer_form_for(link.batch.task, answer.item.payload, request.POST)
+    form = read_answer(link.batch, answer.item, request.POST).form
     if not form.is_valid():
         return _revision_page(request, link, participant, tab, item_id, form=form, status=422)
     try:
@@ -392,7 +441,7 @@ def _revise(request: HttpRequest, link: StudyLink, participant: Participant, tab
         form.add_error(None, str(problem))
         return _revision_page(request, link, participant, tab, item_id, form=form, status=422)
     except studies.StudyProblem:
-        return redirect(_run_url(link, tab))  # timed out: the run's page says so
+        return _onward(request, link, participant, tab)  # timed out: the run's page says so
     except AssignmentRefused as refused:
         return _show(request, link, participant, tab, notice=refused.message)
-    return redirect(_run_url(link, tab))
+    return _onward(request, link, participant, tab)

@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import caches
 
 from annotation.models import Annotation, AnnotationRevision
-from tests.browser.test_crowd_study_browser import answer_by_keys, item_id
+from tests.browser.test_crowd_study_browser import answer_by_keys, item_id, next_page
 from tests.crowd_helpers import arrival_url, make_crowd_task, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,7 +33,7 @@ def test_a_participant_skips_flags_and_revises_with_the_keyboard(page, live_serv
     press_on_body(page, "s")
     assert page.evaluate("document.activeElement.name") == "skip_reason"
     page.select_option("#id_skip_reason", "broken")
-    with page.expect_navigation():
+    with next_page(page):
         page.keyboard.press("Enter")
     assert "Item 1 of 3" in page.inner_text(".loop-head") and item_id(page) != skipped
 
@@ -41,7 +41,7 @@ def test_a_participant_skips_flags_and_revises_with_the_keyboard(page, live_serv
     press_on_body(page, "f")
     page.keyboard.press("Space")  # the focused first tag: ambiguous
     page.fill("input[name=flag_comment]", "two readings")
-    with page.expect_navigation():
+    with next_page(page):
         page.press("input[name=flag_comment]", "Enter")
 
     first = item_id(page)
