@@ -28,6 +28,7 @@ from agreement.report_queue import (
     requeue_if_dead,
 )
 from agreement.scoring import check_aggregation
+from hume.jobs import control
 from hume.jobs.lease import Lease
 from hume.jobs.lease import claim as claim_job
 from tasks_app.models import Task
@@ -46,10 +47,11 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> Lease | 
     same Celery message (a redelivery after its worker died: acks_late). The CLI (any_state) may also
     claim a done or failed report, but never one another runner holds.
     """
-    may = Q(status__in=[Status.DONE, Status.FAILED]) if any_state else None
+    if any_state:  # the CLI recomputes a finished report: a new request, its attempts afresh
+        control.submit(Report.objects.filter(task_id=task_id, status__in=[Status.DONE, Status.FAILED]))
+    may = None
     if claimed_by and claimed_by != "cli":  # a Celery message id: its redelivery may resume its own claim
-        mine = Q(status=Status.RUNNING, claimed_by=claimed_by)
-        may = mine if may is None else may | mine
+        may = Q(status=Status.RUNNING, claimed_by=claimed_by)
     return claim_job(Report.objects.filter(task_id=task_id), claimed_by=claimed_by, may=may,
                      stage="loading answers", progress=5, error="")
 

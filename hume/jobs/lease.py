@@ -200,19 +200,18 @@ def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, 
     """Claim the job in ``rows`` (one row; of several, the first claimable) if it is claimable (or matches
     ``may``): the conditional UPDATE's row count decides between racing workers.
 
-    ``fields`` are written with the claim (a stage, a progress). A claimable job already claimed
-    ``max_attempts`` times (default settings.JOB_MAX_ATTEMPTS) fails with the reason instead of being claimed
-    again; ``may`` (a finished row the CLI recomputes) is not a retry and is not capped. None if not won."""
+    ``fields`` are written with the claim (a stage, a progress). A claimable job (or one matching ``may``)
+    already claimed ``max_attempts`` times (default settings.JOB_MAX_ATTEMPTS) fails with the reason instead
+    of being claimed again. None if not won."""
     now = timezone.now()
     limit = cap(max_attempts)
-    rows.filter(claimable(now), attempts__gte=limit).update(
-        status=JobStatus.FAILED, error=exhausted_message(limit), claim_token=None, lease_expires_at=None,
-        finished_at=now)
-    condition = claimable(now) & Q(attempts__lt=limit)
-    if may is not None:
-        condition |= may
+    takeable = claimable(now) | may if may is not None else claimable(now)
+    condition = takeable & Q(attempts__lt=limit)
     pk = rows.filter(condition).values_list("pk", flat=True).first()
-    if pk is None:
+    if pk is None:  # none to claim; one that used up its attempts fails now (two statements on the fast path)
+        rows.filter(takeable, attempts__gte=limit).update(
+            status=JobStatus.FAILED, error=exhausted_message(limit), claim_token=None, lease_expires_at=None,
+            finished_at=now)
         return None
     token = uuid.uuid4()
     won = rows.filter(condition, pk=pk).update(  # the condition again: the row may have been claimed meanwhile
