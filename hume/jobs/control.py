@@ -25,12 +25,16 @@ from hume.jobs.models import ACTIVE, JobStatus
 RELEASED = {"claim_token": None, "lease_expires_at": None}
 
 
-def submit(rows: models.QuerySet, **fields: Any) -> int:
+def submit(rows: models.QuerySet, *, superseding: bool = False, **fields: Any) -> int:
     """Ask for the jobs (again): each not held by a live worker becomes queued. One idle (queued, done, failed,
     cancelled) starts afresh, its attempts at 0 and its error cleared; one whose holder died (running, its lease
-    lapsed) keeps its attempts, so a job that kills its workers still meets its cap. ``fields`` go with it."""
+    lapsed) keeps its attempts, so a job that kills its workers still meets its cap. ``superseding``: the request
+    replaces a run in progress too (it read the old inputs): its holder loses the claim and stores nothing, and
+    the job starts afresh. ``fields`` go with it."""
     now = timezone.now()
     queued = {"status": JobStatus.QUEUED, "error": "", **RELEASED, **fields}
+    if superseding:
+        return rows.update(**queued, attempts=0, finished_at=None)
     fresh = rows.exclude(status=JobStatus.RUNNING).update(**queued, attempts=0, finished_at=None)
     return fresh + rows.filter(lapsed(now)).update(**queued)
 
