@@ -104,10 +104,11 @@ class Lease:
         """An UPDATE of the job row that renews the lease (and sets ``sets``, SQL whose parameters come before
         the returned ones) only while the claim is ours, RETURNING ``returning``: for a caller that renews in
         the same statement as other writes (a CTE). The statement and its parameters."""
-        table = connection.ops.quote_name(self.model._meta.db_table)
-        token = self.model._meta.get_field("claim_token").get_db_prep_value(self.token, connection)
+        meta, quote = self.model._meta, connection.ops.quote_name
+        token = meta.get_field("claim_token").get_db_prep_value(self.token, connection)  # uuid, or 32 hex
         assignments = f"{sets}, lease_expires_at = %s" if sets else "lease_expires_at = %s"
-        sql = f"UPDATE {table} SET {assignments} WHERE id = %s AND claim_token = %s RETURNING {returning}"
+        sql = (f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s "
+               f"AND claim_token = %s RETURNING {returning}")
         return sql, [lease_until(), self.pk, token]
 
     def renew_reading(self, *columns: str) -> tuple[Any, ...]:
