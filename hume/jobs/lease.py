@@ -130,13 +130,12 @@ class Lease:
     def finish(self, *, again_if: Q | None = None, **fields: Any) -> bool:
         """Done, with ``fields`` (the results). With ``again_if``, a row matching it goes back to queued with its
         attempts afresh instead (the job was asked for again while it ran: its inputs changed)."""
-        status: Any = JobStatus.DONE
-        attempts: Any = F("attempts")
+        done: dict[str, Any] = {"status": JobStatus.DONE}
         if again_if is not None:
-            status = Case(When(again_if, then=Value(JobStatus.QUEUED)), default=Value(JobStatus.DONE))
-            attempts = Case(When(again_if, then=Value(0)), default=F("attempts"),
-                            output_field=models.PositiveIntegerField())
-        return self.write(**{"status": status, "attempts": attempts, "error": "", **self._released(), **fields})
+            done = {"status": Case(When(again_if, then=Value(JobStatus.QUEUED)), default=Value(JobStatus.DONE)),
+                    "attempts": Case(When(again_if, then=Value(0)), default=F("attempts"),
+                                     output_field=models.PositiveIntegerField())}
+        return self.write(**{**done, "error": "", **self._released(), **fields})
 
     def fail(self, error: str, **fields: Any) -> bool:
         return self.write(status=JobStatus.FAILED, error=error, **self._released(), **fields)
