@@ -100,7 +100,7 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         RunChunk.objects.bulk_create([RunChunk(run=run, index=n, item_ids=c) for n, c in enumerate(chunks)])
         ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
     elif run.status == ModelRun.Status.FAILED:
-        control.submit(ModelRun.objects.filter(pk=run.pk))
+        control.submit(ModelRun.objects.filter(pk=run.pk), finished_at=None)
         # a fresh start: each unfinished chunk gets its attempts again
         control.submit(RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE))
     run.refresh_from_db()

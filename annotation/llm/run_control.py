@@ -71,7 +71,7 @@ def resume_run(run: LLMRun) -> bool:
     again."""
     if LLMRun.objects.filter(pk=run.pk, status__in=LLMRun.ACTIVE, paused=True).update(paused=False):
         return True
-    if control.submit(LLMRun.objects.filter(pk=run.pk, status=Status.FAILED), paused=False):
+    if control.submit(LLMRun.objects.filter(pk=run.pk, status=Status.FAILED), paused=False, finished_at=None):
         return True
     return stalled_runs().filter(pk=run.pk).exists()
 

@@ -30,12 +30,12 @@ def submit(rows: models.QuerySet, *, superseding: bool = False, **fields: Any) -
     cancelled) starts afresh, its attempts at 0 and its error cleared; one whose holder died (running, its lease
     lapsed) keeps its attempts, so a job that kills its workers still meets its cap. ``superseding``: the request
     replaces a run in progress too (it read the old inputs): its holder loses the claim and stores nothing, and
-    the job starts afresh. ``fields`` go with it."""
+    the job starts afresh. ``fields`` go with it (`finished_at` stays: the last result's time, until the next)."""
     now = timezone.now()
     queued = {"status": JobStatus.QUEUED, "error": "", **RELEASED, **fields}
     if superseding:
-        return rows.update(**queued, attempts=0, finished_at=None)
-    fresh = rows.exclude(status=JobStatus.RUNNING).update(**queued, attempts=0, finished_at=None)
+        return rows.update(**queued, attempts=0)
+    fresh = rows.exclude(status=JobStatus.RUNNING).update(**queued, attempts=0)
     return fresh + rows.filter(lapsed(now)).update(**queued)
 
 
