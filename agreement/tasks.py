@@ -6,12 +6,12 @@ from typing import Any
 
 from celery import shared_task
 from django.db.models import F
-from django.utils import timezone
 
 from agreement.core import judge_panels, reports
 from agreement.models import Report
 from agreement.ppi import estimate_jobs as ppi_jobs
 from annotation.llm.models import LLMJudgePanel
+from hume.jobs import recovery
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def compute_report(self, task_id: int, aggregation: str | None = None) -> str:
     if outcome == "not claimed: report is running":
         wait = rerun_wait(task_id)
         if wait is not None:
-            compute_report.apply_async((task_id,) if aggregation is None else (task_id, aggregation), countdown=wait)
+            recovery.look_again("report", task_id, *([] if aggregation is None else [aggregation]), after=wait)
             return f"{outcome}; a re-run was asked meanwhile: looking again in {wait:.0f} s"
     return outcome
 
@@ -47,11 +47,7 @@ def rerun_wait(task_id: int) -> float | None:
     """Seconds until the running claim may lapse, if a re-run was asked after that run started (a Recompute
     on a run whose worker may be dead), else None. A live run renews its lease and, when done, queues the
     re-run itself (reports.finish), so the look again finds nothing to do; a dead run is taken over."""
-    expires = Report.objects.filter(task_id=task_id, status=Report.Status.RUNNING,
-                                    requested_at__gt=F("started_at")).values_list("lease_expires_at", flat=True).first()
-    if expires is None:
-        return None
-    return max(0.0, (expires - timezone.now()).total_seconds()) + 1
+    return recovery.until_lapsed(Report.objects.filter(task_id=task_id, requested_at__gt=F("started_at")))
 
 
 @shared_task(name="agreement.compute_ppi", bind=True, acks_late=True, reject_on_worker_lost=True)

@@ -29,7 +29,7 @@ from django.db import DatabaseError, connections, transaction
 from django.db.models import Q
 
 from hume import jobs
-from hume.jobs import BrokerDown
+from hume.jobs import BrokerDown, control
 from hume.jobs.lease import LeaseLost, claim
 from hume.lib.import_reader import ImportFailed, ImportProblem
 
@@ -61,7 +61,7 @@ def start_import_job(upload: Any, raw_options: dict[str, Any], user: Any) -> Imp
     try:
         jobs.enqueue_on_commit("tasks_app.import_dataset", job.pk)
     except BrokerDown as down:  # stored and queued: the job layer sends it when the broker is back
-        ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(error=str(down))
+        control.explain(ImportJob.objects.filter(pk=job.pk), str(down))
         job.error = str(down)
     return job
 

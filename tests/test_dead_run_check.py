@@ -14,13 +14,14 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from agreement.model_runs.embedding import embed
-from agreement.model_runs.execution import dead_chunks, dead_scorings, start_run
+from agreement.model_runs.execution import start_run
 from agreement.model_runs.models import EmbeddingModel, ModelRun, RunChunk
 from agreement.models import Report
 from agreement.retrieval.models import Collection, Ranking, RankingEntry
 from agreement.retrieval.models import RankingChunk as SplitChunk
-from agreement.retrieval.split_rankings import dead_split_rankings
 from agreement.retrieval.system_rankings import embedding_ranking, new_ranking
+from hume.jobs.recovery import lapsed_keys
+from hume.jobs.registry import TYPES
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply
 from tests.retrieval_helpers import load_minifact
@@ -82,7 +83,8 @@ def test_chunks_whose_lease_lapsed_are_requeued_and_the_run_finished_by_a_runnin
         run = start_run(task, model, chunk_texts=4)  # no message sent: as if a worker had died holding each chunk
         RunChunk.objects.filter(run=run).update(status=RunChunk.Status.RUNNING, claim_token=uuid.uuid4(),
                                                 lease_expires_at=timezone.now() - timedelta(seconds=1))
-        assert sorted(dead_chunks()) == sorted(run.chunks.values_list("id", flat=True)) and not dead_scorings()
+        assert lapsed_keys(TYPES["model-run chunk"]) == sorted(run.chunks.values_list("id", flat=True))
+        assert not lapsed_keys(TYPES["model-run scoring"])
 
         finished = wait_for(lambda: ModelRun.objects.filter(pk=run.pk, status="done").first(), BOUND)
 
@@ -109,7 +111,7 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
         SplitChunk(ranking=split, subset=subset, model=model, k=3, doc_start=0, doc_end=size // 2,
                    status=SplitChunk.Status.RUNNING, claimed_by="dead-worker", lease_expires_at=dead_since),
         SplitChunk(ranking=split, subset=subset, model=model, k=3, doc_start=size // 2, doc_end=size)])
-    assert dead_split_rankings() == [split.pk]
+    assert lapsed_keys(TYPES["split-ranking chunk"]) == [split.pk]
 
     wait_for(lambda: Ranking.objects.filter(pk=split.pk, depth__gt=0).first(), BOUND)
 
@@ -119,7 +121,7 @@ def test_a_split_retrieval_run_whose_chunk_claim_lapsed_is_finished_by_a_running
     got = list(RankingEntry.objects.filter(ranking=split).order_by("query_id", "rank")
                .values_list("query_id", "rank", "document_id"))
     assert got == expected and len(got) == 3 * subset.queries.count()
-    assert dead_split_rankings() == []
+    assert lapsed_keys(TYPES["split-ranking chunk"]) == []
 
 
 def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
@@ -141,4 +143,4 @@ def test_the_split_run_check_names_lapsed_and_unmerged_runs_only() -> None:
                                         for i, (status, at) in enumerate(statuses)])
     query, document = subset.queries.first(), subset.documents.first()
     RankingEntry.objects.create(ranking=runs["merged"], query=query, document=document, rank=1, score=0.5)
-    assert dead_split_rankings() == sorted([runs["lapsed"].pk, runs["unmerged"].pk])
+    assert lapsed_keys(TYPES["split-ranking chunk"]) == sorted([runs["lapsed"].pk, runs["unmerged"].pk])

@@ -15,8 +15,10 @@ from scipy import stats
 
 from agreement.model_runs.backends import load_backend
 from agreement.model_runs.embedding import embed
-from agreement.model_runs.execution import claim_chunk, dead_chunks, execute_chunk, run_in_process, start_run
+from agreement.model_runs.execution import claim_chunk, execute_chunk, run_in_process, start_run
 from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice, ModelRun
+from hume.jobs.recovery import lapsed_keys
+from hume.jobs.registry import TYPES
 from hume.lib.http_client import EndpointError
 from tests import model_data as data
 from tests.embeddings_server import EmbeddingsServer, Reply, throttled, vector_for
@@ -163,7 +165,7 @@ def test_a_chunk_whose_workers_keep_dying_fails_its_run_after_the_attempt_limit(
         assert run.error == ("OutOfAttempts: chunk 1 of 1 was taken 3 times and never finished (its worker "
                              "stopped, or hung past the 0.05-second lease, each time); the run stops here: start "
                              "it again once the cause is fixed")
-        assert dead_chunks() == []  # the periodic check sends it no more messages
+        assert lapsed_keys(TYPES["model-run chunk"]) == []  # the periodic check sends it no more messages
         rerun = start_run(task, model)  # asked again: the chunk gets its attempts back and the run completes
         assert rerun.pk == run.pk and rerun.chunks.get().attempts == 0
         assert run_in_process(rerun, poll=0.05).status == "done"

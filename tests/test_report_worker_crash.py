@@ -16,9 +16,11 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from agreement.core.reports import dead_or_waiting_reports, request_report
+from agreement.core.reports import request_report
 from agreement.models import Report
 from agreement.tasks import compute_report, rerun_wait
+from hume.jobs import recovery
+from hume.jobs.registry import TYPES
 from tests.report_builders import answers_from_columns, build_task, cli_report, import_answers, wait_for_report
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -171,7 +173,7 @@ def test_a_starting_worker_looks_at_running_reports_and_long_queued_ones_only() 
     Report.objects.create(task=fresh, status=Report.Status.QUEUED, requested_at=now)
     Report.objects.create(task=done, status=Report.Status.DONE, requested_at=now - timedelta(seconds=60))
 
-    looks = dict(dead_or_waiting_reports())
+    looks = dict(recovery.waiting(TYPES["report"]))
 
     assert set(looks) == {running.pk, stale.pk}
     assert looks[stale.pk] == 0

@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from agreement.core.models import Report
 from hume import jobs
-from hume.jobs import BrokerDown, recovery
+from hume.jobs import BrokerDown, control
 from hume.jobs.lease import lapsed
 from hume.jobs.registry import JobType
 
@@ -43,8 +42,7 @@ def request_report(task_id: int, *, countdown: float = 0, aggregation: str | Non
         report, _ = Report.objects.get_or_create(task_id=task_id, defaults={"requested_at": now})
         asked = {"requested_at": now} if aggregation is None else {"requested_at": now, "aggregation": aggregation}
         Report.objects.filter(pk=report.pk).update(**asked)
-        Report.objects.filter(pk=report.pk).filter(~Q(status=Status.RUNNING) | Q(lease_expires_at__lt=now)).update(
-            status=Status.QUEUED, stage="queued", progress=0, error="")
+        control.submit(Report.objects.filter(pk=report.pk), stage="queued", progress=0)
         enqueue(task_id, countdown=countdown)
     report.refresh_from_db()
     return report
@@ -71,14 +69,6 @@ def requeue_dead(task_id: int) -> None:
 # The report job type (registered in agreement/apps.py): its task takes the task id.
 JOB = JobType(name="report", model="agreement.Report", task="agreement.compute_report", key="task_id",
               queued_since="requested_at", requeue=requeue_dead)
-
-
-def dead_or_waiting_reports() -> list[tuple[int, float]]:
-    """(task id, seconds until it may be claimed) of every report a worker should look at now: running ones,
-    claimable once their lease lapses (a live runner keeps renewing it, and the look finds nothing to do), and
-    ones queued for longer than a lease (a broker restarted without its data may have lost their message;
-    a message sent just now is left to do its work)."""
-    return recovery.waiting(JOB)  # type: ignore[return-value]
 
 
 def request_first_report(task_id: int) -> bool:

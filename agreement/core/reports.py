@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agreement.core import loading
@@ -21,7 +21,6 @@ from agreement.core.report_building import build_report, gc_paused, main_agreeme
 from agreement.core.report_queue import (
     JOB,
     ReportQueueError,
-    dead_or_waiting_reports,
     enqueue,
     request_first_report,
     request_report,
@@ -29,11 +28,12 @@ from agreement.core.report_queue import (
     requeue_if_dead,
 )
 from agreement.core.scoring import check_aggregation
+from hume.jobs import control
 from hume.jobs.lease import Lease
 from hume.jobs.lease import claim as claim_job
 from tasks_app.models import Task
 
-__all__ = ["JOB", "ReportQueueError", "build_report", "claim", "dead_or_waiting_reports", "enqueue", "finish",
+__all__ = ["JOB", "ReportQueueError", "build_report", "claim", "enqueue", "finish",
            "fresh_result", "fresh_result_exists", "main_agreement", "report_in_process", "request_first_report",
            "request_report", "requeue_dead", "requeue_if_dead", "run_claimed", "run_report"]
 
@@ -47,10 +47,11 @@ def claim(task_id: int, claimed_by: str, *, any_state: bool = False) -> Lease | 
     same Celery message (a redelivery after its worker died: acks_late). The CLI (any_state) may also
     claim a done or failed report, but never one another runner holds.
     """
-    may = Q(status__in=[Status.DONE, Status.FAILED]) if any_state else None
+    if any_state:  # the CLI recomputes a finished report: a new request, its attempts afresh
+        control.submit(Report.objects.filter(task_id=task_id, status__in=[Status.DONE, Status.FAILED]))
+    may = None
     if claimed_by and claimed_by != "cli":  # a Celery message id: its redelivery may resume its own claim
-        mine = Q(status=Status.RUNNING, claimed_by=claimed_by)
-        may = mine if may is None else may | mine
+        may = Q(status=Status.RUNNING, claimed_by=claimed_by)
     return claim_job(Report.objects.filter(task_id=task_id), claimed_by=claimed_by, may=may,
                      stage="loading answers", progress=5, error="")
 
@@ -96,15 +97,14 @@ def finish(task_id: int, lease: Lease, doc: dict[str, Any] | None, loaded: Loade
     """Store the result if the claim is still ours; go back to queued if answers changed meanwhile."""
     now = timezone.now()
     fields: dict[str, Any] = {
-        "status": Case(When(requested_at__gt=F("started_at"), then=Value(Status.QUEUED)), default=Value(Status.DONE)),
-        "stage": "", "progress": 100, "finished_at": now, "claim_token": None, "lease_expires_at": None, "error": "",
+        "stage": "", "progress": 100, "finished_at": now,
         "aggregation": loaded.aggregation,  # what the stored result was computed with (the CLI may ask another)
     }
     if doc is not None:
         doc = {**doc, "computed_at": now.isoformat(), "computed_in": computed_in}
         fields |= {"result": doc, "answers_digest": loaded.answers_digest, "inputs_digest": loaded.inputs_digest,
                    "computed_at": now, "computed_in": computed_in, "computations": F("computations") + 1}
-    if not lease.write(**fields):
+    if not lease.finish(again_if=Q(requested_at__gt=F("started_at")), **fields):
         return "discarded: the claim was taken over"
     if Report.objects.filter(task_id=task_id, status=Status.QUEUED).exists():
         try:

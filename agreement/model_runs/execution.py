@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
-from django.utils import timezone
+from django.db.models import F, QuerySet
 
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs.backends import BackendError, device_of
@@ -30,6 +29,7 @@ from agreement.model_runs.models import EmbeddingModel, ModelRun, Prediction, Ru
 from agreement.model_runs.stages import timed
 from annotation.models import Annotation
 from hume import jobs
+from hume.jobs import control
 from hume.jobs.lease import Lease, LeaseLost, claim
 from hume.lib.http_client import EndpointError, ProtocolError
 from measures.model_scoring import CannotScore
@@ -100,11 +100,9 @@ def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = No
         RunChunk.objects.bulk_create([RunChunk(run=run, index=n, item_ids=c) for n, c in enumerate(chunks)])
         ModelRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
     elif run.status == ModelRun.Status.FAILED:
-        ModelRun.objects.filter(pk=run.pk).update(status=ModelRun.Status.QUEUED, error="", claim_token=None,
-                                                  lease_expires_at=None, attempts=0, finished_at=None)
+        control.submit(ModelRun.objects.filter(pk=run.pk), finished_at=None)
         # a fresh start: each unfinished chunk gets its attempts again
-        RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
-            status=RunChunk.Status.QUEUED, attempts=0, claim_token=None, lease_expires_at=None)
+        control.submit(RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE))
     run.refresh_from_db()
     run.inputs = (items, gold, humans)
     return run
@@ -115,25 +113,22 @@ class OutOfAttempts(Exception):
 
 
 def claim_chunk(chunk_id: int) -> Lease | None:
-    """The job layer's claim of a chunk of a run still embedding (the run, not the chunk, fails when its
-    attempts are used up: give_up_if_out_of_attempts)."""
-    return claim(RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.QUEUED,
-                                         attempts__lt=settings.JOB_MAX_ATTEMPTS))
+    """The job layer's claim of a chunk of a run still embedding (capped: one out of attempts fails, and then
+    its run: give_up_if_out_of_attempts)."""
+    return claim(RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.QUEUED))
 
 
 def give_up_if_out_of_attempts(chunk_id: int) -> bool:
     """Fail the run of a chunk that may not be claimed again (every attempt's lease lapsed); True if so."""
-    chunk = RunChunk.objects.filter(
-        pk=chunk_id, run__status=ModelRun.Status.QUEUED, attempts__gte=settings.JOB_MAX_ATTEMPTS).filter(
-        Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, lease_expires_at__lt=timezone.now())
-    ).select_related("run").first()
+    chunk = RunChunk.objects.filter(pk=chunk_id).select_related("run").first()
     if chunk is None:
         return False
-    fail(chunk.run, OutOfAttempts(
-        f"chunk {chunk.index + 1} of {chunk.run.chunks_total} was taken {chunk.attempts} times and never finished "
-        f"(its worker stopped, or hung past the {settings.JOB_LEASE_SECONDS:g}-second lease, each time); "
-        f"the run stops here: start it again once the cause is fixed"))
-    return True
+    run = chunk.run
+    return control.fail_parent_of_exhausted(ModelRun.objects.filter(pk=run.pk), RunChunk.objects.filter(pk=chunk_id), (
+        lambda c: str_error(OutOfAttempts(
+            f"chunk {c.index + 1} of {run.chunks_total} was taken {c.attempts} times and never finished "
+            f"(its worker stopped, or hung past the {settings.JOB_LEASE_SECONDS:g}-second lease, each time); "
+            f"the run stops here: start it again once the cause is fixed"))))
 
 
 # A run's vectors this process embedded, kept for its scoring when the same process scores it (run_models
@@ -212,7 +207,7 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
     except RUN_ERRORS as exc:
         _held.pop(run.pk, None)
         fail(run, exc)
-        lease.write(status=RunChunk.Status.QUEUED)
+        lease.release()
         return "failed"
     try:
         with timed("chunk done"), lease.fenced():  # the chunk done and the run's counts in one transaction
@@ -226,12 +221,13 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
     return (score_if_ready(run.pk, inputs) if score else None) or "done"
 
 
+def str_error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 def fail(run: ModelRun, exc: Exception) -> None:
     """Fail the run with the reason (a scoring step that held it loses its claim: it stores nothing)."""
-    message = f"{type(exc).__name__}: {exc}"
-    ModelRun.objects.filter(pk=run.pk).exclude(status=ModelRun.Status.DONE).update(
-        status=ModelRun.Status.FAILED, error=message[:2000], claim_token=None, lease_expires_at=None,
-        finished_at=timezone.now())
+    control.fail(ModelRun.objects.filter(pk=run.pk), str_error(exc))
 
 
 def claim_scoring(run_id: int) -> Lease | None:
@@ -288,33 +284,9 @@ def score_run(run_id: int, lease: Lease, inputs: Inputs | None = None) -> str:
     return "scored" if finished else "taken"
 
 
-def seconds_held(chunk_id: int) -> float | None:
-    """How long another worker's claim on a running chunk still lasts (None: nothing left to wait for)."""
-    row = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING, run__status=ModelRun.Status.QUEUED) \
-        .values_list("lease_expires_at", flat=True).first()
-    return None if row is None else max(0.0, (row - timezone.now()).total_seconds())
-
-
-def resumable_chunks() -> list[tuple[int, float]]:
-    """(chunk id, seconds until it may be taken) for every unfinished chunk of a run still embedding:
-    0 for a queued chunk or one whose lease lapsed, the lease's remaining time for one a worker holds."""
-    now = timezone.now()
-    rows = RunChunk.objects.filter(run__status=ModelRun.Status.QUEUED).exclude(status=RunChunk.Status.DONE)
-    held = RunChunk.Status.RUNNING
-    return [(chunk_id, max(0.0, (lease - now).total_seconds()) if lease and status == held else 0.0)
-            for chunk_id, status, lease in rows.values_list("id", "status", "lease_expires_at")]
-
-
-def dead_chunks() -> list[int]:
-    """Chunks of a run still embedding whose worker stopped holding them (lease lapsed)."""
-    return list(RunChunk.objects.filter(run__status=ModelRun.Status.QUEUED, status=RunChunk.Status.RUNNING,
-                                        lease_expires_at__lt=timezone.now()).values_list("id", flat=True))
-
-
-def dead_scorings() -> list[int]:
-    """Runs whose scoring worker stopped holding them (lease lapsed)."""
-    return list(ModelRun.objects.filter(status=ModelRun.Status.RUNNING, lease_expires_at__lt=timezone.now())
-                .values_list("id", flat=True))
+def holding_chunk(chunk_id: int) -> QuerySet:
+    """The chunk, while its run still embeds (another worker's claim on it is waited for, then taken over)."""
+    return RunChunk.objects.filter(pk=chunk_id, run__status=ModelRun.Status.QUEUED)
 
 
 def unfinished_chunks(run: ModelRun) -> list[int]:

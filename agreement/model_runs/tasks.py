@@ -10,18 +10,20 @@ import logging
 
 from celery import shared_task
 
+from hume.jobs import recovery
+
 log = logging.getLogger(__name__)
 
 
 @shared_task(name="model_runs.embed_chunk", acks_late=True, bind=True)
 def embed_chunk(self, chunk_id: int) -> str:  # type: ignore[no-untyped-def]
-    from agreement.model_runs.execution import execute_chunk, seconds_held
+    from agreement.model_runs.execution import execute_chunk, holding_chunk
 
     result = execute_chunk(chunk_id)
     if result == "taken":
-        held = seconds_held(chunk_id)
+        held = recovery.until_lapsed(holding_chunk(chunk_id))
         if held is not None:
-            embed_chunk.apply_async((chunk_id,), countdown=held + 1)
+            recovery.look_again("model-run chunk", chunk_id, after=held)
             return "held"
     return result
 

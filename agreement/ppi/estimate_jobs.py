@@ -22,6 +22,7 @@ from agreement.ppi.document import ppi_document
 from agreement.ppi.models import PPIEstimate
 from agreement.ppi.ppi_loading import PPIInputError, find_judge
 from hume import jobs
+from hume.jobs import control
 from hume.jobs.lease import claim
 from tasks_app.models import Task
 
@@ -36,10 +37,9 @@ def request_ppi(task: Task, judge_name: str, *, alpha: float = 0.05,
     broker is down (the row stays queued and its message is sent when the broker is back)."""
     find_judge(task, judge_name)
     with transaction.atomic():
-        row, _ = PPIEstimate.objects.update_or_create(
-            task=task, judge=judge_name,
-            defaults={"alpha": alpha, "target_half_width": target_half_width, "status": Status.QUEUED, "error": "",
-                      "requested_at": timezone.now(), "attempts": 0, "claim_token": None, "lease_expires_at": None})
+        asked = {"alpha": alpha, "target_half_width": target_half_width, "requested_at": timezone.now()}
+        row, _ = PPIEstimate.objects.get_or_create(task=task, judge=judge_name, defaults=asked)
+        control.submit(PPIEstimate.objects.filter(pk=row.pk), superseding=True, **asked)
         jobs.enqueue_on_commit("agreement.compute_ppi", row.pk)
     row.refresh_from_db()
     return row

@@ -29,6 +29,7 @@ from agreement.retrieval.models import Collection, Evaluation, Pool, PoolUnit, S
 from agreement.retrieval.pooling import build_pool
 from agreement.retrieval.system_rankings import bm25_ranking, embedding_ranking
 from annotation.answer_import import import_annotations
+from hume.jobs import control
 
 DEMO_RETRIEVAL = Path(settings.BASE_DIR) / "demo" / "retrieval"
 COLLECTION = "Everyday Science"
@@ -86,7 +87,7 @@ def import_judgments(pool: Pool) -> int:
 
 def evaluate(collection: Collection) -> Evaluation:
     """The worker's evaluation, run here (as the report command runs the report job); unchanged → no work."""
-    Evaluation.objects.update_or_create(collection=collection, defaults={"status": Evaluation.Status.QUEUED,
-                                                                         "error": ""})
+    evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
+    control.submit(Evaluation.objects.filter(pk=evaluation.pk), superseding=True)
     evaluations.run_evaluation(collection.pk, claimed_by="demo_retrieval")
     return Evaluation.objects.get(collection=collection)

@@ -21,6 +21,7 @@ from agreement.retrieval.evaluation_inputs import evaluate_collection, pool_scor
 from agreement.retrieval.models import Collection, Evaluation, Qrel, Ranking
 from annotation.models import Annotation
 from hume import jobs
+from hume.jobs import control
 from hume.jobs.lease import claim
 from measures.retrieval.judge_leaderboard import deltas, two_stage_average
 from measures.retrieval.judges import summary as judge_summary
@@ -46,10 +47,8 @@ def request_evaluation(collection: Collection, thresholds: Mapping[str, float] |
     `hume.jobs.BrokerDown` when the broker is down (the evaluation stays queued and is sent when it is back)."""
     evaluation, _ = Evaluation.objects.get_or_create(collection=collection)
     # A new request: its own attempts; a run in progress loses its claim (it read the old inputs) and stores nothing
-    fields = {"status": Status.QUEUED, "error": "", "attempts": 0, "claim_token": None, "lease_expires_at": None}
-    if thresholds is not None:
-        fields["thresholds"] = dict(thresholds)
-    Evaluation.objects.filter(pk=evaluation.pk).update(**fields)
+    asked = {} if thresholds is None else {"thresholds": dict(thresholds)}
+    control.submit(Evaluation.objects.filter(pk=evaluation.pk), superseding=True, **asked)
     jobs.enqueue_on_commit("retrieval.evaluate_collection", collection.pk)
     evaluation.refresh_from_db()
     return evaluation

@@ -32,7 +32,8 @@ from agreement.retrieval.models import Collection, Document, Query, Ranking, Ran
 from agreement.retrieval.rankings import finish_ranking, store_entries
 from agreement.retrieval.system_rankings import embed_all, new_ranking
 from hume import jobs
-from hume.jobs.lease import Lease, claim_next, lapsed
+from hume.jobs import control
+from hume.jobs.lease import Lease, claim_next
 from measures.mteb_texts import document_text, query_text
 from measures.retrieval.cosine_top_k import l2_normalise, merge_top_k
 from measures.retrieval.device_search import exact_top_k
@@ -58,19 +59,11 @@ def start_split_embedding_ranking(collection: Collection, name: str, model: Embe
                            for start in range(0, documents, docs_per_chunk)]
         RankingChunk.objects.bulk_create(chunks)
         if chunks:  # a ranking with nothing to rank is done (and empty) at once
-            ranking.status = Ranking.Status.QUEUED
-            ranking.save(update_fields=["status"])
+            control.submit(Ranking.objects.filter(pk=ranking.pk))
+            ranking.refresh_from_db()
         for _ in chunks:
             jobs.enqueue_on_commit("retrieval.embedding_chunk", ranking.pk)
     return ranking
-
-
-def dead_split_rankings() -> list[int]:
-    """Split rankings a dead worker left waiting: a chunk whose lease lapsed, or every chunk done and no entries
-    (the worker died between its last chunk and the merge). A message for a live ranking is harmless: the claim
-    and the merge's lock decide who works."""
-    stale = RankingChunk.objects.filter(lapsed()).values_list("ranking_id", flat=True)
-    return sorted(set(stale) | set(unmerged_rankings()))
 
 
 def unmerged_rankings() -> list[int]:
@@ -82,8 +75,14 @@ def unmerged_rankings() -> list[int]:
 
 
 def claim_chunk(ranking_id: int) -> Lease | None:
-    """The next queued chunk of the ranking (or one whose worker's lease lapsed), now ours; None when none is left."""
+    """The next queued chunk of the ranking (or one whose worker's lease lapsed), now ours; None when none is left
+    (a chunk claimed JOB_MAX_ATTEMPTS times without finishing fails, and with it the ranking: `work`)."""
     return claim_next(RankingChunk.objects.filter(ranking_id=ranking_id))
+
+
+def gave_up(chunk: RankingChunk) -> str:
+    return (f"chunk of documents {chunk.doc_start + 1}-{chunk.doc_end} was taken {chunk.attempts} times and never "
+            "finished (its worker stopped, or hung past the lease, each time)")
 
 
 def rank_chunk(chunk: RankingChunk) -> tuple[np.ndarray, np.ndarray]:
@@ -110,16 +109,18 @@ def work(ranking_id: int) -> int:
     """Rank chunks of the ranking until none is left, then merge if every chunk is done; returns chunks ranked."""
     ranked = 0
     while (lease := claim_chunk(ranking_id)) is not None:
-        Ranking.objects.filter(pk=ranking_id, status=Ranking.Status.QUEUED).update(status=Ranking.Status.RUNNING)
+        control.start(Ranking.objects.filter(pk=ranking_id))
         chunk = RankingChunk.objects.select_related("model").get(pk=lease.pk)
         try:
             with lease.kept():
                 docs, scores = rank_chunk(chunk)
         except Exception as exc:  # the page says why; the chunk's lease lapses, so the beat retries it
-            Ranking.objects.filter(pk=ranking_id).update(status=Ranking.Status.FAILED,
-                                                         error=f"{type(exc).__name__}: {exc}")
+            control.fail(Ranking.objects.filter(pk=ranking_id), f"{type(exc).__name__}: {exc}")
             raise
         ranked += lease.finish(doc_ids=docs.tobytes(), scores=scores.tobytes())
+    if control.fail_parent_of_exhausted(Ranking.objects.filter(pk=ranking_id),
+                                        RankingChunk.objects.filter(ranking_id=ranking_id), gave_up):
+        return ranked
     merge(ranking_id)
     return ranked
 
@@ -142,5 +143,5 @@ def merge(ranking_id: int) -> bool:
                                     for q, row_d, row_s in zip(query_pks, docs, scores, strict=True)
                                     for d, s in zip(row_d, row_s, strict=True)))
         finish_ranking(ranking)
-        Ranking.objects.filter(pk=ranking_id).update(status=Ranking.Status.DONE, error="")
+        control.finish(Ranking.objects.filter(pk=ranking_id))
     return True

@@ -32,7 +32,7 @@ from annotation.core.signals import annotations_imported
 from annotation.llm.asking import Outcome
 from annotation.llm.models import LLMRequest, LLMRun, request_key
 from annotation.llm.request_sql import insert_claims, store_outcomes
-from hume.jobs.lease import Lease, lease_until
+from hume.jobs.lease import Lease
 from tasks_app.models import Item
 
 STORE_CHUNK = 200  # answers per statement: its join grows faster than linearly past a few hundred
@@ -154,7 +154,7 @@ def _store_many_sql(run: LLMRun, lease: Lease, finished: list[tuple[Claim, Outco
     """PostgreSQL: a chunk per statement, each fenced by the lease inside the statement (request_sql.py)."""
     now, pairs, stored = timezone.now(), [(row.pk, out) for row, out in finished], 0
     for start in range(0, len(pairs), STORE_CHUNK):
-        held, inserted = store_outcomes(run, lease.token, now, pairs[start:start + STORE_CHUNK], lease_until())
+        held, inserted = store_outcomes(run, lease, now, pairs[start:start + STORE_CHUNK])
         if not held:
             lease.lost.set()
             lease.check()  # raises LeaseLost: this chunk wrote nothing

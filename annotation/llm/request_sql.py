@@ -29,6 +29,7 @@ from django.db import connection
 
 from annotation.core.models import Annotation
 from annotation.llm.models import LLMRequest, LLMRun
+from hume.jobs.lease import Lease
 
 
 def _table(model: type[Any]) -> str:
@@ -51,12 +52,15 @@ def insert_claims(run: LLMRun, token: uuid.UUID, now: datetime, keys: dict[str, 
         return dict(cursor.fetchall())
 
 
-def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[tuple[int, Any]],
-                   lease_until: datetime) -> tuple[bool, int]:
-    """Store (row id, Outcome) pairs on the rows still claimed by `token`, and the valid answers as annotations,
-    in one statement; the run's counters and its lease (renewed to `lease_until`) in the same statement, which
-    stores nothing unless the run's claim token is still `token`. Returns (whether the run is still held by
-    `token`, how many answers were inserted)."""
+def store_outcomes(run: LLMRun, lease: Lease, now: datetime, outcomes: list[tuple[int, Any]]) -> tuple[bool, int]:
+    """Store (row id, Outcome) pairs on the rows still claimed by the lease's token, and the valid answers as
+    annotations, in one statement; the run's counters go with the lease's renewal (the job layer's statement,
+    `Lease.renewing_sql`) in the same statement, which stores nothing unless the run's claim is still the
+    lease's. Returns (whether the run is still held by the lease, how many answers were inserted)."""
+    token = lease.token
+    counted, renewal = lease.renewing_sql(
+        "http_requests = http_requests + %s, prompt_tokens = prompt_tokens + %s, "
+        "completion_tokens = completion_tokens + %s")
     rows = [{"id": pk, "status": LLMRequest.Status.SUCCEEDED if out.ok else LLMRequest.Status.FAILED,
              "answer": json.dumps(out.value) if out.ok else None, "attempts": out.attempts,
              "prompt": out.prompt_tokens, "completion": out.completion_tokens, "reasoning": out.reasoning,
@@ -68,10 +72,7 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
             SELECT * FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, status text, answer text, attempts int,
                 prompt int, completion int, reasoning text, raw text, error text, kind text, http int, latency int,
                 confidence double precision)),
-        counted AS (
-            UPDATE {_table(LLMRun)} SET http_requests = http_requests + %s, prompt_tokens = prompt_tokens + %s,
-                completion_tokens = completion_tokens + %s, lease_expires_at = %s
-            WHERE id = %s AND claim_token = %s RETURNING id),
+        counted AS ({counted}),
         stored AS (
             UPDATE {_table(LLMRequest)} AS r SET status = v.status, finished_at = %s, answer = v.answer::jsonb,
                 attempts = r.attempts + v.attempts, prompt_tokens = r.prompt_tokens + v.prompt,
@@ -90,7 +91,7 @@ def store_outcomes(run: LLMRun, token: uuid.UUID, now: datetime, outcomes: list[
         SELECT (SELECT count(*) FROM counted), (SELECT count(*) FROM inserted)"""
     outs = [out for _, out in outcomes]
     params = [json.dumps(rows), sum(o.attempts for o in outs), sum(o.prompt_tokens for o in outs),
-              sum(o.completion_tokens for o in outs), lease_until, run.pk, token, now, [pk for pk, _ in outcomes],
+              sum(o.completion_tokens for o in outs), *renewal, now, [pk for pk, _ in outcomes],
               token, LLMRequest.Status.CLAIMED, run.annotator_id, run.batch_id, now, now, LLMRequest.Status.SUCCEEDED]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

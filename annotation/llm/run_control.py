@@ -20,6 +20,7 @@ from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.llm.prompting import PROMPT_VERSIONS
 from annotation.llm.run_progress import run_items
 from hume import jobs
+from hume.jobs import control
 from tasks_app.models import Task
 
 TASK = "annotation.llm_run"  # annotation/llm/tasks.py; sent by name, so this module need not import it
@@ -70,8 +71,7 @@ def resume_run(run: LLMRun) -> bool:
     again."""
     if LLMRun.objects.filter(pk=run.pk, status__in=LLMRun.ACTIVE, paused=True).update(paused=False):
         return True
-    if LLMRun.objects.filter(pk=run.pk, status=Status.FAILED).update(
-            status=Status.QUEUED, error="", finished_at=None, attempts=0, paused=False):
+    if control.submit(LLMRun.objects.filter(pk=run.pk, status=Status.FAILED), paused=False, finished_at=None):
         return True
     return stalled_runs().filter(pk=run.pk).exists()
 
@@ -79,8 +79,7 @@ def resume_run(run: LLMRun) -> bool:
 def cancel_run(run: LLMRun) -> bool:
     """Stop for good. A worker holding the run stores what is in flight, then lets go (it keeps its claim until
     then, so those answers are not lost)."""
-    return bool(LLMRun.objects.filter(pk=run.pk, status__in=LLMRun.ACTIVE)
-                .update(status=Status.CANCELLED, paused=False, finished_at=timezone.now()))
+    return bool(control.cancel(LLMRun.objects.filter(pk=run.pk), paused=False))
 
 
 def is_stalled(run: LLMRun) -> bool:

@@ -27,8 +27,7 @@ from itertools import islice
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.core.models import Annotation
@@ -38,7 +37,7 @@ from annotation.llm.request_claims import Claim, Pending, claim_many, store_many
 from annotation.llm.run_progress import failed_run_error, run_items, run_progress
 from annotation.llm.simulated import run_examples
 from annotation.llm.spend import RequestBudget
-from hume.jobs.lease import Lease, LeaseLost, claim, lease_until
+from hume.jobs.lease import Lease, LeaseLost, claim
 from hume.lib.http_client import ChatClient, RateLimiter
 from hume.lib.inflight import RequestPool
 from tasks_app.models import Item
@@ -142,16 +141,7 @@ def accepting(lease: Lease) -> bool:
 
     Renewed here, on the loop's own thread, rather than by `Lease.kept()`'s thread: the loop turns at least every
     STEER_SECONDS and never waits on HTTP, so a loop that stopped turning (a hung worker) lets the lease lapse."""
-    table = connection.ops.quote_name(LLMRun._meta.db_table)
-    token = LLMRun._meta.get_field("claim_token").get_db_prep_value(lease.token, connection)  # uuid or 32 hex
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET lease_expires_at = %s WHERE id = %s AND claim_token = %s "
-                       "RETURNING status, paused", [lease_until(), lease.pk, token])
-        state = cursor.fetchone()
-    if state is None:
-        lease.lost.set()
-        lease.check()
-    return tuple(state) == (Status.RUNNING, False)
+    return lease.renew_reading("status", "paused") == (Status.RUNNING, False)
 
 
 def drive(run: LLMRun, config: LLMAnnotatorConfig, client: ChatClient, lease: Lease) -> tuple[str | None, bool]:
@@ -205,10 +195,10 @@ def release(run: LLMRun, lease: Lease, *, fatal_error: str | None, exhausted: bo
                 lease.fail(fatal_error)
                 return "done"
             if current.status != Status.RUNNING:  # cancelled meanwhile: only the claim is let go
-                lease.write(claim_token=None, lease_expires_at=None)
+                lease.let_go()
                 return "done"
             if current.paused:
-                lease.release(attempts=F("attempts") - 1)
+                lease.release(not_an_attempt=True)
                 return "done"
             return finish_or_requeue(current, lease, exhausted)
     except LeaseLost:
@@ -224,6 +214,6 @@ def finish_or_requeue(run: LLMRun, lease: Lease, exhausted: bool) -> str:
     elif exhausted and progress.done >= progress.total:
         lease.finish()
     else:
-        lease.release(attempts=F("attempts") - 1)  # a slice handed back is not a failed attempt
+        lease.release(not_an_attempt=True)  # a slice handed back is not a failed attempt
         return "wait" if exhausted else "continue"
     return "done"

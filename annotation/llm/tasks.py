@@ -8,6 +8,7 @@ from __future__ import annotations
 from celery import Task, shared_task
 
 from annotation.llm.run_executor import execute_run
+from hume.jobs import recovery
 from hume.jobs.lease import renew_seconds
 
 
@@ -17,7 +18,7 @@ def run_llm(self: Task, run_id: int) -> str:
     later when another run of the same annotator is executing ("wait")."""
     verdict = execute_run(run_id, claimed_by=self.request.id or "")
     if verdict == "continue":
-        run_llm.apply_async((run_id,))
+        recovery.look_again("LLM run", run_id)
     elif verdict == "wait":
-        run_llm.apply_async((run_id,), countdown=renew_seconds())
+        recovery.look_again("LLM run", run_id, after=renew_seconds())
     return verdict

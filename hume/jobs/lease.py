@@ -14,8 +14,10 @@ block raises `LeaseLost` and nothing is written. `Lease.kept()` renews the lease
 every third of its length while the work runs, so a long job stays held and a killed worker's job is free
 again within one lease (settings.JOB_LEASE_SECONDS).
 
-A job claimed `max_attempts` times without finishing (each holder killed, out of memory or hung) is not
-claimed again: it fails with that reason.
+Every claim is capped: a job claimed `max_attempts` times (settings.JOB_MAX_ATTEMPTS unless its type says
+otherwise) without finishing (each holder killed, out of memory or hung) is not claimed again: it fails with
+that reason. Writes without a lease (asking for a job again, cancelling it, failing a parent whose chunk gave
+up) are the layer's too: `hume/jobs/control.py`.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from hume.jobs.models import JobStatus
@@ -98,20 +100,56 @@ class Lease:
     def renew(self) -> bool:
         return self.write(lease_expires_at=lease_until())
 
+    def renewing_sql(self, sets: str = "", returning: str = "id") -> tuple[str, list[Any]]:
+        """An UPDATE of the job row that renews the lease (and sets ``sets``, SQL whose parameters come before
+        the returned ones) only while the claim is ours, RETURNING ``returning``: for a caller that renews in
+        the same statement as other writes (a CTE). The statement and its parameters."""
+        meta, quote = self.model._meta, connection.ops.quote_name
+        token = meta.get_field("claim_token").get_db_prep_value(self.token, connection)  # uuid, or 32 hex
+        assignments = f"{sets}, lease_expires_at = %s" if sets else "lease_expires_at = %s"
+        sql = (f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s "
+               f"AND claim_token = %s RETURNING {returning}")
+        return sql, [lease_until(), self.pk, token]
+
+    def renew_reading(self, *columns: str) -> tuple[Any, ...]:
+        """Renew the lease and read ``columns`` of the row in one statement; `LeaseLost` when it is not ours."""
+        sql, params = self.renewing_sql(returning=", ".join(connection.ops.quote_name(c) for c in columns))
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        if row is None:
+            self.lost.set()
+            self.check()
+        return tuple(row)
+
     def check(self) -> None:
         """Between steps: stop at once if another worker took the job over."""
         if self.lost.is_set():
             raise LeaseLost(f"{self.model.__name__} {self.pk}: the claim was taken over")
 
-    def finish(self, **fields: Any) -> bool:
-        return self.write(**{"status": JobStatus.DONE, "error": "", **self._released(), **fields})
+    def finish(self, *, again_if: Q | None = None, **fields: Any) -> bool:
+        """Done, with ``fields`` (the results). With ``again_if``, a row matching it goes back to queued with its
+        attempts afresh instead (the job was asked for again while it ran: its inputs changed)."""
+        done: dict[str, Any] = {"status": JobStatus.DONE}
+        if again_if is not None:
+            done = {"status": Case(When(again_if, then=Value(JobStatus.QUEUED)), default=Value(JobStatus.DONE)),
+                    "attempts": Case(When(again_if, then=Value(0)), default=F("attempts"),
+                                     output_field=models.PositiveIntegerField())}
+        return self.write(**{**done, "error": "", **self._released(), **fields})
 
     def fail(self, error: str, **fields: Any) -> bool:
         return self.write(status=JobStatus.FAILED, error=error, **self._released(), **fields)
 
-    def release(self, **fields: Any) -> bool:
-        """Hand the job back to the queue unfinished (a time slice ended; a warm shutdown)."""
+    def release(self, *, not_an_attempt: bool = False, **fields: Any) -> bool:
+        """Hand the job back to the queue unfinished (a time slice ended; a warm shutdown; an admin's pause).
+        ``not_an_attempt``: the claim is given back too, so the cap counts only holders that died."""
+        if not_an_attempt:
+            fields["attempts"] = F("attempts") - 1
         return self.write(status=JobStatus.QUEUED, claim_token=None, lease_expires_at=None, **fields)
+
+    def let_go(self) -> bool:
+        """Drop the claim and leave the status as it is (the job was cancelled while it ran)."""
+        return self.write(claim_token=None, lease_expires_at=None)
 
     @staticmethod
     def _released() -> dict[str, Any]:
@@ -152,22 +190,28 @@ class Lease:
             connection.close()  # this thread's own connection
 
 
+def cap(max_attempts: int | None = None) -> int:
+    """The attempts a job gets: ``max_attempts`` if given, else settings.JOB_MAX_ATTEMPTS."""
+    return int(settings.JOB_MAX_ATTEMPTS if max_attempts is None else max_attempts)
+
+
 def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, max_attempts: int | None = None,
           **fields: Any) -> Lease | None:
     """Claim the job in ``rows`` (one row; of several, the first claimable) if it is claimable (or matches
     ``may``): the conditional UPDATE's row count decides between racing workers.
 
-    ``fields`` are written with the claim (a stage, a progress). With ``max_attempts``, a job already
-    claimed that often fails with the reason instead of being claimed again. None if not won."""
+    ``fields`` are written with the claim (a stage, a progress). A claimable job (or one matching ``may``)
+    already claimed ``max_attempts`` times (default settings.JOB_MAX_ATTEMPTS) fails with the reason instead
+    of being claimed again. None if not won."""
     now = timezone.now()
-    condition = claimable(now) | may if may is not None else claimable(now)
-    if max_attempts is not None:
-        rows.filter(condition, attempts__gte=max_attempts).update(
-            status=JobStatus.FAILED, error=exhausted_message(max_attempts), claim_token=None,
-            lease_expires_at=None, finished_at=now)
-        condition &= Q(attempts__lt=max_attempts)
+    limit = cap(max_attempts)
+    takeable = claimable(now) | may if may is not None else claimable(now)
+    condition = takeable & Q(attempts__lt=limit)
     pk = rows.filter(condition).values_list("pk", flat=True).first()
-    if pk is None:
+    if pk is None:  # none to claim; one that used up its attempts fails now (two statements on the fast path)
+        rows.filter(takeable, attempts__gte=limit).update(
+            status=JobStatus.FAILED, error=exhausted_message(limit), claim_token=None, lease_expires_at=None,
+            finished_at=now)
         return None
     token = uuid.uuid4()
     won = rows.filter(condition, pk=pk).update(  # the condition again: the row may have been claimed meanwhile
@@ -179,7 +223,8 @@ def claim(rows: models.QuerySet, *, claimed_by: str = "", may: Q | None = None, 
 def claim_next(rows: models.QuerySet, *, claimed_by: str = "", max_attempts: int | None = None,
                order_by: tuple[str, ...] = ("pk",), **fields: Any) -> Lease | None:
     """Claim the first claimable job of ``rows`` (in ``order_by``), skipping rows other workers are claiming
-    right now; None when none is left. A row that used up its attempts is failed and skipped."""
+    right now; None when none is left. A row that used up its attempts is failed and skipped (the caller
+    fails the parent: `control.fail_parent_of_exhausted`)."""
     skip_locked = connection.features.has_select_for_update_skip_locked
     while True:
         with transaction.atomic():

@@ -20,7 +20,7 @@ from hume import jobs
 from hume.jobs import outbox
 from hume.jobs.lease import lease_seconds
 from hume.jobs.models import JobStatus
-from hume.jobs.registry import JobType, types
+from hume.jobs.registry import TYPES, JobType, types
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,22 @@ def send(job_type: JobType, key: object, *, countdown: float = 0) -> None:
         jobs.enqueue(job_type.task, key, countdown=countdown)
 
 
+def until_lapsed(job_rows: QuerySet) -> float | None:
+    """Seconds until the running job of ``job_rows`` may be taken over (its lease's end, plus one); None when
+    none of them is running."""
+    expires = job_rows.filter(status=JobStatus.RUNNING).values_list("lease_expires_at", flat=True).first()
+    if expires is None:
+        return None
+    return max(0.0, (expires - timezone.now()).total_seconds()) + 1
+
+
+def look_again(type_name: str, key: object, *extra: object, after: float = 0) -> None:
+    """The one way a job's own message comes back (no task re-schedules itself by hand): the type's task for
+    ``key`` (and ``extra`` arguments), ``after`` seconds from now: at once when a time slice ended, or when a
+    holder that may be dead loses its lease (`until_lapsed`), so the new message takes the job over."""
+    jobs.enqueue(TYPES[type_name].task, key, *extra, countdown=after)
+
+
 def send_unsent() -> dict[str, list[object]]:
     """Send the outbox's messages (jobs stored while the broker was down); {"unsent": [...]} when any went."""
     sent = outbox.send_unsent()
@@ -49,10 +65,7 @@ def requeue_lapsed() -> dict[str, list[object]]:
     sent: the keys per job type (and "unsent": the outbox's messages)."""
     sent: dict[str, list[object]] = send_unsent()
     for job_type in types():
-        keys = set(job_type.stranded_keys())
-        keys |= set(rows(job_type).filter(status=JobStatus.RUNNING, lease_expires_at__lt=timezone.now())
-                    .values_list(job_type.key, flat=True))
-        keys = sorted(keys)
+        keys = lapsed_keys(job_type)
         for key in keys:
             try:
                 send(job_type, key)
@@ -62,6 +75,15 @@ def requeue_lapsed() -> dict[str, list[object]]:
             log.warning("%s: re-queued %s whose worker stopped renewing its lease", job_type.name, keys)
             sent[job_type.name] = keys
     return sent
+
+
+def lapsed_keys(job_type: JobType) -> list[object]:
+    """The one recovery finder: the keys of the type's jobs a dead worker left (running, the lease lapsed; and
+    the type's stranded ones, e.g. a split ranking whose chunks are all done and whose merge was never written)."""
+    keys = set(job_type.stranded_keys())
+    keys |= set(rows(job_type).filter(status=JobStatus.RUNNING, lease_expires_at__lt=timezone.now())
+                .values_list(job_type.key, flat=True))
+    return sorted(keys)
 
 
 def waiting(job_type: JobType) -> list[tuple[object, float]]:

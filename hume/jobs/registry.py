@@ -16,6 +16,8 @@ from typing import Any
 from django.apps import apps
 from django.db import models
 
+from hume.jobs.lease import cap
+
 
 @dataclass(frozen=True, eq=False)
 class JobType:
@@ -37,6 +39,12 @@ class JobType:
     # Optional "module:function" returning more keys that need a message although no lease lapsed (a split
     # run whose chunks are all done but whose merge was never written: its worker died in between).
     stranded: str | None = None
+    # How many claims a job of the type gets before it fails with the reason; None: settings.JOB_MAX_ATTEMPTS.
+    # Every claim is capped (`lease.claim`): there is no uncapped type.
+    max_attempts: int | None = None
+
+    def cap(self) -> int:
+        return cap(self.max_attempts)
 
     def model_class(self) -> type[models.Model]:
         return apps.get_model(self.model)
