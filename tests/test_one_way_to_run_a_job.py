@@ -169,7 +169,6 @@ def test_no_recovery_finder_outside_the_layer() -> None:
 def test_a_report_whose_workers_keep_dying_fails_on_the_cap_instead_of_a_fourth_claim(settings) -> None:  # type: ignore[no-untyped-def]
     """The report used to be claimed with no cap: a report that killed every worker was re-claimed for ever."""
     from agreement.core.reports import claim
-
     from agreement.models import Report
     from tests.report_builders import build_task
 
