@@ -6,7 +6,7 @@ The writes are counted statically over the app code (migrations and tests aside)
 job model naming a lease or status column, a `Lease.write(...)` naming one, raw SQL `UPDATE … SET` of the
 lease columns (or of `status` on a job model's table), and an assignment to `.status` / a lease column in a
 function that saves, a status or lease column passed through a layer verb, spread into one from a dict or
-given as `update_or_create` defaults. Before this change: 21 such writes in 11 files by this count (the
+given as `QuerySet.update_or_create` defaults. Before this change: 21 such writes in 11 files by this count (the
 issue's count said 25 in 12); 2 uncapped job types (the report, the split-ranking chunk); 4 `apply_async`
 re-sends in 3 tasks.py (the countdown loops); 5 dead finders. After: 0, 0, 0, 0."""
 from __future__ import annotations
