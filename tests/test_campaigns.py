@@ -1,0 +1,125 @@
+"""Campaigns in the app (agreement/campaigns/, docs/campaigns.md): the refusals of `campaign start`, the headline
+campaign driven through the loop API until it stops itself, stop by hand, and a review run by a real worker."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from agreement.campaigns import reviewing
+from agreement.campaigns.campaign_numbers import CampaignError
+from agreement.campaigns.campaign_status import status
+from agreement.campaigns.models import Campaign
+from agreement.campaigns.starting import start_campaign
+from annotation.models import Annotator, Batch, Lease
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
+from tests.campaign_study import sts_pool
+from tests.conftest import make_annotator
+from tests.report_builders import build_task, import_answers
+
+JUDGE = "judge-llm"
+HEADLINE_SEED = 7  # the pool tests/test_campaign_engine.py's headline uses is seeded the same way
+
+
+def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: bool = True
+              ) -> tuple[object, dict[str, float]]:
+    """A 0–5 STS task (steps of 0.1) of the simulated pool's pairs, the judge's whole-number answers imported on
+    every item; returns the task and the people's true value per external id."""
+    people, judge_values = sts_pool(seed, n_items)
+    records = [{"id": str(i), "sentence1": f"first sentence {i}", "sentence2": f"second sentence {i}"}
+               for i in range(n_items)]
+    task = build_task("sts", name, records, scale_min=0, scale_max=5, scale_step=0.1)
+    if judge:
+        import_answers(task, [{"item": str(i), "annotator": JUDGE, "annotator_kind": "llm",
+                               "value": float(judge_values[i])} for i in range(n_items)])
+    return task, {str(i): float(people[i]) for i in range(n_items)}
+
+
+def api_as(annotator: Annotator) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=annotator.user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def answer_everything(client: APIClient, truth_by_pk: dict[int, float]) -> int:
+    """Answer every item the loop hands this person, in its order, with the people's true value; returns how many."""
+    answered = 0
+    for row in client.get("/api/v1/my/batches/").json():
+        while True:
+            response = client.get(row["next_url"])
+            if response.status_code == 204:
+                break
+            assert response.status_code == 200, response.content
+            data = response.json()
+            posted = client.post(data["answer_url"], {"value": truth_by_pk[data["item"]["id"]]}, format="json")
+            assert posted.status_code == 201, posted.content
+            answered += 1
+    return answered
+
+
+@pytest.mark.django_db
+def test_bad_starts_are_refused_naming_the_problem_and_write_nothing(alice):
+    task, _truth = sts_study("STS small", n_items=300)
+    unjudged, _ = sts_study("STS unjudged", n_items=300, judge=False)
+    make_annotator("bashir", {"ara-Arab": "native"})
+    cases = [
+        (dict(task="no such task"), "task: no task named 'no such task'"),
+        (dict(judge="nobody"), "judge: no annotator named 'nobody'"),
+        (dict(judge="alice"), "'alice' is a person"),
+        (dict(task=unjudged.name), "judge: no annotator named 'judge-llm'" if False else "answered 0 of the 300"),
+        (dict(annotators=["bashir"]), "'bashir' do(es) not list the task's language eng-Latn"),
+        (dict(budget_labels=20), "budget_labels: 20 labels pay for 20 items at overlap 1, fewer than the first batch"),
+        (dict(target=0.05, budget_labels=200), "the best reachable half-width is about ±0."),
+        (dict(sampling="confidence"), "sampling: by the judge's confidence is not built for campaigns yet"),
+        (dict(estimand="share:yes"), "estimand: 'share:yes' is not one of this task's estimands (similarity)"),
+    ]
+    for change, message in cases:
+        args = {"task": task.name, "judge": JUDGE, "target": 0.2, **change}
+        with pytest.raises(CampaignError) as refused:
+            start_campaign("C", args.pop("task"), args.pop("judge"), args.pop("target"), **args)
+        assert message in str(refused.value), (change, str(refused.value))
+    assert not Campaign.objects.exists() and not Batch.objects.exists()
+    alice.languages.all().delete()
+    with pytest.raises(CampaignError, match="people: no active human annotator lists the task's language eng-Latn"):
+        start_campaign("C", task, JUDGE, 0.2)
+    with pytest.raises(CommandError, match="task: no task named 'nope'"):
+        call_command("campaign", "start", "C", "--task", "nope", "--judge", JUDGE, "--target-half-width", "0.2")
+    assert not Campaign.objects.exists() and not Batch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_headline_campaign_stops_itself_within_target_covering_the_pool_mean(alice, capsys):
+    """Issue 34, "Done when" #2: 1,500 STS pairs, a judge of ρ ≈ 0.75, ±0.12; alice answers through the loop API
+    with the pool's true values; the review (the worker's job, called here) runs after each batch is answered."""
+    task, truth = sts_study("HUME-STS sim")
+    pool_mean = float(np.mean(list(truth.values())))
+    call_command("campaign", "start", "sts-headline", "--task", task.name, "--judge", JUDGE,
+                 "--target-half-width", "0.12", "--annotators", "alice", "--seed", "1", "--format", "json")
+    started = json.loads(capsys.readouterr().out)
+    assert started["state"] == "collecting" and len(started["batches"]) == 1
+    campaign = Campaign.objects.get(name="sts-headline")
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client, rounds = api_as(alice), 0
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting" and rounds < 10:
+        assert answer_everything(client, truth_by_pk) > 0
+        reviewing.review_campaign(campaign.pk)
+        rounds += 1
+    campaign.refresh_from_db()
+    data = status(campaign)
+    print(json.dumps({k: data[k] for k in ("estimate", "ci_low", "ci_high", "half_width", "labels_used",
+                                           "labels_received", "people_only_labels", "rho")}),
+          [b["items"] for b in data["batches"]], pool_mean)
+    assert data["state"] == "done" and data["reason"] == "target reached"
+    assert data["half_width"] <= 0.12 and data["ci_low"] <= pool_mean <= data["ci_high"]
+    assert data["labels_used"] <= 0.75 * data["people_only_labels"]
+    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+    assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 409  # closed
+    call_command("campaign", "status", "sts-headline", "--format", "text")
+    assert "people alone would need" in capsys.readouterr().out
