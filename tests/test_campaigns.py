@@ -24,7 +24,7 @@ from tests.conftest import make_annotator
 from tests.report_builders import build_task, import_answers
 
 JUDGE = "judge-llm"
-HEADLINE_SEED = 7  # the pool tests/test_campaign_engine.py's headline uses is seeded the same way
+HEADLINE_SEED = 7  # the simulated pool's seed (tests/campaign_study.py `sts_pool`)
 
 
 def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: bool = True
@@ -54,11 +54,14 @@ def answer_everything(client: APIClient, truth_by_pk: dict[int, float]) -> int:
     for row in client.get("/api/v1/my/batches/").json():
         while True:
             response = client.get(row["next_url"])
-            if response.status_code == 204:
+            if response.status_code in (204, 409):  # nothing left for me; the campaign closed the batch
                 break
             assert response.status_code == 200, response.content
             data = response.json()
             posted = client.post(data["answer_url"], {"value": truth_by_pk[data["item"]["id"]]}, format="json")
+            if posted.status_code == 409:  # closed while this item was on screen (the worker stopped the campaign)
+                assert posted.json()["code"] == "batch_closed"
+                break
             assert posted.status_code == 201, posted.content
             answered += 1
     return answered
@@ -113,13 +116,60 @@ def test_the_headline_campaign_stops_itself_within_target_covering_the_pool_mean
         rounds += 1
     campaign.refresh_from_db()
     data = status(campaign)
-    print(json.dumps({k: data[k] for k in ("estimate", "ci_low", "ci_high", "half_width", "labels_used",
-                                           "labels_received", "people_only_labels", "rho")}),
-          [b["items"] for b in data["batches"]], pool_mean)
+    with capsys.disabled():
+        print(json.dumps({k: data[k] for k in ("estimate", "ci_low", "ci_high", "half_width", "labels_used",
+                                               "labels_received", "people_only_labels", "rho")}),
+              [b["items"] for b in data["batches"]], pool_mean)
     assert data["state"] == "done" and data["reason"] == "target reached"
     assert data["half_width"] <= 0.12 and data["ci_low"] <= pool_mean <= data["ci_high"]
     assert data["labels_used"] <= 0.75 * data["people_only_labels"]
+    # the figures of this seed: batches of 250 and 137 items; stopped at the 353rd label (387 answered) with
+    # 2.618 [2.510, 2.750] around the pool's 2.634; people alone 661 labels (0.534); the judge's ρ 0.786
+    assert [b["items"] for b in data["batches"]] == [250, 137]
+    assert (data["labels_used"], data["labels_received"], data["people_only_labels"]) == (353, 387, 661)
+    assert data["estimate"] == pytest.approx(2.618, abs=5e-4) and data["rho"] == pytest.approx(0.786, abs=5e-4)
     assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
     assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 409  # closed
     call_command("campaign", "status", "sts-headline", "--format", "text")
     assert "people alone would need" in capsys.readouterr().out
+
+
+def test_stop_by_hand_closes_the_batches_and_frees_their_leases(alice):
+    task, _truth = sts_study("STS stop", n_items=300)
+    campaign = start_campaign("stop-me", task, JUDGE, 0.3, annotators=["alice"])
+    client = api_as(alice)
+    batch = campaign.batches.get()
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 200 and Lease.objects.count() == 1
+    call_command("campaign", "stop", "stop-me")
+    campaign.refresh_from_db()
+    assert (campaign.state, campaign.reason) == ("done", "stopped by hand")
+    assert not Lease.objects.exists() and not Batch.objects.get(pk=batch.pk).is_open
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 409
+    reviewing.review_campaign(campaign.pk)  # a review sent before the stop changes nothing
+    assert Campaign.objects.get(pk=campaign.pk).reason == "stopped by hand"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_answers_through_the_api_make_a_real_worker_review_and_stop_the_campaign(start_worker, settings):
+    """Nothing calls the review here: each answer's commit asks a debounced `agreement.review_campaign` through
+    the job layer, and a real Celery worker runs it, hands out the next batch and stops the campaign."""
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 0.5
+    start_worker(concurrency=2)
+    alice = make_annotator("alice", {"eng-Latn": "native"})
+    task, truth = sts_study("STS worker", seed=3, n_items=300)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    campaign = start_campaign("by-the-worker", task, JUDGE, 0.3, annotators=["alice"], seed=2)
+    client, deadline = api_as(alice), time.monotonic() + 120
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting":
+        assert time.monotonic() < deadline, status(campaign)
+        answer_everything(client, truth_by_pk)
+        time.sleep(0.2)
+    campaign.refresh_from_db()
+    data = status(campaign)
+    pool_mean = float(np.mean(list(truth.values())))
+    print("worker campaign:", {k: data[k] for k in ("estimate", "ci_low", "ci_high", "labels_used", "labels_received")},
+          [b["items"] for b in data["batches"]], round(pool_mean, 4))
+    assert data["reason"] == "target reached" and campaign.reviewed_at is not None
+    assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
+    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()

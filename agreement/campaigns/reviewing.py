@@ -17,7 +17,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from agreement.campaigns.batches import close_batches, draw_next_batch, drawn_items
+from agreement.campaigns.campaign_batches import close_batches, draw_next_batch, drawn_items
 from agreement.campaigns.campaign_numbers import Pool, read_pool, spec_for
 from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
 from agreement.ppi.estimands import numbers

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from agreement.campaigns.batches import draw_next_batch
+from agreement.campaigns.campaign_batches import draw_next_batch
 from agreement.campaigns.campaign_numbers import CampaignError, labelled_by_people, read_pool, spec_for
 from agreement.campaigns.models import Campaign
 from agreement.ppi.ppi_loading import PPIInputError, find_judge
