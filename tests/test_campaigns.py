@@ -173,3 +173,29 @@ def test_answers_through_the_api_make_a_real_worker_review_and_stop_the_campaign
     assert data["reason"] == "target reached" and campaign.reviewed_at is not None
     assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
     assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_api_starts_reads_and_stops_with_the_commands_code(alice, carol, dave):
+    task, _truth = sts_study("STS api", n_items=300)
+    admin, researcher = APIClient(), APIClient()
+    admin.force_authenticate(carol)
+    researcher.force_authenticate(dave)
+    asked = {"name": "via-api", "task": task.name, "judge": JUDGE, "target_half_width": 0.3,
+             "annotators": ["alice"], "budget_labels": 200}
+    assert researcher.post("/api/v1/campaigns/start/", asked, format="json").status_code == 403
+    refused = admin.post("/api/v1/campaigns/start/", asked | {"budget_labels": 10}, format="json")
+    assert refused.status_code == 400 and refused.json()["detail"].startswith("budget_labels: 10 labels pay for 10")
+    assert not Campaign.objects.exists()
+    started = admin.post("/api/v1/campaigns/start/", asked, format="json")
+    assert started.status_code == 201, started.content
+    data = researcher.get("/api/v1/campaigns/via-api/").json()
+    assert {"state", "reason", "estimate", "ci_low", "ci_high", "half_width", "labels_used", "labels_budget",
+            "people_only_labels", "batches"} <= set(data)
+    assert (data["state"], data["reason"], data["estimate"], data["labels_used"], data["labels_budget"]) == (
+        "collecting", "", None, 0, 200)
+    assert data["batches"][0]["open"] and data["batches"][0]["answered_items"] == 0
+    assert [c["name"] for c in researcher.get("/api/v1/campaigns/").json()] == ["via-api"]
+    assert researcher.post("/api/v1/campaigns/via-api/stop/").status_code == 403
+    stopped = admin.post("/api/v1/campaigns/via-api/stop/").json()
+    assert (stopped["state"], stopped["reason"]) == ("done", "stopped by hand")
