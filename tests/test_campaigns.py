@@ -199,3 +199,32 @@ def test_the_api_starts_reads_and_stops_with_the_commands_code(alice, carol, dav
     assert researcher.post("/api/v1/campaigns/via-api/stop/").status_code == 403
     stopped = admin.post("/api/v1/campaigns/via-api/stop/").json()
     assert (stopped["state"], stopped["reason"]) == ("done", "stopped by hand")
+
+
+@pytest.mark.django_db
+def test_answers_ask_one_review_per_window_and_again_when_the_one_sent_was_lost(alice, settings):
+    """The debounce (agreement/campaigns/review_queue.py): messages are kept in the job layer's outbox until the
+    commit (which a test transaction never reaches), so they can be counted there."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agreement.campaigns.review_queue import REVIEW_JOB, request_reviews
+    from hume.jobs.models import UnsentMessage
+
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 10
+    task, _truth = sts_study("STS debounce", n_items=300)
+    campaign = start_campaign("debounced", task, JUDGE, 0.3, annotators=["alice"])
+    sent = UnsentMessage.objects.filter(task=REVIEW_JOB)
+    for _answer in range(5):
+        request_reviews(task.pk)
+    assert sent.count() == 1 and sent.get().args == [campaign.pk] and sent.get().options == {"countdown": 10.0}
+    reviewing.review_campaign(campaign.pk)  # the job starts: answers from now on ask a new review
+    request_reviews(task.pk)
+    assert sent.count() == 2
+    Campaign.objects.filter(pk=campaign.pk).update(review_requested_at=timezone.now() - timedelta(seconds=71))
+    request_reviews(task.pk)  # the one sent 71 s ago never started (10 s countdown + 60 s): sent again
+    assert sent.count() == 3
+    call_command("campaign", "stop", "debounced")
+    request_reviews(task.pk)  # a campaign that is done asks nothing
+    assert sent.count() == 3

@@ -49,7 +49,8 @@ class Campaign(models.Model):
     reason = models.CharField(max_length=40, choices=Reason.choices, blank=True, default="")
     review = models.JSONField(default=dict, blank=True, help_text="The last review (measures/campaign/engine.py).")
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    review_queued = models.BooleanField(default=False, help_text="A review job is sent and has not started.")
+    review_requested_at = models.DateTimeField(null=True, blank=True,
+                                               help_text="When the review job waiting to start was sent.")
     batches = models.ManyToManyField("annotation.Batch", related_name="campaigns", blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

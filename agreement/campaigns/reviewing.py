@@ -51,7 +51,7 @@ def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndar
 def review_campaign(campaign_id: int) -> str:
     """Review the campaign now: store where it stands, and close it or hand out its next batch. Returns what it
     did, in words."""
-    Campaign.objects.filter(pk=campaign_id).update(review_queued=False)  # answers from now on ask a new review
+    Campaign.objects.filter(pk=campaign_id).update(review_requested_at=None)  # answers from now on ask a new review
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().select_related("task", "judge__user").filter(
             pk=campaign_id).first()
