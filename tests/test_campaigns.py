@@ -19,7 +19,7 @@ from agreement.campaigns.models import Campaign
 from agreement.campaigns.starting import start_campaign
 from annotation.models import Annotator, Batch, Lease
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
-from tests.campaign_study import sts_pool
+from tests.campaign_study import STS_JUDGE_NOISE, sts_pool
 from tests.conftest import make_annotator
 from tests.report_builders import build_task, import_answers
 
@@ -27,11 +27,11 @@ JUDGE = "judge-llm"
 HEADLINE_SEED = 7  # the simulated pool's seed (tests/campaign_study.py `sts_pool`)
 
 
-def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: bool = True
-              ) -> tuple[object, dict[str, float]]:
+def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: bool = True,
+              judge_noise: float = STS_JUDGE_NOISE) -> tuple[object, dict[str, float]]:
     """A 0–5 STS task (steps of 0.1) of the simulated pool's pairs, the judge's whole-number answers imported on
     every item; returns the task and the people's true value per external id."""
-    people, judge_values = sts_pool(seed, n_items)
+    people, judge_values = sts_pool(seed, n_items, judge_noise)
     records = [{"id": str(i), "sentence1": f"first sentence {i}", "sentence2": f"second sentence {i}"}
                for i in range(n_items)]
     task = build_task("sts", name, records, scale_min=0, scale_max=5, scale_step=0.1)
@@ -228,3 +228,24 @@ def test_answers_ask_one_review_per_window_and_again_when_the_one_sent_was_lost(
     call_command("campaign", "stop", "debounced")
     request_reviews(task.pk)  # a campaign that is done asks nothing
     assert sent.count() == 3
+
+
+@pytest.mark.django_db
+def test_a_campaign_never_hands_out_more_than_its_budget(alice):
+    """A weak judge (noise sd 3.0) and a budget of the judge-alone plan's 93 labels for ±0.35 on 300 pairs: a
+    first batch of 47 items, the next capped at the 46 the budget has left; then `budget spent` at 93 labels,
+    ±0.353, the interval at the budget's last label still covering the pool's mean (the same draws run through
+    the engine alone give the same figures)."""
+    task, truth = sts_study("STS budget", seed=6, n_items=300, judge_noise=3.0)
+    campaign = start_campaign("on-a-budget", task, JUDGE, 0.35, annotators=["alice"], budget_labels=93)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client, rounds = api_as(alice), 0
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting" and rounds < 5:
+        answer_everything(client, truth_by_pk)
+        reviewing.review_campaign(campaign.pk)
+        rounds += 1
+    data = status(Campaign.objects.get(pk=campaign.pk))
+    pool_mean = float(np.mean(list(truth.values())))
+    assert (data["reason"], data["labels_used"], data["labels_budget"]) == ("budget spent", 93, 93)
+    assert [b["items"] for b in data["batches"]] == [47, 46]
+    assert data["half_width"] == pytest.approx(0.353, abs=5e-4) and data["ci_low"] <= pool_mean <= data["ci_high"]

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agreement.campaigns.campaign_batches import close_batches, draw_next_batch, drawn_items
-from agreement.campaigns.campaign_numbers import Pool, read_pool, spec_for
+from agreement.campaigns.campaign_numbers import Pool, labelled_by_people, read_pool, spec_for
 from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
 from agreement.ppi.estimands import numbers
 from annotation.models import Annotation, Annotator
@@ -75,11 +75,14 @@ def review_campaign(campaign_id: int) -> str:
         campaign.save(update_fields=["review", "reviewed_at"])
         if not all_answered:
             return f"collecting: ±{review.half_width:.4g} after {review.labels_used} labels"
-        room = spec.budget_items(len(pool.item_ids)) - len(drawn_items(campaign))
-        size = min(review.next_batch_items, room)
-        if size < 1:
-            finish(campaign, engine.BUDGET_SPENT)
-            return f"done: {engine.BUDGET_SPENT}"
+        drawn = set(drawn_items(campaign))
+        room = spec.budget_items(len(pool.item_ids)) - len(drawn)
+        free = len(set(pool.item_ids) - drawn - labelled_by_people(campaign.task))
+        size = min(review.next_batch_items, room, free)
+        if size < 1:  # the budget is spent, or no item is left that no person has answered
+            reason = engine.BUDGET_SPENT if room < 1 else engine.POOL_LABELLED
+            finish(campaign, reason)
+            return f"done: {reason}"
         batch = draw_next_batch(campaign, size)
         return f"collecting: ±{review.half_width:.4g}; next batch {batch.name!r} of {size} items"
 
