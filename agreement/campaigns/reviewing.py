@@ -5,7 +5,7 @@ of its people's numbers for the estimand), in the order they were completed (tie
 judge's number on every pool item, and asks the engine (measures/campaign/engine.py `review`). Done: the
 campaign's batches are closed (nothing more handed out, leases freed) and the final review kept. Collecting, with
 every item handed out answered: the next batch, sized by the engine, never past the budget. It holds the
-campaign's row for its transaction, so a review sent twice does its work once.
+campaign (`hold`) for its transaction, so a review sent twice does its work once and a stop waits for it.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agreement.campaigns.campaign_batches import close_batches, draw_next_batch, drawn_items
@@ -23,6 +23,8 @@ from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
 from agreement.ppi.estimands import numbers
 from annotation.models import Annotation, Annotator
 from measures.campaign import engine
+
+CAMPAIGN_LOCK_SPACE = 3434  # the advisory locks' first key: campaigns (the second is the campaign's id)
 
 
 def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -53,8 +55,8 @@ def review_campaign(campaign_id: int) -> str:
     did, in words."""
     Campaign.objects.filter(pk=campaign_id).update(review_requested_at=None)  # answers from now on ask a new review
     with transaction.atomic():
-        campaign = Campaign.objects.select_for_update().select_related("task", "judge__user").filter(
-            pk=campaign_id).first()
+        hold(campaign_id)
+        campaign = Campaign.objects.select_related("task", "judge__user").filter(pk=campaign_id).first()
         if campaign is None:
             return "no such campaign"
         if campaign.state == Campaign.State.DONE:
@@ -87,6 +89,17 @@ def review_campaign(campaign_id: int) -> str:
         return f"collecting: ±{review.half_width:.4g}; next batch {batch.name!r} of {size} items"
 
 
+def hold(campaign_id: int) -> None:
+    """Hold the campaign for the current transaction against another review or a stop. On PostgreSQL a
+    transaction-level advisory lock, not the row's lock: an answer's commit sets the row's `review_requested_at`
+    and must not wait for a review's reading and arithmetic; elsewhere (SQLite) a write holds the database."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [CAMPAIGN_LOCK_SPACE, campaign_id])
+    else:
+        Campaign.objects.select_for_update().filter(pk=campaign_id).exists()
+
+
 def finish(campaign: Campaign, reason: str) -> None:
     """Mark the campaign done for `reason` and close its batches (call it holding the campaign's row)."""
     campaign.state, campaign.reason, campaign.finished_at = Campaign.State.DONE, reason, timezone.now()
@@ -97,7 +110,8 @@ def finish(campaign: Campaign, reason: str) -> None:
 def stop_campaign(campaign: Campaign) -> Campaign:
     """Stop by hand: done, `stopped by hand`, batches closed; a campaign done already is left as it is."""
     with transaction.atomic():
-        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        hold(campaign.pk)
+        campaign = Campaign.objects.get(pk=campaign.pk)
         if campaign.state == Campaign.State.COLLECTING:
             finish(campaign, STOPPED_BY_HAND)
     return campaign
