@@ -1,8 +1,26 @@
-"""Django admin for stored reports and imported model results (read-mostly: they are written by jobs/imports)."""
+"""Django admin for stored reports, imported model results and campaigns (read-mostly: they are written by
+jobs, imports and the campaign command)."""
+from typing import Any
+
 from django.contrib import admin
 
-from agreement.models import Report
+from agreement.models import Campaign, Report
 from agreement.results.models import ResultModel, ResultRevision, ResultScore
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    """Read only: campaigns start and stop through `manage.py campaign` or the API (docs/campaigns.md), which
+    check what the admin form would not."""
+
+    list_display = ("name", "task", "judge", "state", "reason", "target_half_width", "budget_labels", "created_at")
+    list_filter = ("state",)
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Report)

@@ -6,7 +6,9 @@ set with NX makes the first change in a window send the one message, so a thousa
 job. An annotator's submit never fails because of this: if Redis is down the error is logged and stored
 on the report, which the report page shows.
 
-It also enqueues a judge panel's refresh (agreement/core/judge_panels.py) when annotation asks for one.
+Answers on a task with a collecting campaign also ask the campaign's debounced review
+(agreement/campaigns/review_queue.py). It also enqueues a judge panel's refresh (agreement/core/judge_panels.py)
+when annotation asks for one.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
+from agreement.campaigns.review_queue import request_reviews
 from agreement.core.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume import jobs
@@ -124,6 +127,7 @@ def annotation_saved(sender: type[Annotation], instance: Annotation, **kwargs: A
     task_id = task_id_of(instance)
     if task_id is not None:
         transaction.on_commit(lambda: schedule_report(task_id))
+        transaction.on_commit(lambda: request_reviews(task_id))
 
 
 def annotation_deleted(sender: type[Annotation], instance: Annotation, **kwargs: Any) -> None:
@@ -134,6 +138,7 @@ def annotation_deleted(sender: type[Annotation], instance: Annotation, **kwargs:
 
 def annotations_imported(sender: type[Annotation], task_id: int, **kwargs: Any) -> None:
     transaction.on_commit(lambda: schedule_report(task_id))
+    transaction.on_commit(lambda: request_reviews(task_id))
 
 
 def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import F
 
+from agreement.campaigns import reviewing as campaign_reviews
 from agreement.core import judge_panels, reports
 from agreement.models import Report
 from agreement.ppi import estimate_jobs as ppi_jobs
@@ -61,3 +62,9 @@ def compute_ppi(self, estimate_id: int) -> str:
 def refresh_judge_panel(panel_id: int) -> dict[str, Any]:
     """Recompute a panel's mean of judges and agreement from the judges' current annotations."""
     return judge_panels.refresh_panel(LLMJudgePanel.objects.select_related("task").get(pk=panel_id))
+
+
+@shared_task(name="agreement.review_campaign")
+def review_campaign(campaign_id: int) -> str:
+    """Review a campaign after its answers changed (agreement/campaigns/reviewing.py); harmless when sent twice."""
+    return campaign_reviews.review_campaign(campaign_id)

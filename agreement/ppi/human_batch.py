@@ -117,11 +117,8 @@ def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
     ids = dict(Item.objects.filter(task=task, external_id__in=drawn).values_list("external_id", "pk"))
     try:
         with transaction.atomic():
-            batch = Batch.objects.create(task=task, name=name, language=task.language, overlap=overlap,
-                                         created_by=created_by)
-            BatchItem.objects.bulk_create(BatchItem(batch=batch, item_id=ids[external_id], position=position)
-                                          for position, external_id in enumerate(drawn, start=1))
-            assign(batch, annotators)
+            batch = write_batch(task, name, [ids[external_id] for external_id in drawn], overlap=overlap,
+                                annotators=annotators, created_by=created_by)
             if draw is not None:
                 PPIDraw.objects.create(batch=batch, judges=draw["judges"], uniform_share=draw["uniform_share"],
                                        item_ids=draw["item_ids"], probabilities=draw["probabilities"],
@@ -129,6 +126,18 @@ def create_ppi_batch(task: Task, judge_name: str, *, n_items: int | None = None,
     except AssignmentProblem as problem:
         raise PPIInputError(f"{problem.field}: {problem.message}") from None
     return PlannedBatch(batch, drawn, plan, seed, draw is not None, design)
+
+
+def write_batch(task: Task, name: str, item_ids: Sequence[int], *, overlap: int = 1,
+                annotators: Iterable[Annotator] = (), created_by: Any = None) -> Batch:
+    """A batch of the task's items `item_ids`, handed out in that order (positions 1, 2, …), assigned to
+    `annotators`; raises AssignmentProblem for one without the task's language. Call it inside a transaction."""
+    batch = Batch.objects.create(task=task, name=name, language=task.language, overlap=overlap,
+                                 created_by=created_by)
+    BatchItem.objects.bulk_create(BatchItem(batch=batch, item_id=item_id, position=position)
+                                  for position, item_id in enumerate(item_ids, start=1))
+    assign(batch, annotators)
+    return batch
 
 
 def active_draw(task: Task, judges: Sequence[str], labelled: np.ndarray, wanted: int, uniform_share: float,

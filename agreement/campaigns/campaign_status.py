@@ -1,0 +1,65 @@
+"""Where a campaign stands, as the JSON the `campaign status` command and the API give, and as text
+(docs/campaigns.md, "The JSON")."""
+from __future__ import annotations
+
+from typing import Any
+
+from agreement.campaigns.models import Campaign
+from annotation.models import Annotation, Annotator, BatchItem
+
+
+def batch_rows(campaign: Campaign) -> list[dict[str, Any]]:
+    """Each batch: its name, items, items with their `overlap` answers, whether it is open."""
+    rows = []
+    for batch in campaign.batches.order_by("created_at", "pk"):
+        items = list(BatchItem.objects.filter(batch=batch).values_list("item_id", flat=True))
+        answers = (Annotation.objects.counted().filter(item_id__in=items, annotator__kind=Annotator.Kind.HUMAN)
+                   .values_list("item_id", flat=True))
+        per_item: dict[int, int] = {}
+        for item_id in answers:
+            per_item[item_id] = per_item.get(item_id, 0) + 1
+        rows.append({"id": batch.pk, "name": batch.name, "items": len(items), "open": batch.is_open,
+                     "answered_items": sum(1 for n in per_item.values() if n >= campaign.overlap)})
+    return rows
+
+
+def status(campaign: Campaign) -> dict[str, Any]:
+    """The campaign as JSON: its settings, state and reason, the last review's numbers (None before one)."""
+    review, plan = campaign.review or {}, campaign.plan or {}
+    labels_used = review.get("labels_used", 0)
+    price = campaign.price_per_label
+    return {
+        "name": campaign.name, "task": campaign.task.name, "judge": campaign.judge.name,
+        "estimand": campaign.estimand, "level": campaign.level, "target_half_width": campaign.target_half_width,
+        "state": campaign.state, "reason": campaign.reason,
+        "estimate": review.get("estimate"), "ci_low": review.get("ci_low"), "ci_high": review.get("ci_high"),
+        "half_width": review.get("half_width"),
+        "labels_used": labels_used, "labels_received": review.get("labels_received", 0),
+        "labels_planned": plan.get("planned_items", 0) * campaign.overlap,
+        "labels_budget": campaign.budget_labels,
+        "people_only_labels": review.get("people_only_labels", plan.get("people_only_labels")),
+        "rho": review.get("rho"), "lam": review.get("lam"), "judge_mean_error": review.get("judge_mean_error"),
+        "cost": None if price is None else float(price * labels_used),
+        "overlap": campaign.overlap, "sampling": campaign.sampling, "seed": campaign.seed, "t_star": campaign.t_star,
+        "people": sorted(campaign.people.values_list("user__username", flat=True)),
+        "batches": batch_rows(campaign),
+    }
+
+
+def status_text(data: dict[str, Any]) -> str:
+    """The status in a few lines, ending with the final statement once done."""
+    lines = [f"campaign {data['name']}: task {data['task']}, judge {data['judge']}, {data['estimand']}, "
+             f"target ±{data['target_half_width']:g} at {data['level']:.0%}",
+             f"state: {data['state']}" + (f" ({data['reason']})" if data["reason"] else "")]
+    if data["estimate"] is not None:
+        lines.append(f"estimate {data['estimate']:.4g} [{data['ci_low']:.4g}, {data['ci_high']:.4g}] "
+                     f"±{data['half_width']:.4g}; {data['labels_used']} human labels used "
+                     f"(budget {data['labels_budget'] or 'the pool'}); people alone would need "
+                     f"{data['people_only_labels']}")
+    for batch in data["batches"]:
+        lines.append(f"  {batch['name']}: {batch['answered_items']}/{batch['items']} items answered, "
+                     f"{'open' if batch['open'] else 'closed'}")
+    if data["state"] == Campaign.State.DONE and data["estimate"] is not None:
+        lines.append(f"{data['task']}: {data['estimate']:.3g} ± {data['half_width']:.2g} ({data['level']:.0%}), "
+                     f"{data['labels_used']} human labels; people alone would need {data['people_only_labels']}")
+    return "\n".join(lines)

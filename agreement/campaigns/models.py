@@ -1,0 +1,68 @@
+"""A campaign: a task, an LLM judge that labelled every item, a target half-width, the people and their batches;
+its state in words and its last review (docs/campaigns.md). Foreign keys are named by string (agreement/models.py
+imports this module where Django reads the app's models)."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from measures.campaign.engine import BUDGET_SPENT, COLLECTING, DONE, POOL_LABELLED, TARGET_REACHED
+
+STOPPED_BY_HAND = "stopped by hand"
+
+
+class Campaign(models.Model):
+    """A study of one task's estimand that draws uniform batches for its people until its interval is within
+    ±`target_half_width` (at `level`), its budget is spent, or someone stops it."""
+
+    class State(models.TextChoices):
+        COLLECTING = COLLECTING, "collecting"
+        DONE = DONE, "done"
+
+    class Reason(models.TextChoices):
+        NONE = "", "—"
+        TARGET_REACHED = TARGET_REACHED, TARGET_REACHED
+        BUDGET_SPENT = BUDGET_SPENT, BUDGET_SPENT
+        POOL_LABELLED = POOL_LABELLED, POOL_LABELLED
+        STOPPED_BY_HAND = STOPPED_BY_HAND, STOPPED_BY_HAND
+
+    class Sampling(models.TextChoices):
+        UNIFORM = "uniform", "uniform"
+        CONFIDENCE = "confidence", "by the judge's confidence"
+
+    name = models.CharField(max_length=200, unique=True)
+    task = models.ForeignKey("tasks_app.Task", on_delete=models.CASCADE, related_name="campaigns")
+    judge = models.ForeignKey("annotation.Annotator", on_delete=models.PROTECT, related_name="campaigns_judged")
+    estimand = models.CharField(max_length=200)
+    target_half_width = models.FloatField()
+    level = models.FloatField(default=0.95)
+    budget_labels = models.PositiveIntegerField(null=True, blank=True, help_text="Most human labels; empty: the pool.")
+    price_per_label = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    people = models.ManyToManyField("annotation.Annotator", related_name="campaigns")
+    overlap = models.PositiveSmallIntegerField(default=1)
+    sampling = models.CharField(max_length=20, choices=Sampling.choices, default=Sampling.UNIFORM)
+    seed = models.IntegerField(default=0)
+    t_star = models.PositiveIntegerField(help_text="The labels the sequence's bets are tuned for, fixed at start.")
+    plan = models.JSONField(default=dict, help_text="The start plan from the judge alone.")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.COLLECTING)
+    reason = models.CharField(max_length=40, choices=Reason.choices, blank=True, default="")
+    review = models.JSONField(default=dict, blank=True, help_text="The last review (measures/campaign/engine.py).")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_requested_at = models.DateTimeField(null=True, blank=True,
+                                               help_text="When the review job waiting to start was sent.")
+    batches = models.ManyToManyField("annotation.Batch", related_name="campaigns", blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(target_half_width__gt=0), name="campaign_target_positive"),
+            models.CheckConstraint(condition=Q(level__gt=0) & Q(level__lt=1), name="campaign_level_between_0_and_1"),
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="campaign_overlap_at_least_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"campaign {self.name} ({self.state}{', ' + self.reason if self.reason else ''})"

@@ -1,0 +1,122 @@
+"""A campaign's review (the worker's job, agreement/tasks.py `review_campaign`) and its stop by hand.
+
+The review reads the campaign's items that have their `overlap` counted human answers (an item's value: the mean
+of its people's numbers for the estimand), in the order they were completed (ties: the draw order), and the
+judge's number on every pool item, and asks the engine (measures/campaign/engine.py `review`). Done: the
+campaign's batches are closed (nothing more handed out, leases freed) and the final review kept. Collecting, with
+every item handed out answered: the next batch, sized by the engine, never past the budget. It holds the
+campaign (`hold`) for its transaction, so a review sent twice does its work once and a stop waits for it.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from agreement.campaigns.campaign_batches import close_batches, draw_next_batch, drawn_items
+from agreement.campaigns.campaign_numbers import Pool, labelled_by_people, read_pool, spec_for
+from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
+from agreement.ppi.estimands import numbers
+from annotation.models import Annotation, Annotator
+from measures.campaign import engine
+
+CAMPAIGN_LOCK_SPACE = 3434  # the advisory locks' first key: campaigns (the second is the campaign's id)
+
+
+def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(rows, values, every drawn item answered): the completed items' pool rows in completion order and their
+    values; an item counts as answered once it has `overlap` answers, skips included."""
+    drawn = drawn_items(campaign)
+    draw_index = {pk: index for index, pk in enumerate(drawn)}
+    answers = (Annotation.objects.counted().filter(item_id__in=drawn, annotator__kind=Annotator.Kind.HUMAN)
+               .order_by("submitted_at", "pk").values_list("item_id", "value", "skipped", "submitted_at"))
+    per_item: dict[int, list[tuple[float, Any]]] = defaultdict(list)
+    answered: dict[int, int] = defaultdict(int)
+    for item_id, value, skipped, submitted_at in answers:
+        answered[item_id] += 1
+        if not skipped:
+            documents = [d["id"] for d in pool.payloads[item_id].get("documents", ())]
+            per_item[item_id].append((numbers(value, pool.scale, documents)[pool.estimand], submitted_at))
+    k = campaign.overlap
+    complete = [pk for pk, got in per_item.items() if len(got) >= k]
+    complete.sort(key=lambda pk: (per_item[pk][k - 1][1], draw_index[pk]))
+    row_of = pool.row_of()
+    rows = np.array([row_of[pk] for pk in complete], dtype=int)
+    values = np.array([np.mean([v for v, _t in per_item[pk][:k]]) for pk in complete], dtype=float)
+    return rows, values, all(answered[pk] >= k for pk in drawn)
+
+
+def review_campaign(campaign_id: int) -> str:
+    """Review the campaign now: store where it stands, and close it or hand out its next batch. Returns what it
+    did, in words."""
+    Campaign.objects.filter(pk=campaign_id).update(review_requested_at=None)  # answers from now on ask a new review
+    with transaction.atomic():
+        hold(campaign_id)
+        campaign = Campaign.objects.select_related("task", "judge__user").filter(pk=campaign_id).first()
+        if campaign is None:
+            return "no such campaign"
+        if campaign.state == Campaign.State.DONE:
+            return f"done already ({campaign.reason})"
+        _estimand, pool = read_pool(campaign.task, campaign.judge.name, campaign.estimand)
+        rows, values, all_answered = campaign_labels(campaign, pool)
+        if rows.size == 0:
+            return "no item labelled yet"
+        spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
+                        campaign.overlap, campaign.sampling)
+        review = engine.review(pool.judge, rows, values, spec, campaign.t_star)
+        campaign.review = json_safe({**review.as_dict(), "items_labelled": int(rows.size),
+                                     "labels_received": int(rows.size) * campaign.overlap})
+        campaign.reviewed_at = timezone.now()
+        if review.state == engine.DONE:
+            finish(campaign, review.reason)
+            return f"done: {review.reason}"
+        campaign.save(update_fields=["review", "reviewed_at"])
+        if not all_answered:
+            return f"collecting: ±{review.half_width:.4g} after {review.labels_used} labels"
+        drawn = set(drawn_items(campaign))
+        room = spec.budget_items(len(pool.item_ids)) - len(drawn)
+        free = len(set(pool.item_ids) - drawn - labelled_by_people(campaign.task))
+        size = min(review.next_batch_items, room, free)
+        if size < 1:  # the budget is spent, or no item is left that no person has answered
+            reason = engine.BUDGET_SPENT if room < 1 else engine.POOL_LABELLED
+            finish(campaign, reason)
+            return f"done: {reason}"
+        batch = draw_next_batch(campaign, size)
+        return f"collecting: ±{review.half_width:.4g}; next batch {batch.name!r} of {size} items"
+
+
+def hold(campaign_id: int) -> None:
+    """Hold the campaign for the current transaction against another review or a stop. On PostgreSQL a
+    transaction-level advisory lock, not the row's lock: an answer's commit sets the row's `review_requested_at`
+    and must not wait for a review's reading and arithmetic; elsewhere (SQLite) a write holds the database."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [CAMPAIGN_LOCK_SPACE, campaign_id])
+    else:
+        Campaign.objects.select_for_update().filter(pk=campaign_id).exists()
+
+
+def finish(campaign: Campaign, reason: str) -> None:
+    """Mark the campaign done for `reason` and close its batches (call it holding the campaign's row)."""
+    campaign.state, campaign.reason, campaign.finished_at = Campaign.State.DONE, reason, timezone.now()
+    campaign.save(update_fields=["state", "reason", "finished_at", "review", "reviewed_at"])
+    close_batches(campaign)
+
+
+def stop_campaign(campaign: Campaign) -> Campaign:
+    """Stop by hand: done, `stopped by hand`, batches closed; a campaign done already is left as it is."""
+    with transaction.atomic():
+        hold(campaign.pk)
+        campaign = Campaign.objects.get(pk=campaign.pk)
+        if campaign.state == Campaign.State.COLLECTING:
+            finish(campaign, STOPPED_BY_HAND)
+    return campaign
+
+
+def json_safe(data: dict[str, Any]) -> dict[str, Any]:
+    """The review's numbers as plain JSON (numpy scalars become Python numbers)."""
+    return json.loads(json.dumps(data, default=lambda x: x.item() if hasattr(x, "item") else str(x)))

@@ -1,0 +1,115 @@
+"""Starting a campaign (what the `campaign start` command and the API share): every input is checked first and a
+refusal names the problem and writes nothing; then the campaign, its start plan and its first batch are written
+in one transaction (docs/campaigns.md)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from agreement.campaigns.campaign_batches import draw_next_batch
+from agreement.campaigns.campaign_numbers import CampaignError, labelled_by_people, read_pool, spec_for
+from agreement.campaigns.models import Campaign
+from agreement.ppi.ppi_loading import PPIInputError, find_judge
+from annotation.core.batches import speakers_of
+from annotation.models import Annotator, AnnotatorLanguage
+from measures.campaign import engine
+from tasks_app.models import Task
+
+
+def find_people(task: Task, names: Sequence[str] | None) -> list[Annotator]:
+    """The named people (each a human annotator with the task's language), or every active speaker of it."""
+    if names is None:
+        people = speakers_of(task.language)
+        if not people:
+            raise CampaignError(f"people: no active human annotator lists the task's language {task.language}; "
+                                "add one with that language or name the annotators")
+        return people
+    found = {a.name: a for a in Annotator.objects.select_related("user").filter(user__username__in=names)}
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise CampaignError(f"annotators: no annotator named {', '.join(map(repr, unknown))}")
+    machines = [n for n in names if found[n].kind != Annotator.Kind.HUMAN]
+    if machines:
+        raise CampaignError(f"annotators: {', '.join(map(repr, machines))} are not people (LLM annotators)")
+    speakers = set(AnnotatorLanguage.objects.filter(annotator__in=found.values(), language=task.language)
+                   .values_list("annotator__user__username", flat=True))
+    missing = [n for n in names if n not in speakers]
+    if missing:
+        raise CampaignError(f"annotators: {', '.join(map(repr, missing))} do(es) not list the task's language "
+                            f"{task.language}")
+    return [found[n] for n in dict.fromkeys(names)]
+
+
+def start_campaign(name: str, task: Task | str, judge_name: str, target_half_width: float, *,
+                   estimand: str | None = None, level: float = 0.95, budget_labels: int | None = None,
+                   price_per_label: Decimal | None = None, annotators: Sequence[str] | None = None,
+                   overlap: int = 1, sampling: str = "uniform", seed: int = 0, created_by: Any = None) -> Campaign:
+    """Plan the campaign from the judge alone (measures/campaign/engine.py `plan_start`) and hand its first
+    batch to the people; raises CampaignError naming the problem (nothing written)."""
+    if isinstance(task, str):
+        found = Task.objects.filter(name=task).first()
+        if found is None:
+            raise CampaignError(f"task: no task named {task!r}")
+        task = found
+    if not name.strip():
+        raise CampaignError("name: a campaign needs a name")
+    if Campaign.objects.filter(name=name).exists():
+        raise CampaignError(f"name: a campaign named {name!r} exists already")
+    if not 0 < level < 1:
+        raise CampaignError(f"level: must be between 0 and 1 (0.95 for 95%), got {level!r}")
+    if sampling == Campaign.Sampling.CONFIDENCE:
+        raise CampaignError("sampling: by the judge's confidence is not built for campaigns yet: the anytime-valid "
+                            "sequence a campaign stops by holds only for uniformly drawn labels (docs/campaigns.md, "
+                            "\"What is not built yet\")")
+    try:
+        judge = find_judge(task, judge_name)
+    except PPIInputError as problem:
+        raise CampaignError(f"judge: {problem}") from None
+    try:
+        estimand, pool = read_pool(task, judge_name, estimand)
+    except PPIInputError as problem:
+        text = str(problem)
+        if text.startswith(f"judge {judge_name!r} answered"):
+            raise CampaignError(f"judge: {text}. Run the judge on the task first: a campaign does not start its "
+                                "run yet") from None
+        raise CampaignError(text) from None
+    people = find_people(task, annotators)
+    spec = spec_for(pool.bounds, target_half_width, level, budget_labels, overlap, sampling)
+    try:
+        plan = engine.plan_start(pool.judge, spec)
+    except ValueError as problem:
+        raise CampaignError(str(problem)) from None
+    check_reachable(task, pool.item_ids, spec, plan)
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name, task=task, judge=judge, estimand=estimand, target_half_width=target_half_width, level=level,
+            budget_labels=budget_labels, price_per_label=price_per_label, overlap=overlap, sampling=sampling,
+            seed=seed, t_star=plan.t_star, plan=plan.as_dict(), created_by=created_by)
+        campaign.people.set(people)
+        draw_next_batch(campaign, plan.first_batch_items)
+    return campaign
+
+
+def check_reachable(task: Task, item_ids: list[int], spec: engine.CampaignSpec, plan: engine.StartPlan) -> None:
+    """Refuse a budget smaller than the first batch, and a target the budget or the unlabelled items cannot buy
+    (with the best half-width they are projected to reach)."""
+    first = max(engine.MIN_FIRST_BATCH, math.ceil(engine.FIRST_BATCH_SHARE * plan.planned_items))
+    budget = spec.budget_items(len(item_ids))
+    if budget < first:
+        raise CampaignError(f"budget_labels: {spec.budget_labels} labels pay for {budget} items at overlap "
+                            f"{spec.overlap}, fewer than the first batch of {first} items ({first * spec.overlap} "
+                            "labels)")
+    if plan.reason:
+        raise CampaignError(f"target_half_width: ±{spec.target_half_width:g} cannot be reached within the budget: "
+                            f"{plan.reason}; the best reachable half-width is about ±{plan.half_width_at_budget:.3g}")
+    labelled = labelled_by_people(task)
+    free = int(np.sum([pk not in labelled for pk in item_ids]))
+    if free < plan.planned_items:
+        raise CampaignError(f"target_half_width: ±{spec.target_half_width:g} needs about {plan.planned_items} "
+                            f"unlabelled items; people already labelled {len(item_ids) - free} of the "
+                            f"{len(item_ids)}, leaving {free}")

@@ -1,0 +1,251 @@
+"""Campaigns in the app (agreement/campaigns/, docs/campaigns.md): the refusals of `campaign start`, the headline
+campaign driven through the loop API until it stops itself, stop by hand, and a review run by a real worker."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from agreement.campaigns import reviewing
+from agreement.campaigns.campaign_numbers import CampaignError
+from agreement.campaigns.campaign_status import status
+from agreement.campaigns.models import Campaign
+from agreement.campaigns.starting import start_campaign
+from annotation.models import Annotator, Batch, Lease
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
+from tests.campaign_study import STS_JUDGE_NOISE, sts_pool
+from tests.conftest import make_annotator
+from tests.report_builders import build_task, import_answers
+
+JUDGE = "judge-llm"
+HEADLINE_SEED = 7  # the simulated pool's seed (tests/campaign_study.py `sts_pool`)
+
+
+def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: bool = True,
+              judge_noise: float = STS_JUDGE_NOISE) -> tuple[object, dict[str, float]]:
+    """A 0–5 STS task (steps of 0.1) of the simulated pool's pairs, the judge's whole-number answers imported on
+    every item; returns the task and the people's true value per external id."""
+    people, judge_values = sts_pool(seed, n_items, judge_noise)
+    records = [{"id": str(i), "sentence1": f"first sentence {i}", "sentence2": f"second sentence {i}"}
+               for i in range(n_items)]
+    task = build_task("sts", name, records, scale_min=0, scale_max=5, scale_step=0.1)
+    if judge:
+        import_answers(task, [{"item": str(i), "annotator": JUDGE, "annotator_kind": "llm",
+                               "value": float(judge_values[i])} for i in range(n_items)])
+    return task, {str(i): float(people[i]) for i in range(n_items)}
+
+
+def api_as(annotator: Annotator) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=annotator.user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def answer_everything(client: APIClient, truth_by_pk: dict[int, float]) -> int:
+    """Answer every item the loop hands this person, in its order, with the people's true value; returns how many."""
+    answered = 0
+    for row in client.get("/api/v1/my/batches/").json():
+        while True:
+            response = client.get(row["next_url"])
+            if response.status_code in (204, 409):  # nothing left for me; the campaign closed the batch
+                break
+            assert response.status_code == 200, response.content
+            data = response.json()
+            posted = client.post(data["answer_url"], {"value": truth_by_pk[data["item"]["id"]]}, format="json")
+            if posted.status_code == 409:  # closed while this item was on screen (the worker stopped the campaign)
+                assert posted.json()["code"] == "batch_closed"
+                break
+            assert posted.status_code == 201, posted.content
+            answered += 1
+    return answered
+
+
+@pytest.mark.django_db
+def test_bad_starts_are_refused_naming_the_problem_and_write_nothing(alice):
+    task, _truth = sts_study("STS small", n_items=300)
+    unjudged, _ = sts_study("STS unjudged", n_items=300, judge=False)
+    make_annotator("bashir", {"ara-Arab": "native"})
+    cases = [
+        (dict(task="no such task"), "task: no task named 'no such task'"),
+        (dict(judge="nobody"), "judge: no annotator named 'nobody'"),
+        (dict(judge="alice"), "'alice' is a person"),
+        (dict(task=unjudged.name), "judge: no annotator named 'judge-llm'" if False else "answered 0 of the 300"),
+        (dict(annotators=["bashir"]), "'bashir' do(es) not list the task's language eng-Latn"),
+        (dict(budget_labels=20), "budget_labels: 20 labels pay for 20 items at overlap 1, fewer than the first batch"),
+        (dict(target=0.05, budget_labels=200), "the best reachable half-width is about ±0."),
+        (dict(sampling="confidence"), "sampling: by the judge's confidence is not built for campaigns yet"),
+        (dict(estimand="share:yes"), "estimand: 'share:yes' is not one of this task's estimands (similarity)"),
+    ]
+    for change, message in cases:
+        args = {"task": task.name, "judge": JUDGE, "target": 0.2, **change}
+        with pytest.raises(CampaignError) as refused:
+            start_campaign("C", args.pop("task"), args.pop("judge"), args.pop("target"), **args)
+        assert message in str(refused.value), (change, str(refused.value))
+    assert not Campaign.objects.exists() and not Batch.objects.exists()
+    alice.languages.all().delete()
+    with pytest.raises(CampaignError, match="people: no active human annotator lists the task's language eng-Latn"):
+        start_campaign("C", task, JUDGE, 0.2)
+    with pytest.raises(CommandError, match="task: no task named 'nope'"):
+        call_command("campaign", "start", "C", "--task", "nope", "--judge", JUDGE, "--target-half-width", "0.2")
+    assert not Campaign.objects.exists() and not Batch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_headline_campaign_stops_itself_within_target_covering_the_pool_mean(alice, capsys):
+    """Issue 34, "Done when" #2: 1,500 STS pairs, a judge of ρ ≈ 0.75, ±0.12; alice answers through the loop API
+    with the pool's true values; the review (the worker's job, called here) runs after each batch is answered."""
+    task, truth = sts_study("HUME-STS sim")
+    pool_mean = float(np.mean(list(truth.values())))
+    call_command("campaign", "start", "sts-headline", "--task", task.name, "--judge", JUDGE,
+                 "--target-half-width", "0.12", "--annotators", "alice", "--seed", "1", "--format", "json")
+    started = json.loads(capsys.readouterr().out)
+    assert started["state"] == "collecting" and len(started["batches"]) == 1
+    campaign = Campaign.objects.get(name="sts-headline")
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client, rounds = api_as(alice), 0
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting" and rounds < 10:
+        assert answer_everything(client, truth_by_pk) > 0
+        reviewing.review_campaign(campaign.pk)
+        rounds += 1
+    campaign.refresh_from_db()
+    data = status(campaign)
+    with capsys.disabled():
+        print(json.dumps({k: data[k] for k in ("estimate", "ci_low", "ci_high", "half_width", "labels_used",
+                                               "labels_received", "people_only_labels", "rho")}),
+              [b["items"] for b in data["batches"]], pool_mean)
+    assert data["state"] == "done" and data["reason"] == "target reached"
+    assert data["half_width"] <= 0.12 and data["ci_low"] <= pool_mean <= data["ci_high"]
+    assert data["labels_used"] <= 0.75 * data["people_only_labels"]
+    # the figures of this seed: batches of 250 and 137 items; stopped at the 353rd label (387 answered) with
+    # 2.618 [2.510, 2.750] around the pool's 2.634; people alone 661 labels (0.534); the judge's ρ 0.786
+    assert [b["items"] for b in data["batches"]] == [250, 137]
+    assert (data["labels_used"], data["labels_received"], data["people_only_labels"]) == (353, 387, 661)
+    assert data["estimate"] == pytest.approx(2.618, abs=5e-4) and data["rho"] == pytest.approx(0.786, abs=5e-4)
+    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+    assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 409  # closed
+    call_command("campaign", "status", "sts-headline", "--format", "text")
+    assert "people alone would need" in capsys.readouterr().out
+
+
+def test_stop_by_hand_closes_the_batches_and_frees_their_leases(alice):
+    task, _truth = sts_study("STS stop", n_items=300)
+    campaign = start_campaign("stop-me", task, JUDGE, 0.3, annotators=["alice"])
+    client = api_as(alice)
+    batch = campaign.batches.get()
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 200 and Lease.objects.count() == 1
+    call_command("campaign", "stop", "stop-me")
+    campaign.refresh_from_db()
+    assert (campaign.state, campaign.reason) == ("done", "stopped by hand")
+    assert not Lease.objects.exists() and not Batch.objects.get(pk=batch.pk).is_open
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 409
+    reviewing.review_campaign(campaign.pk)  # a review sent before the stop changes nothing
+    assert Campaign.objects.get(pk=campaign.pk).reason == "stopped by hand"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_answers_through_the_api_make_a_real_worker_review_and_stop_the_campaign(start_worker, settings):
+    """Nothing calls the review here: each answer's commit asks a debounced `agreement.review_campaign` through
+    the job layer, and a real Celery worker runs it, hands out the next batch and stops the campaign."""
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 0.5
+    start_worker(concurrency=2)
+    alice = make_annotator("alice", {"eng-Latn": "native"})
+    task, truth = sts_study("STS worker", seed=3, n_items=300)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    campaign = start_campaign("by-the-worker", task, JUDGE, 0.3, annotators=["alice"], seed=2)
+    client, deadline = api_as(alice), time.monotonic() + 120
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting":
+        assert time.monotonic() < deadline, status(campaign)
+        answer_everything(client, truth_by_pk)
+        time.sleep(0.2)
+    campaign.refresh_from_db()
+    data = status(campaign)
+    pool_mean = float(np.mean(list(truth.values())))
+    print("worker campaign:", {k: data[k] for k in ("estimate", "ci_low", "ci_high", "labels_used", "labels_received")},
+          [b["items"] for b in data["batches"]], round(pool_mean, 4))
+    assert data["reason"] == "target reached" and campaign.reviewed_at is not None
+    assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
+    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_api_starts_reads_and_stops_with_the_commands_code(alice, carol, dave):
+    task, _truth = sts_study("STS api", n_items=300)
+    admin, researcher = APIClient(), APIClient()
+    admin.force_authenticate(carol)
+    researcher.force_authenticate(dave)
+    asked = {"name": "via-api", "task": task.name, "judge": JUDGE, "target_half_width": 0.3,
+             "annotators": ["alice"], "budget_labels": 200}
+    assert researcher.post("/api/v1/campaigns/start/", asked, format="json").status_code == 403
+    refused = admin.post("/api/v1/campaigns/start/", asked | {"budget_labels": 10}, format="json")
+    assert refused.status_code == 400 and refused.json()["detail"].startswith("budget_labels: 10 labels pay for 10")
+    assert not Campaign.objects.exists()
+    started = admin.post("/api/v1/campaigns/start/", asked, format="json")
+    assert started.status_code == 201, started.content
+    data = researcher.get("/api/v1/campaigns/via-api/").json()
+    assert {"state", "reason", "estimate", "ci_low", "ci_high", "half_width", "labels_used", "labels_budget",
+            "people_only_labels", "batches"} <= set(data)
+    assert (data["state"], data["reason"], data["estimate"], data["labels_used"], data["labels_budget"]) == (
+        "collecting", "", None, 0, 200)
+    assert data["batches"][0]["open"] and data["batches"][0]["answered_items"] == 0
+    assert [c["name"] for c in researcher.get("/api/v1/campaigns/").json()] == ["via-api"]
+    assert researcher.post("/api/v1/campaigns/via-api/stop/").status_code == 403
+    stopped = admin.post("/api/v1/campaigns/via-api/stop/").json()
+    assert (stopped["state"], stopped["reason"]) == ("done", "stopped by hand")
+
+
+@pytest.mark.django_db
+def test_answers_ask_one_review_per_window_and_again_when_the_one_sent_was_lost(alice, settings):
+    """The debounce (agreement/campaigns/review_queue.py): messages are kept in the job layer's outbox until the
+    commit (which a test transaction never reaches), so they can be counted there."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agreement.campaigns.review_queue import REVIEW_JOB, request_reviews
+    from hume.jobs.models import UnsentMessage
+
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 10
+    task, _truth = sts_study("STS debounce", n_items=300)
+    campaign = start_campaign("debounced", task, JUDGE, 0.3, annotators=["alice"])
+    sent = UnsentMessage.objects.filter(task=REVIEW_JOB)
+    for _answer in range(5):
+        request_reviews(task.pk)
+    assert sent.count() == 1 and sent.get().args == [campaign.pk] and sent.get().options == {"countdown": 10.0}
+    reviewing.review_campaign(campaign.pk)  # the job starts: answers from now on ask a new review
+    request_reviews(task.pk)
+    assert sent.count() == 2
+    Campaign.objects.filter(pk=campaign.pk).update(review_requested_at=timezone.now() - timedelta(seconds=71))
+    request_reviews(task.pk)  # the one sent 71 s ago never started (10 s countdown + 60 s): sent again
+    assert sent.count() == 3
+    call_command("campaign", "stop", "debounced")
+    request_reviews(task.pk)  # a campaign that is done asks nothing
+    assert sent.count() == 3
+
+
+@pytest.mark.django_db
+def test_a_campaign_never_hands_out_more_than_its_budget(alice):
+    """A weak judge (noise sd 3.0) and a budget of the judge-alone plan's 93 labels for ±0.35 on 300 pairs: a
+    first batch of 47 items, the next capped at the 46 the budget has left; then `budget spent` at 93 labels,
+    ±0.353, the interval at the budget's last label still covering the pool's mean (the same draws run through
+    the engine alone give the same figures)."""
+    task, truth = sts_study("STS budget", seed=6, n_items=300, judge_noise=3.0)
+    campaign = start_campaign("on-a-budget", task, JUDGE, 0.35, annotators=["alice"], budget_labels=93)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client, rounds = api_as(alice), 0
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting" and rounds < 5:
+        answer_everything(client, truth_by_pk)
+        reviewing.review_campaign(campaign.pk)
+        rounds += 1
+    data = status(Campaign.objects.get(pk=campaign.pk))
+    pool_mean = float(np.mean(list(truth.values())))
+    assert (data["reason"], data["labels_used"], data["labels_budget"]) == ("budget spent", 93, 93)
+    assert [b["items"] for b in data["batches"]] == [47, 46]
+    assert data["half_width"] == pytest.approx(0.353, abs=5e-4) and data["ci_low"] <= pool_mean <= data["ci_high"]
