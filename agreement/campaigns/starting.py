@@ -20,6 +20,8 @@ from annotation.models import Annotator, AnnotatorLanguage
 from measures.campaign import engine
 from tasks_app.models import Task
 
+RESERVED_NAMES = frozenset({"start"})  # paths of agreement/api_urls.py beside a campaign's name
+
 
 def find_people(task: Task, names: Sequence[str] | None) -> list[Annotator]:
     """The named people (each a human annotator with the task's language), or every active speaker of it."""
@@ -58,6 +60,9 @@ def start_campaign(name: str, task: Task | str, judge_name: str, target_half_wid
         task = found
     if not name.strip():
         raise CampaignError("name: a campaign needs a name")
+    if name in RESERVED_NAMES or "/" in name:
+        raise CampaignError(f"name: {name!r} cannot name a campaign (its API address would be "
+                            f"/api/v1/campaigns/{name}/, which means something else); choose another name")
     if Campaign.objects.filter(name=name).exists():
         raise CampaignError(f"name: a campaign named {name!r} exists already")
     if not 0 < level < 1:
