@@ -167,8 +167,6 @@ def test_answers_through_the_api_make_a_real_worker_review_and_stop_the_campaign
     campaign.refresh_from_db()
     data = status(campaign)
     pool_mean = float(np.mean(list(truth.values())))
-    print("worker campaign:", {k: data[k] for k in ("estimate", "ci_low", "ci_high", "labels_used", "labels_received")},
-          [b["items"] for b in data["batches"]], round(pool_mean, 4))
     assert data["reason"] == "target reached" and campaign.reviewed_at is not None
     assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
     assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
