@@ -10,7 +10,8 @@ from hume.roles import ANNOTATOR, is_admin, is_researcher, roles_of
 ANNOTATE = [("Annotate", "annotation:home")]
 ADMIN_ONLY = [("Tasks", "tasks_app:list"), ("Manage", "manage:batch_list"), ("LLM", "llm:home")]
 RESEARCH = [("Reports", "agreement:list"), ("Results", "results:leaderboard"), ("Models", "model-runs-index"),
-            ("Retrieval", "retrieval:index"), ("SAGE", "sage:index"), ("Escalation", "escalation:index")]
+            ("Retrieval", "retrieval:index"), ("SAGE", "sage:index"), ("Escalation", "escalation:index"),
+            ("Campaigns", "campaigns:list")]
 
 
 def sections(request: HttpRequest) -> dict[str, list[dict[str, object]]]:

@@ -31,6 +31,7 @@ urlpatterns = [
     path("retrieval/", include("agreement.retrieval.urls")),
     path("sage/", include("agreement.sage.urls")),
     path("escalation/", include("agreement.escalation.urls")),
+    path("campaigns/", include("agreement.campaigns.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # Behind login (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS too), Swagger UI from the project
     # (drf-spectacular-sidecar), its start script a file of its own (CSP)

@@ -59,7 +59,16 @@ def status_text(data: dict[str, Any]) -> str:
     for batch in data["batches"]:
         lines.append(f"  {batch['name']}: {batch['answered_items']}/{batch['items']} items answered, "
                      f"{'open' if batch['open'] else 'closed'}")
-    if data["state"] == Campaign.State.DONE and data["estimate"] is not None:
-        lines.append(f"{data['task']}: {data['estimate']:.3g} ± {data['half_width']:.2g} ({data['level']:.0%}), "
-                     f"{data['labels_used']} human labels; people alone would need {data['people_only_labels']}")
+    statement = final_statement(data)
+    if statement:
+        lines.append(statement)
     return "\n".join(lines)
+
+
+def final_statement(data: dict[str, Any]) -> str:
+    """Once done, the campaign in one line ("HUME-STS en: 3.41 ± 0.10 (95%), 212 human labels; people alone
+    would need 463"); '' before."""
+    if data["state"] != Campaign.State.DONE or data["estimate"] is None:
+        return ""
+    return (f"{data['task']}: {data['estimate']:.3g} ± {data['half_width']:.2g} ({data['level']:.0%}), "
+            f"{data['labels_used']} human labels; people alone would need {data['people_only_labels']}")
