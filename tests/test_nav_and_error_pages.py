@@ -30,9 +30,10 @@ def sections(body: str) -> list[str]:
 def test_each_role_sees_its_own_sections_and_a_logout_on_every_page(alice, carol, dave):
     assert sections(client_for(alice.user).get("/").content.decode()) == ["Annotate"]
     assert sections(client_for(carol).get("/").content.decode()) == [
-        "Tasks", "Manage", "LLM", "Reports", "Results", "Models", "Retrieval", "SAGE", "Escalation"]
+        "Tasks", "Manage", "LLM", "Reports", "Results", "Models", "Retrieval", "SAGE", "Escalation",
+        "Campaigns"]
     body = client_for(dave).get("/reports/").content.decode()
-    assert sections(body) == ["Reports", "Results", "Models", "Retrieval", "SAGE", "Escalation"]
+    assert sections(body) == ["Reports", "Results", "Models", "Retrieval", "SAGE", "Escalation", "Campaigns"]
     assert 'action="/accounts/logout/"' in body and ">Log out</button>" in body
 
 
