@@ -259,3 +259,46 @@ def test_a_campaign_never_hands_out_more_than_its_budget(alice):
     assert (data["reason"], data["labels_used"], data["labels_budget"]) == ("budget spent", 93, 93)
     assert [b["items"] for b in data["batches"]] == [47, 46]
     assert data["half_width"] == pytest.approx(0.353, abs=5e-4) and data["ci_low"] <= pool_mean <= data["ci_high"]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_review_whose_worker_died_is_run_again_by_the_job_layer_and_the_campaign_stops(start_worker, settings):
+    """The review is a job type of the layer (agreement/campaigns/review_queue.py `JOB`): a review claimed by a
+    worker that then died (its lease never renewed) and no later answer is found by the layer's one finder
+    (`recovery.lapsed_keys`), sent again by its beat entry (`requeue_lapsed`), and a real worker runs it: the
+    campaign stops (`budget spent`, the budget test's 93 labels), on the review's second claim."""
+    from agreement.campaigns.models import CampaignReview
+    from agreement.campaigns.review_queue import JOB
+    from hume.jobs import recovery
+    from hume.jobs.lease import claim
+    from hume.jobs.registry import TYPES
+
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 3600  # the answers' own messages never come within the test
+    alice = make_annotator("alice", {"eng-Latn": "native"})
+    task, truth = sts_study("STS lost review", seed=6, n_items=300, judge_noise=3.0)
+    campaign = start_campaign("lost-review", task, JUDGE, 0.35, annotators=["alice"], budget_labels=93)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client = api_as(alice)
+    assert answer_everything(client, truth_by_pk) == 47
+    reviewing.review_campaign(campaign.pk)  # the second batch, capped by the budget
+    assert answer_everything(client, truth_by_pk) == 46
+    assert TYPES["campaign review"] is JOB and JOB.cap() == settings.JOB_MAX_ATTEMPTS
+    settings.JOB_LEASE_SECONDS = 1
+    assert claim(CampaignReview.objects.filter(pk=campaign.pk), claimed_by="doomed") is not None  # then it died
+    time.sleep(1.2)
+    assert recovery.lapsed_keys(JOB) == [campaign.pk]
+    assert recovery.requeue_lapsed().get("campaign review") == [campaign.pk]
+    start_worker()
+    deadline = time.monotonic() + 60
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting":
+        assert time.monotonic() < deadline, "the recovered review did not stop the campaign"
+        time.sleep(0.2)
+    data = status(Campaign.objects.get(pk=campaign.pk))
+    assert (data["reason"], data["labels_used"]) == ("budget spent", 93)
+    review = CampaignReview.objects.get(pk=campaign.pk)
+    deadline = time.monotonic() + 10
+    while review.status != "done" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        review.refresh_from_db()
+    assert (review.status, review.attempts, review.claim_token, review.error) == ("done", 2, None, "")
