@@ -40,9 +40,8 @@ def pause_report_runs(**kwargs: Any) -> None:
 
 def pause_other_jobs() -> None:
     """The same pause in a SAGE run (before its study runs), a retrieval evaluation (before it scores), a
-    split ranking's chunk (before it ranks), an escalation plan and a PPI estimate (before they compute) and a
-    campaign's review (before it reads), so tests/test_job_worker_kill.py can kill their worker mid-run."""
-    from agreement.campaigns import reviewing as campaign_reviews
+    split ranking's chunk (before it ranks), an escalation plan and a PPI estimate (before they compute), so
+    tests/test_job_worker_kill.py can kill their worker mid-run."""
     from agreement.escalation import plan_jobs as escalation_jobs
     from agreement.ppi import estimate_jobs as ppi_jobs
     from agreement.retrieval import evaluations as retrieval_reports
@@ -51,7 +50,7 @@ def pause_other_jobs() -> None:
 
     for module, name in ((sage_jobs, "run_study"), (retrieval_reports, "evaluate_collection"),
                          (split_rankings, "rank_chunk"), (escalation_jobs, "escalation_plan"),
-                         (ppi_jobs, "ppi_document"), (campaign_reviews, "review_campaign")):
+                         (ppi_jobs, "ppi_document")):
         original = getattr(module, name)
 
         def paused(*args: Any, _original: Any = original, **kwargs: Any) -> Any:

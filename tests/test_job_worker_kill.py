@@ -1,7 +1,6 @@
 """A worker SIGKILLed mid-run, under production settings (DEBUG=false), leaves a job a new worker finishes with
 the same numbers, once: a SAGE run, a retrieval evaluation, a report, a model run, a split retrieval ranking,
-a BM25 ranking started from the page, an LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3),
-and a campaign's review (issue 34).
+a BM25 ranking started from the page, an LLM run, an escalation plan and a PPI estimate (issue 21 items 2 and 3).
 
 Real `celery worker -B` processes on PostgreSQL and Redis. The doomed worker's runs pause mid-job
 (tests/slow_report_worker_settings.py); its whole process group is killed, so nothing requeues or finishes
@@ -307,39 +306,6 @@ def test_a_ppi_estimate_whose_worker_is_killed_mid_run_is_computed_again_with_th
     expected = ppi_document(task, JUDGE, alpha=0.1, computed_in=done.document["computed_in"])
     assert {**done.document, "computed_at": None} == {**expected, "computed_at": None}  # all but the time
     assert done.document["n_labelled"] == 30
-
-
-@pytest.mark.usefixtures("production")
-def test_a_campaign_review_whose_worker_is_killed_mid_run_is_run_again_and_the_campaign_stops(start_worker,
-                                                                                             settings) -> None:
-    from agreement.campaigns.models import Campaign, CampaignReview
-    from agreement.campaigns.review_queue import REVIEW_JOB
-    from agreement.campaigns.reviewing import review_campaign
-    from agreement.campaigns.starting import start_campaign
-    from tests.conftest import make_annotator
-    from tests.test_campaigns import JUDGE as CAMPAIGN_JUDGE
-    from tests.test_campaigns import answer_everything, api_as, sts_study
-
-    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 3600  # the answers' own messages never come within the test
-    alice = make_annotator("alice", {"eng-Latn": "native"})
-    task, truth = sts_study("STS killed review", seed=6, n_items=300, judge_noise=3.0)
-    campaign = start_campaign("killed-review", task, CAMPAIGN_JUDGE, 0.35, annotators=["alice"], budget_labels=93)
-    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
-    client = api_as(alice)
-    assert answer_everything(client, truth_by_pk) == 47
-    review_campaign(campaign.pk)  # the second batch, in-process; its last answer makes the review stop the campaign
-    assert answer_everything(client, truth_by_pk) == 46
-    doomed = start_worker(report_pause=120)
-    jobs.enqueue(REVIEW_JOB, campaign.pk)
-    held = wait_for(lambda: CampaignReview.objects.filter(pk=campaign.pk, status="running").first(), 60, "running")
-    kill_whole_worker(doomed)
-
-    start_worker()
-    wait_for(lambda: Campaign.objects.filter(pk=campaign.pk, state="done").exists(), 90, "campaign done")
-    done = wait_for(lambda: CampaignReview.objects.filter(pk=campaign.pk, status="done").first(), 30, "review done")
-    assert (done.attempts, done.claim_token, done.error) == (2, None, "") and done.holder != held.holder
-    stopped = Campaign.objects.get(pk=campaign.pk)
-    assert (stopped.reason, stopped.review["labels_used"]) == ("budget spent", 93)
 
 
 def answers_of(annotator) -> dict[str, object]:  # type: ignore[no-untyped-def]
