@@ -14,5 +14,8 @@ class AgreementConfig(AppConfig):
         from hume.jobs.registry import JobType, register
 
         register(REPORT_JOB)
+        from agreement.campaigns.review_queue import JOB as CAMPAIGN_REVIEW_JOB
+
+        register(CAMPAIGN_REVIEW_JOB)
         register(JobType(name="ppi estimate", model="agreement.PPIEstimate", task="agreement.compute_ppi",
                          queued_since="requested_at"))

@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import F
 
-from agreement.campaigns import reviewing as campaign_reviews
+from agreement.campaigns import review_job as campaign_reviews
 from agreement.core import judge_panels, reports
 from agreement.models import Report
 from agreement.ppi import estimate_jobs as ppi_jobs
@@ -64,7 +64,8 @@ def refresh_judge_panel(panel_id: int) -> dict[str, Any]:
     return judge_panels.refresh_panel(LLMJudgePanel.objects.select_related("task").get(pk=panel_id))
 
 
-@shared_task(name="agreement.review_campaign")
-def review_campaign(campaign_id: int) -> str:
-    """Review a campaign after its answers changed (agreement/campaigns/reviewing.py); harmless when sent twice."""
-    return campaign_reviews.review_campaign(campaign_id)
+@shared_task(name="agreement.review_campaign", bind=True, acks_late=True, reject_on_worker_lost=True)
+def review_campaign(self, campaign_id: int) -> str:
+    """Review a campaign after its answers changed, if this message wins the claim of its review job
+    (agreement/campaigns/review_job.py); harmless when sent twice."""
+    return campaign_reviews.run_review(campaign_id, claimed_by=self.request.id or "")

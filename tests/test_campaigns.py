@@ -17,7 +17,7 @@ from agreement.campaigns.campaign_numbers import CampaignError
 from agreement.campaigns.campaign_status import status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.starting import start_campaign
-from annotation.models import Annotator, Batch, Lease
+from annotation.models import Annotation, Annotator, Batch, Lease
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.campaign_study import STS_JUDGE_NOISE, sts_pool
 from tests.conftest import make_annotator
@@ -54,14 +54,11 @@ def answer_everything(client: APIClient, truth_by_pk: dict[int, float]) -> int:
     for row in client.get("/api/v1/my/batches/").json():
         while True:
             response = client.get(row["next_url"])
-            if response.status_code in (204, 409):  # nothing left for me; the campaign closed the batch
+            if response.status_code == 204:  # nothing left for me (the campaign may have stopped)
                 break
             assert response.status_code == 200, response.content
             data = response.json()
             posted = client.post(data["answer_url"], {"value": truth_by_pk[data["item"]["id"]]}, format="json")
-            if posted.status_code == 409:  # closed while this item was on screen (the worker stopped the campaign)
-                assert posted.json()["code"] == "batch_closed"
-                break
             assert posted.status_code == 201, posted.content
             answered += 1
     return answered
@@ -128,24 +125,40 @@ def test_the_headline_campaign_stops_itself_within_target_covering_the_pool_mean
     assert (data["labels_used"], data["labels_received"], data["people_only_labels"]) == (353, 387, 661)
     assert data["estimate"] == pytest.approx(2.618, abs=5e-4) and data["rho"] == pytest.approx(0.786, abs=5e-4)
     assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
-    assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 409  # closed
+    assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 204  # stopped
     call_command("campaign", "status", "sts-headline", "--format", "text")
     assert "people alone would need" in capsys.readouterr().out
 
 
-def test_stop_by_hand_closes_the_batches_and_frees_their_leases(alice):
+def test_stop_by_hand_hands_out_nothing_more_but_stores_the_answer_on_screen(alice):
+    """Stopping loses nothing a person holds: alice's item on screen when the campaign stops is answered (201) and
+    stored, bob (holding nothing) gets nothing, and after her answer neither does she; the stored review is the
+    one before the stop (docs/batches.md, "Stopping a batch")."""
     task, _truth = sts_study("STS stop", n_items=300)
-    campaign = start_campaign("stop-me", task, JUDGE, 0.3, annotators=["alice"])
+    bob = make_annotator("bob", {"eng-Latn": "native"})
+    campaign = start_campaign("stop-me", task, JUDGE, 0.3, annotators=["alice", "bob"])
     client = api_as(alice)
     batch = campaign.batches.get()
-    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 200 and Lease.objects.count() == 1
+    on_screen = client.get(f"/api/v1/batches/{batch.pk}/next/")
+    assert on_screen.status_code == 200 and Lease.objects.count() == 1
     call_command("campaign", "stop", "stop-me")
     campaign.refresh_from_db()
-    assert (campaign.state, campaign.reason) == ("done", "stopped by hand")
-    assert not Lease.objects.exists() and not Batch.objects.get(pk=batch.pk).is_open
-    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 409
+    assert (campaign.state, campaign.reason, campaign.review) == ("done", "stopped by hand", {})
+    stopped = Batch.objects.get(pk=batch.pk)
+    assert (stopped.is_open, stopped.hands_out, Lease.objects.count()) == (True, False, 1)
+    assert status(campaign)["batches"][0]["open"] is False
+    assert api_as(bob).get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
+    reload = client.get(f"/api/v1/batches/{batch.pk}/next/")  # the held item comes back, nothing else
+    item_id = on_screen.json()["item"]["id"]
+    assert reload.status_code == 200 and reload.json()["item"]["id"] == item_id
+    posted = client.post(on_screen.json()["answer_url"], {"value": 3.2}, format="json")
+    assert posted.status_code == 201, posted.content
+    stored = Annotation.objects.get(item_id=item_id, annotator=alice)
+    assert (stored.value, stored.batch_id, Lease.objects.count()) == (3.2, batch.pk, 0)
+    assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
     reviewing.review_campaign(campaign.pk)  # a review sent before the stop changes nothing
-    assert Campaign.objects.get(pk=campaign.pk).reason == "stopped by hand"
+    campaign.refresh_from_db()
+    assert (campaign.reason, campaign.review) == ("stopped by hand", {})
 
 
 @pytest.mark.worker
@@ -246,3 +259,46 @@ def test_a_campaign_never_hands_out_more_than_its_budget(alice):
     assert (data["reason"], data["labels_used"], data["labels_budget"]) == ("budget spent", 93, 93)
     assert [b["items"] for b in data["batches"]] == [47, 46]
     assert data["half_width"] == pytest.approx(0.353, abs=5e-4) and data["ci_low"] <= pool_mean <= data["ci_high"]
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_review_whose_worker_died_is_run_again_by_the_job_layer_and_the_campaign_stops(start_worker, settings):
+    """The review is a job type of the layer (agreement/campaigns/review_queue.py `JOB`): a review claimed by a
+    worker that then died (its lease never renewed) and no later answer is found by the layer's one finder
+    (`recovery.lapsed_keys`), sent again by its beat entry (`requeue_lapsed`), and a real worker runs it: the
+    campaign stops (`budget spent`, the budget test's 93 labels), on the review's second claim."""
+    from agreement.campaigns.models import CampaignReview
+    from agreement.campaigns.review_queue import JOB
+    from hume.jobs import recovery
+    from hume.jobs.lease import claim
+    from hume.jobs.registry import TYPES
+
+    settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 3600  # the answers' own messages never come within the test
+    alice = make_annotator("alice", {"eng-Latn": "native"})
+    task, truth = sts_study("STS lost review", seed=6, n_items=300, judge_noise=3.0)
+    campaign = start_campaign("lost-review", task, JUDGE, 0.35, annotators=["alice"], budget_labels=93)
+    truth_by_pk = {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+    client = api_as(alice)
+    assert answer_everything(client, truth_by_pk) == 47
+    reviewing.review_campaign(campaign.pk)  # the second batch, capped by the budget
+    assert answer_everything(client, truth_by_pk) == 46
+    assert TYPES["campaign review"] is JOB and JOB.cap() == settings.JOB_MAX_ATTEMPTS
+    settings.JOB_LEASE_SECONDS = 1
+    assert claim(CampaignReview.objects.filter(pk=campaign.pk), claimed_by="doomed") is not None  # then it died
+    time.sleep(1.2)
+    assert recovery.lapsed_keys(JOB) == [campaign.pk]
+    assert recovery.requeue_lapsed().get("campaign review") == [campaign.pk]
+    start_worker()
+    deadline = time.monotonic() + 60
+    while Campaign.objects.get(pk=campaign.pk).state == "collecting":
+        assert time.monotonic() < deadline, "the recovered review did not stop the campaign"
+        time.sleep(0.2)
+    data = status(Campaign.objects.get(pk=campaign.pk))
+    assert (data["reason"], data["labels_used"]) == ("budget spent", 93)
+    review = CampaignReview.objects.get(pk=campaign.pk)
+    deadline = time.monotonic() + 10
+    while review.status != "done" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        review.refresh_from_db()
+    assert (review.status, review.attempts, review.claim_token, review.error) == ("done", 2, None, "")

@@ -1,7 +1,8 @@
 """A campaign's batches: the next one drawn uniformly from the pool items no person has answered
 (measures/campaign/engine.py `draw_batch`, seeded by the campaign's seed and the batch's number), written as PPI's
 human batches are (agreement/ppi/human_batch.py `write_batch`) and handed to the campaign's people in draw order;
-and closing them when the campaign is done: nothing more is handed out and their leases are freed."""
+and stopping them when the campaign is done: nothing more is handed out, while an item a person holds can still
+be answered and is stored (docs/batches.md, "Stopping a batch")."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from agreement.campaigns.models import Campaign
 from agreement.ppi.human_batch import write_batch
 from agreement.ppi.ppi_loading import pool_items
 from annotation.core.batches import AssignmentProblem
-from annotation.models import Batch, BatchItem, Lease
+from annotation.models import Batch, BatchItem
 from measures.campaign import engine
 
 
@@ -45,9 +46,8 @@ def draw_next_batch(campaign: Campaign, n_items: int) -> Batch:
     return batch
 
 
-def close_batches(campaign: Campaign) -> int:
-    """Close the campaign's batches and free their leases; returns the leases freed."""
-    batches = Batch.objects.filter(campaigns=campaign)
-    batches.update(is_open=False)
-    freed, _ = Lease.objects.filter(batch_item__batch__in=batches).delete()
-    return freed
+def stop_batches(campaign: Campaign) -> int:
+    """Stop the campaign's batches: no new item is handed out; the leases stay, so an answer already on someone's
+    screen is still stored (after the stopping point: the stored final estimate does not change). Returns the
+    batches stopped."""
+    return Batch.objects.filter(campaigns=campaign, hands_out=True).update(hands_out=False)

@@ -9,7 +9,7 @@ from annotation.models import Annotation, Annotator, BatchItem
 
 
 def batch_rows(campaign: Campaign) -> list[dict[str, Any]]:
-    """Each batch: its name, items, items with their `overlap` answers, whether it is open."""
+    """Each batch: its name, items, items with their `overlap` answers, whether it is open (hands out items)."""
     rows = []
     for batch in campaign.batches.order_by("created_at", "pk"):
         items = list(BatchItem.objects.filter(batch=batch).values_list("item_id", flat=True))
@@ -18,7 +18,7 @@ def batch_rows(campaign: Campaign) -> list[dict[str, Any]]:
         per_item: dict[int, int] = {}
         for item_id in answers:
             per_item[item_id] = per_item.get(item_id, 0) + 1
-        rows.append({"id": batch.pk, "name": batch.name, "items": len(items), "open": batch.is_open,
+        rows.append({"id": batch.pk, "name": batch.name, "items": len(items), "open": batch.is_open and batch.hands_out,
                      "answered_items": sum(1 for n in per_item.values() if n >= campaign.overlap)})
     return rows
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from hume.jobs.models import Job
 from measures.campaign.engine import BUDGET_SPENT, COLLECTING, DONE, POOL_LABELLED, TARGET_REACHED
 
 STOPPED_BY_HAND = "stopped by hand"
@@ -66,3 +67,18 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return f"campaign {self.name} ({self.state}{', ' + self.reason if self.reason else ''})"
+
+
+class CampaignReview(Job):
+    """The campaign's review as a job of the layer (hume/jobs/, docs/architecture.md "The job layer"): one row per
+    campaign, asked again by answers (debounced, review_queue.py), claimed by the worker that runs it
+    (review_job.py), and sent again by the layer's recovery when its worker died (a lapsed lease) or its message
+    was lost (queued longer than a lease when a worker starts); capped like every type."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="review_job")
+    requested_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="When answers last asked for a review (a run started earlier "
+                                                  "is followed by another).")
+
+    def __str__(self) -> str:
+        return f"review of campaign {self.campaign_id} ({self.status})"

@@ -3,7 +3,8 @@
 The review reads the campaign's items that have their `overlap` counted human answers (an item's value: the mean
 of its people's numbers for the estimand), in the order they were completed (ties: the draw order), and the
 judge's number on every pool item, and asks the engine (measures/campaign/engine.py `review`). Done: the
-campaign's batches are closed (nothing more handed out, leases freed) and the final review kept. Collecting, with
+campaign's batches are stopped (nothing more handed out; an item a person holds can still be answered, after the
+stopping point) and the final review kept. Collecting, with
 every item handed out answered: the next batch, sized by the engine, never past the budget. It holds the
 campaign (`hold`) for its transaction, so a review sent twice does its work once and a stop waits for it.
 """
@@ -17,7 +18,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from agreement.campaigns.campaign_batches import close_batches, draw_next_batch, drawn_items
+from agreement.campaigns.campaign_batches import draw_next_batch, drawn_items, stop_batches
 from agreement.campaigns.campaign_numbers import Pool, labelled_by_people, read_pool, spec_for
 from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
 from agreement.ppi.estimands import numbers
@@ -101,14 +102,14 @@ def hold(campaign_id: int) -> None:
 
 
 def finish(campaign: Campaign, reason: str) -> None:
-    """Mark the campaign done for `reason` and close its batches (call it holding the campaign's row)."""
+    """Mark the campaign done for `reason` and stop its batches (call it holding the campaign's row)."""
     campaign.state, campaign.reason, campaign.finished_at = Campaign.State.DONE, reason, timezone.now()
     campaign.save(update_fields=["state", "reason", "finished_at", "review", "reviewed_at"])
-    close_batches(campaign)
+    stop_batches(campaign)
 
 
 def stop_campaign(campaign: Campaign) -> Campaign:
-    """Stop by hand: done, `stopped by hand`, batches closed; a campaign done already is left as it is."""
+    """Stop by hand: done, `stopped by hand`, batches stopped; a campaign done already is left as it is."""
     with transaction.atomic():
         hold(campaign.pk)
         campaign = Campaign.objects.get(pk=campaign.pk)

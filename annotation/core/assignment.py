@@ -68,6 +68,7 @@ class _Seat(NamedTuple):
     overlap: int
     lease_seconds: int
     kind: str
+    hands_out: bool = True  # False: a stopped batch hands out nothing new (docs/batches.md, "Stopping a batch")
 
 
 class _HeldLease(NamedTuple):
@@ -108,7 +109,7 @@ def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat
         _refuse_unless_open(annotator, batch, assigned=False, active=True, is_open=True)
     _refuse_unless_open(annotator, batch, assigned=True, active=row.active, is_open=row.is_open)
     held = None if row.held_lease_id is None else _HeldLease(row.held_lease_id, row.held_item_id)
-    return _Seat(row.overlap, row.lease_seconds, row.kind), held
+    return _Seat(row.overlap, row.lease_seconds, row.kind, row.hands_out), held
 
 
 def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Seat]:
@@ -136,12 +137,15 @@ def _bump(batch_item_id: int, delta: int) -> None:
 
 def next_item(annotator: Annotator, batch: Batch, *, now: datetime | None = None) -> Item | None:
     """An item this annotator has not answered whose human answers + live leases are below k, leased to them
-    for batch.lease_seconds; the same item again while their lease lives (reload); None when nothing is left.
-    Raises AssignmentRefused for a closed batch, a non-assignee or an inactive annotator."""
+    for batch.lease_seconds; the same item again while their lease lives (reload); None when nothing is left. A
+    stopped batch (`hands_out` False) gives only the item they hold, its lease not extended. Raises
+    AssignmentRefused for a closed batch, a non-assignee or an inactive annotator."""
     now = now or timezone.now()
     with transaction.atomic():
         seat, held = _lock_seat(annotator, batch, now)
-        if seat.kind != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
+        if not seat.hands_out:  # stopped: the item a person holds comes back (its lease not extended), no other
+            item = None if held is None else Item.objects.get(pk=held.item_id)
+        elif seat.kind != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
             item = sql.first_unanswered(batch_id=batch.pk, annotator_id=annotator.pk)
         elif held is not None:  # a reload: the same item, with the full lease time again
             Lease.objects.filter(pk=held.lease_id).update(expires_at=now + timedelta(seconds=seat.lease_seconds))

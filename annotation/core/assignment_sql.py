@@ -76,6 +76,7 @@ class SeatRow(NamedTuple):
     already hold in the batch (None, None when they hold none)."""
 
     is_open: bool
+    hands_out: bool
     overlap: int
     lease_seconds: int
     active: bool
@@ -91,7 +92,7 @@ def _held(column: str) -> str:
             "ORDER BY hb.position LIMIT 1)")
 
 
-SEAT_SQL = (f"SELECT {rawsql.select(SeatRow, is_open='b.is_open', overlap='b.overlap', lease_seconds='b.lease_seconds', active='a.active', kind='a.kind', held_lease_id=_held('l.id'), held_item_id=_held('hb.item_id'))} "  # noqa: E501
+SEAT_SQL = (f"SELECT {rawsql.select(SeatRow, is_open='b.is_open', hands_out='b.hands_out', overlap='b.overlap', lease_seconds='b.lease_seconds', active='a.active', kind='a.kind', held_lease_id=_held('l.id'), held_item_id=_held('hb.item_id'))} "  # noqa: E501
             f"FROM {ASSIGNEE} ba JOIN {BATCH} b ON b.id = ba.batch_id JOIN {ANNOTATOR} a ON a.id = ba.annotator_id "
             f"WHERE ba.batch_id = %(batch_id)s AND ba.annotator_id = %(annotator_id)s {_lock('ba')}")
 
@@ -100,7 +101,8 @@ def seat(*, batch_id: int, annotator_id: int, now: datetime) -> SeatRow | None:
     """Lock the annotator's BatchAssignee row and read the batch state with the lease they already hold, or
     None if they are not assigned."""
     row = rawsql.row(SEAT_SQL, {"batch_id": batch_id, "annotator_id": annotator_id, "now": _at(now)}, SeatRow)
-    return None if row is None else row._replace(is_open=bool(row.is_open), active=bool(row.active))
+    return None if row is None else row._replace(is_open=bool(row.is_open), hands_out=bool(row.hands_out),
+                                                active=bool(row.active))
 
 
 # --- next item -------------------------------------------------------------------------------------------------

@@ -79,6 +79,9 @@ class Batch(models.Model):
     assignees = models.ManyToManyField(Annotator, through="BatchAssignee", related_name="batches")
     due_date = models.DateField(null=True, blank=True)
     is_open = models.BooleanField(default=True)
+    hands_out = models.BooleanField(
+        default=True, help_text="False: stopped (a campaign reached its end): no new item is handed out, but an "
+                                "item a person holds can still be answered (docs/batches.md).")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
