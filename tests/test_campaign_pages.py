@@ -13,8 +13,8 @@ from agreement.campaigns.campaign_status import final_statement, status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.starting import start_campaign
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
+from tests.campaign_app import JUDGE, answer_everything, api_as, sts_study
 from tests.conftest import PASSWORD
-from tests.test_campaigns import JUDGE, answer_everything, api_as, sts_study
 
 
 def logged_in(username: str) -> Client:

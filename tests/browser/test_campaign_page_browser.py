@@ -13,8 +13,8 @@ from agreement.campaigns import reviewing
 from agreement.campaigns.campaign_status import final_statement, status
 from agreement.campaigns.models import Campaign
 from hume.lib.celery_app import app
+from tests.campaign_app import JUDGE, answer_everything, api_as, sts_study
 from tests.conftest import make_annotator
-from tests.test_campaigns import JUDGE, answer_everything, api_as, sts_study
 
 pytestmark = pytest.mark.browser
 
