@@ -2,19 +2,15 @@
 its interval at every look, as an inline SVG of plain elements and presentation attributes (no script, no inline
 CSS, so it obeys the app's Content-Security-Policy).
 
-The history is derived, not stored: the campaign looks after every completed item, so its sequence at every look
-is the anytime-valid sequence (measures/ppi/sequence.py) over the items in the order they were completed, which
-is what the review reads (reviewing.py `campaign_labels`); it is cut at the look the campaign stopped at.
+The looks are the ones the campaign's last review computed (measures/campaign/engine.py `Review.looks`, kept in
+the stored review): the worker draws up the sequence, the page only draws it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
 
-from agreement.campaigns.campaign_numbers import read_pool, spec_for
 from agreement.campaigns.models import Campaign
-from agreement.campaigns.reviewing import campaign_labels
-from measures.ppi.sequence import confidence_sequence
 
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 40
@@ -32,20 +28,8 @@ class Look:
 
 def sequence_looks(campaign: Campaign) -> list[Look]:
     """The sequence at every look up to the one the campaign's last review counted ([] before a review)."""
-    review = campaign.review or {}
-    if not review.get("items_used"):
-        return []
-    _estimand, pool = read_pool(campaign.task, campaign.judge.name, campaign.estimand)
-    rows, values, _all_answered = campaign_labels(campaign, pool)
-    if rows.size == 0:
-        return []
-    spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
-                    campaign.overlap, campaign.sampling)
-    sequence = confidence_sequence(values, pool.judge[rows], pool.judge, spec.bounds, spec.alpha, campaign.t_star,
-                                   min_labels=1)
-    looks = min(int(review["items_used"]), sequence.estimate.size)
-    return [Look(int(sequence.t[i]) * campaign.overlap, float(sequence.estimate[i]), float(sequence.low[i]),
-                 float(sequence.high[i])) for i in range(looks)]
+    return [Look(int(labels), float(estimate), float(low), float(high))
+            for labels, estimate, low, high in (campaign.review or {}).get("looks", ())]
 
 
 def _ticks(low: float, high: float, count: int = 5) -> list[float]:

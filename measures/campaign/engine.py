@@ -155,6 +155,8 @@ class Review:
     judge_mean_error: float | None  # mean of judge − people on the labelled items
     people_only_labels: int
     fixed_n_people_labels: int
+    # the sequence at every look up to the counted one: (human labels, estimate, low, high), for its chart
+    looks: tuple[tuple[int, float, float, float], ...] = ()
 
     @property
     def half_width(self) -> float:
@@ -199,7 +201,9 @@ def review(judge: np.ndarray, rows: np.ndarray, values: np.ndarray, spec: Campai
                   float(np.mean(judge[rows[:look]] - used_values)),
                   widths.people_only_labels(used_values, n_items, spec.target_half_width, spec.bounds, spec.alpha)
                   * spec.overlap,
-                  widths.fixed_n_people_labels(used_values, spec.target_half_width, spec.alpha) * spec.overlap)
+                  widths.fixed_n_people_labels(used_values, spec.target_half_width, spec.alpha) * spec.overlap,
+                  looks=tuple((int(sequence.t[i]) * spec.overlap, float(sequence.estimate[i]), float(sequence.low[i]),
+                               float(sequence.high[i])) for i in range(look)))
 
 
 def next_batch_items(judge: np.ndarray, rows: np.ndarray, values: np.ndarray, spec: CampaignSpec, t_star: int,
