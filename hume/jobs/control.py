@@ -2,7 +2,7 @@
 chunks hold the leases, failing, cancelling, saying why a queued job waits.
 
 With `lease.py` (the holder's writes: `Lease.finish`, `fail`, `release`, renewal) these are the only writes of
-a job's status and lease columns (`tests/test_jobs_layer.py` counts the writes outside `hume/jobs/`: none).
+a job's status and lease columns (`tests/test_one_way_to_run_a_job.py` counts the writes outside `hume/jobs/`: none).
 Each takes the rows to write (a queryset of one job model) and returns how many it changed; each leaves a job a
 live worker holds alone where the meaning requires it (a new request does not take a job from its holder).
 
