@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 
 from annotation.core.access import (
     annotator_of,
+    batches_offered_to,
     get_annotation_for,
     get_batch_to_annotate,
     get_item_to_write,
@@ -96,7 +97,7 @@ def _url_templates(script_prefix: str) -> dict[str, str]:
 def my_batches(request: Request) -> Response:
     annotator = _annotator(request)
     rows: list[dict[str, Any]] = []
-    for batch in annotator.batches.filter(is_open=True).select_related("task").order_by("due_date", "name"):
+    for batch in batches_offered_to(annotator).select_related("task").order_by("due_date", "name"):
         rows.append({"batch": batch, "task": batch.task, "progress": annotator_progress(annotator, batch),
                      "next_url": reverse("api-annotation-next", args=[batch.pk])})
     return Response(MyBatchSerializer(rows, many=True).data)

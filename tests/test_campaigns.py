@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 from rest_framework.test import APIClient
 
 from agreement.campaigns import reviewing
@@ -106,6 +107,14 @@ def test_stop_by_hand_hands_out_nothing_more_but_stores_the_answer_on_screen(ali
     assert (stopped.is_open, stopped.hands_out, Lease.objects.count()) == (True, False, 1)
     assert status(campaign)["batches"][0]["open"] is False
     assert api_as(bob).get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
+    # no longer listed as open to bob (the loop API and the my-batches page); still to alice, who holds an item
+    assert api_as(bob).get("/api/v1/my/batches/").json() == []
+    assert [row["batch"]["id"] for row in client.get("/api/v1/my/batches/").json()] == [batch.pk]
+    page = Client()
+    page.force_login(alice.user)
+    assert batch.name in page.get("/annotate/").content.decode()
+    page.force_login(bob.user)
+    assert batch.name not in page.get("/annotate/").content.decode()
     reload = client.get(f"/api/v1/batches/{batch.pk}/next/")  # the held item comes back, nothing else
     item_id = on_screen.json()["item"]["id"]
     assert reload.status_code == 200 and reload.json()["item"]["id"] == item_id
@@ -114,6 +123,9 @@ def test_stop_by_hand_hands_out_nothing_more_but_stores_the_answer_on_screen(ali
     stored = Annotation.objects.get(item_id=item_id, annotator=alice)
     assert (stored.value, stored.batch_id, Lease.objects.count()) == (3.2, batch.pk, 0)
     assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
+    assert client.get("/api/v1/my/batches/").json() == []  # her held item answered: the stopped batch is gone
+    page.force_login(alice.user)
+    assert batch.name not in page.get("/annotate/").content.decode()
     reviewing.review_campaign(campaign.pk)  # a review sent before the stop changes nothing
     campaign.refresh_from_db()
     assert (campaign.reason, campaign.review) == ("stopped by hand", {})

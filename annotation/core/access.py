@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -58,6 +58,15 @@ def visible_batches(user: User) -> QuerySet[Batch]:
     if annotator is None:
         return batches.none()
     return batches.filter(Exists(BatchAssignee.objects.filter(batch_id=OuterRef("pk"), annotator_id=annotator.pk)))
+
+
+def batches_offered_to(annotator: Annotator) -> QuerySet[Batch]:
+    """The batches the annotator's lists offer (the my-batches page, the home page, /api/v1/my/batches/): open ones
+    they are assigned to, less the stopped ones (`Batch.hands_out` False: a campaign ended), except a stopped batch
+    where they still hold an item, which they may still answer (docs/batches.md, "Stopping a batch")."""
+    holding = Exists(Lease.objects.filter(batch_item__batch_id=OuterRef("pk"), annotator_id=annotator.pk,
+                                          expires_at__gt=timezone.now()))
+    return annotator.batches.filter(Q(hands_out=True) | holding, is_open=True)
 
 
 def get_batch_for(user: User, batch_id: int | str) -> Batch:

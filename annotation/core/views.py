@@ -15,7 +15,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.core.access import annotator_of, get_batch_item_for, get_batch_to_annotate, get_item_to_write
+from annotation.core.access import (
+    annotator_of,
+    batches_offered_to,
+    get_batch_item_for,
+    get_batch_to_annotate,
+    get_item_to_write,
+)
 from annotation.core.assignment import (
     AssignmentRefused,
     annotator_progress,
@@ -46,7 +52,7 @@ from tasks_app.models import Item
 def batch_rows(annotator: Annotator) -> list[dict[str, Any]]:
     """The annotator's open batches with their progress, for the home page and /annotate/."""
     rows = []
-    for batch in annotator.batches.filter(is_open=True).select_related("task").order_by("due_date", "name"):
+    for batch in batches_offered_to(annotator).select_related("task").order_by("due_date", "name"):
         progress = annotator_progress(annotator, batch)
         finished = progress["done"] + progress["skipped"]
         # a batch named by default ("<task> · <language>") is shown by its task's name alone, not twice
