@@ -122,6 +122,8 @@ class CampaignStatusSerializer(serializers.Serializer):
     name = serializers.CharField()
     state = serializers.CharField()
     reason = serializers.CharField()
+    problem = serializers.CharField()
+    judge_run = serializers.JSONField(allow_null=True)
     estimate = serializers.FloatField(allow_null=True)
     ci_low = serializers.FloatField(allow_null=True)
     ci_high = serializers.FloatField(allow_null=True)
@@ -140,7 +142,7 @@ CAMPAIGN_JSON = CampaignStatusSerializer
 @permission_classes([IsAuthenticated & IsResearcher])
 def campaign_list(request: Request) -> Response:
     """Every campaign's status JSON, newest first."""
-    return Response([campaign_status(c) for c in Campaign.objects.select_related("task", "judge__user")])
+    return Response([campaign_status(c) for c in Campaign.objects.select_related("task", "judge__user", "judge_run")])
 
 
 @extend_schema(responses={200: CAMPAIGN_JSON})

@@ -7,8 +7,8 @@ job. An annotator's submit never fails because of this: if Redis is down the err
 on the report, which the report page shows.
 
 Answers on a task with a collecting campaign also ask the campaign's debounced review
-(agreement/campaigns/review_queue.py). It also enqueues a judge panel's refresh (agreement/core/judge_panels.py)
-when annotation asks for one.
+(agreement/campaigns/review_queue.py), and a finished LLM run the review of a campaign waiting for it. It also
+enqueues a judge panel's refresh (agreement/core/judge_panels.py) when annotation asks for one.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from agreement.campaigns.review_queue import request_reviews
+from agreement.campaigns.review_queue import judge_run_finished, request_reviews
 from agreement.core.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume import jobs
@@ -150,8 +150,10 @@ def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) ->
 def connect() -> None:
     from annotation.core.signals import annotations_imported as imported
     from annotation.core.signals import judge_panel_refresh_requested as panel_refresh
+    from annotation.core.signals import llm_run_finished
 
     imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
     panel_refresh.connect(judge_panel_refresh_requested, dispatch_uid="agreement.judge_panel_refresh_requested")
+    llm_run_finished.connect(judge_run_finished, dispatch_uid="agreement.judge_run_finished")
     post_save.connect(annotation_saved, sender=Annotation, dispatch_uid="agreement.annotation_saved")
     post_delete.connect(annotation_deleted, sender=Annotation, dispatch_uid="agreement.annotation_deleted")

@@ -32,7 +32,8 @@ def test_bad_starts_are_refused_naming_the_problem_and_write_nothing(alice):
         (dict(task="no such task"), "task: no task named 'no such task'"),
         (dict(judge="nobody"), "judge: no annotator named 'nobody'"),
         (dict(judge="alice"), "'alice' is a person"),
-        (dict(task=unjudged.name), "answered 0 of the 300"),
+        (dict(task=unjudged.name), "judge: judge 'judge-llm' answered 0 of the 300 items of task 'STS unjudged'"),
+        (dict(task=unjudged.name), "and it cannot be run: 'judge-llm' has no endpoint configured"),
         (dict(annotators=["bashir"]), "'bashir' do(es) not list the task's language eng-Latn"),
         (dict(budget_labels=20), "budget_labels: 20 labels pay for 20 items at overlap 1, fewer than the first batch"),
         (dict(target=0.05, budget_labels=200), "the best reachable half-width is about ±0."),
@@ -189,6 +190,8 @@ def test_answers_ask_one_review_per_window_and_again_when_the_one_sent_was_lost(
 
     from django.utils import timezone
 
+    from agreement.campaigns.models import CampaignReview
+    from agreement.campaigns.review_job import run_review
     from agreement.campaigns.review_queue import REVIEW_JOB, request_reviews
     from hume.jobs.models import UnsentMessage
 
@@ -199,11 +202,15 @@ def test_answers_ask_one_review_per_window_and_again_when_the_one_sent_was_lost(
     for _answer in range(5):
         request_reviews(task.pk)
     assert sent.count() == 1 and sent.get().args == [campaign.pk] and sent.get().options == {"countdown": 10.0}
-    reviewing.review_campaign(campaign.pk)  # the job starts: answers from now on ask a new review
+    assert run_review(campaign.pk).startswith("no item labelled yet")  # the job starts: answers ask a new review
     request_reviews(task.pk)
     assert sent.count() == 2
-    Campaign.objects.filter(pk=campaign.pk).update(review_requested_at=timezone.now() - timedelta(seconds=71))
-    request_reviews(task.pk)  # the one sent 71 s ago never started (10 s countdown + 60 s): sent again
+    request_reviews(task.pk)
+    assert sent.count() == 2
+    now = timezone.now()  # the one sent 71 s ago never started (10 s countdown + 60 s): sent again
+    CampaignReview.objects.filter(pk=campaign.pk).update(started_at=now - timedelta(seconds=80),
+                                                         requested_at=now - timedelta(seconds=71))
+    request_reviews(task.pk)
     assert sent.count() == 3
     call_command("campaign", "stop", "debounced")
     request_reviews(task.pk)  # a campaign that is done asks nothing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agreement.campaigns.judge_runs import judge_run_data
 from agreement.campaigns.models import Campaign
 from annotation.models import Annotation, Annotator, BatchItem
 
@@ -31,7 +32,8 @@ def status(campaign: Campaign) -> dict[str, Any]:
     return {
         "name": campaign.name, "task": campaign.task.name, "judge": campaign.judge.name,
         "estimand": campaign.estimand, "level": campaign.level, "target_half_width": campaign.target_half_width,
-        "state": campaign.state, "reason": campaign.reason,
+        "state": campaign.state, "reason": campaign.reason, "problem": campaign.problem,
+        "judge_run": judge_run_data(campaign.judge_run),
         "estimate": review.get("estimate"), "ci_low": review.get("ci_low"), "ci_high": review.get("ci_high"),
         "half_width": review.get("half_width"),
         "labels_used": labels_used, "labels_received": review.get("labels_received", 0),
@@ -51,6 +53,11 @@ def status_text(data: dict[str, Any]) -> str:
     lines = [f"campaign {data['name']}: task {data['task']}, judge {data['judge']}, {data['estimand']}, "
              f"target ±{data['target_half_width']:g} at {data['level']:.0%}",
              f"state: {data['state']}" + (f" ({data['reason']})" if data["reason"] else "")]
+    if data["problem"]:
+        lines.append(f"problem: {data['problem']}")
+    run = data["judge_run"]
+    if run and data["state"] == Campaign.State.WAITING_FOR_THE_JUDGE:
+        lines.append(f"the judge's run {run['id']}: {run['state']}, {run['total_items']} items")
     if data["estimate"] is not None:
         lines.append(f"estimate {data['estimate']:.4g} [{data['ci_low']:.4g}, {data['ci_high']:.4g}] "
                      f"±{data['half_width']:.4g}; {data['labels_used']} human labels used "

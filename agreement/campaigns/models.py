@@ -1,6 +1,6 @@
-"""A campaign: a task, an LLM judge that labelled every item, a target half-width, the people and their batches;
-its state in words and its last review (docs/campaigns.md). Foreign keys are named by string (agreement/models.py
-imports this module where Django reads the app's models)."""
+"""A campaign: a task, an LLM judge that labels every item (the campaign starts the judge's run when it has not),
+a target half-width, the people and their batches; its state in words and its last review (docs/campaigns.md).
+Foreign keys are named by string (agreement/models.py imports this module where Django reads the app's models)."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -11,6 +11,10 @@ from hume.jobs.models import Job
 from measures.campaign.engine import BUDGET_SPENT, COLLECTING, DONE, POOL_LABELLED, TARGET_REACHED
 
 STOPPED_BY_HAND = "stopped by hand"
+WAITING_FOR_THE_JUDGE = "waiting for the judge"
+FAILED = "failed"
+JUDGE_RUN_FAILED = "the judge's run failed"
+START_REFUSED = "the start was refused"  # once the judge's run finished, the checks that need its numbers
 
 
 class Campaign(models.Model):
@@ -18,8 +22,10 @@ class Campaign(models.Model):
     ±`target_half_width` (at `level`), its budget is spent, or someone stops it."""
 
     class State(models.TextChoices):
+        WAITING_FOR_THE_JUDGE = WAITING_FOR_THE_JUDGE, WAITING_FOR_THE_JUDGE
         COLLECTING = COLLECTING, "collecting"
         DONE = DONE, "done"
+        FAILED = FAILED, "failed"
 
     class Reason(models.TextChoices):
         NONE = "", "—"
@@ -27,6 +33,8 @@ class Campaign(models.Model):
         BUDGET_SPENT = BUDGET_SPENT, BUDGET_SPENT
         POOL_LABELLED = POOL_LABELLED, POOL_LABELLED
         STOPPED_BY_HAND = STOPPED_BY_HAND, STOPPED_BY_HAND
+        JUDGE_RUN_FAILED = JUDGE_RUN_FAILED, JUDGE_RUN_FAILED
+        START_REFUSED = START_REFUSED, START_REFUSED
 
     class Sampling(models.TextChoices):
         UNIFORM = "uniform", "uniform"
@@ -35,6 +43,9 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200, unique=True)
     task = models.ForeignKey("tasks_app.Task", on_delete=models.CASCADE, related_name="campaigns")
     judge = models.ForeignKey("annotation.Annotator", on_delete=models.PROTECT, related_name="campaigns_judged")
+    judge_run = models.ForeignKey("annotation.LLMRun", null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="campaigns",
+                                  help_text="The judge's run the campaign started (or waited for) over the task.")
     estimand = models.CharField(max_length=200)
     target_half_width = models.FloatField()
     level = models.FloatField(default=0.95)
@@ -44,14 +55,15 @@ class Campaign(models.Model):
     overlap = models.PositiveSmallIntegerField(default=1)
     sampling = models.CharField(max_length=20, choices=Sampling.choices, default=Sampling.UNIFORM)
     seed = models.IntegerField(default=0)
-    t_star = models.PositiveIntegerField(help_text="The labels the sequence's bets are tuned for, fixed at start.")
+    t_star = models.PositiveIntegerField(null=True, blank=True,
+                                         help_text="The labels the sequence's bets are tuned for, fixed when the "
+                                                   "first batch is planned.")
     plan = models.JSONField(default=dict, help_text="The start plan from the judge alone.")
-    state = models.CharField(max_length=20, choices=State.choices, default=State.COLLECTING)
+    state = models.CharField(max_length=30, choices=State.choices, default=State.COLLECTING)
     reason = models.CharField(max_length=40, choices=Reason.choices, blank=True, default="")
+    problem = models.TextField(blank=True, help_text="Failed: what went wrong, in words.")
     review = models.JSONField(default=dict, blank=True, help_text="The last review (measures/campaign/engine.py).")
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    review_requested_at = models.DateTimeField(null=True, blank=True,
-                                               help_text="When the review job waiting to start was sent.")
     batches = models.ManyToManyField("annotation.Batch", related_name="campaigns", blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -77,8 +89,9 @@ class CampaignReview(Job):
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="review_job")
     requested_at = models.DateTimeField(null=True, blank=True,
-                                        help_text="When answers last asked for a review (a run started earlier "
-                                                  "is followed by another).")
+                                        help_text="When answers last asked for a review: the one mark of a review "
+                                                  "asked (a run started earlier is followed by another; the "
+                                                  "debounce reads it, review_queue.py).")
 
     def __str__(self) -> str:
         return f"review of campaign {self.campaign_id} ({self.status})"

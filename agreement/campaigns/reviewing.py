@@ -4,7 +4,8 @@ The review reads the campaign's items that have their `overlap` counted human an
 of its people's numbers for the estimand), in the order they were completed (ties: the draw order), and the
 judge's number on every pool item, and asks the engine (measures/campaign/engine.py `review`). Done: the
 campaign's batches are stopped (nothing more handed out; an item a person holds can still be answered, after the
-stopping point) and the final review kept. Collecting, with
+stopping point) and the final review kept. Waiting for the judge: once its run finished, the plan and the first
+batch, or failed with the reason (`after_the_judge`). Collecting, with
 every item handed out answered: the next batch, sized by the engine, never past the budget. It holds the
 campaign (`hold`) for its transaction, so a review sent twice does its work once and a stop waits for it.
 """
@@ -19,9 +20,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from agreement.campaigns.campaign_batches import draw_next_batch, drawn_items, stop_batches
-from agreement.campaigns.campaign_numbers import Pool, labelled_by_people, read_pool, spec_for
-from agreement.campaigns.models import STOPPED_BY_HAND, Campaign
+from agreement.campaigns.campaign_numbers import CampaignError, Pool, labelled_by_people, read_pool, spec_for
+from agreement.campaigns.models import JUDGE_RUN_FAILED, START_REFUSED, STOPPED_BY_HAND, Campaign
+from agreement.campaigns.starting import plan_after_the_judge
 from agreement.ppi.estimands import numbers
+from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Annotator
 from measures.campaign import engine
 
@@ -54,14 +57,16 @@ def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndar
 def review_campaign(campaign_id: int) -> str:
     """Review the campaign now: store where it stands, and close it or hand out its next batch. Returns what it
     did, in words."""
-    Campaign.objects.filter(pk=campaign_id).update(review_requested_at=None)  # answers from now on ask a new review
     with transaction.atomic():
         hold(campaign_id)
-        campaign = Campaign.objects.select_related("task", "judge__user").filter(pk=campaign_id).first()
+        campaign = (Campaign.objects.select_related("task", "judge__user", "judge_run").filter(pk=campaign_id)
+                    .first())
         if campaign is None:
             return "no such campaign"
-        if campaign.state == Campaign.State.DONE:
-            return f"done already ({campaign.reason})"
+        if campaign.state in (Campaign.State.DONE, Campaign.State.FAILED):
+            return f"{campaign.state} already ({campaign.reason})"
+        if campaign.state == Campaign.State.WAITING_FOR_THE_JUDGE:
+            return after_the_judge(campaign)
         _estimand, pool = read_pool(campaign.task, campaign.judge.name, campaign.estimand)
         rows, values, all_answered = campaign_labels(campaign, pool)
         if rows.size == 0:
@@ -90,10 +95,39 @@ def review_campaign(campaign_id: int) -> str:
         return f"collecting: ±{review.half_width:.4g}; next batch {batch.name!r} of {size} items"
 
 
+def after_the_judge(campaign: Campaign) -> str:
+    """A campaign waiting for its judge's run (judge_runs.py): still waiting while the run is queued or running;
+    once it is done, the plan and the first batch (collecting); once it failed or was cancelled, or when the plan
+    is refused (a budget under the first batch, a target out of reach, items the judge still missed): failed, with
+    the reason and the problem in words. Call it holding the campaign."""
+    run = campaign.judge_run
+    if run is not None and run.status in LLMRun.ACTIVE:
+        return f"{Campaign.State.WAITING_FOR_THE_JUDGE}: run {run.pk} is {run.state}"
+    if run is None or run.status != LLMRun.Status.DONE:
+        what = "was deleted" if run is None else f"{run.status}" + (f": {run.error}" if run.error else "")
+        return fail(campaign, JUDGE_RUN_FAILED, f"the judge's run {what}")
+    try:
+        with transaction.atomic():
+            plan_after_the_judge(campaign)
+    except CampaignError as problem:
+        return fail(campaign, START_REFUSED, str(problem))
+    campaign.state = Campaign.State.COLLECTING
+    campaign.save(update_fields=["state"])
+    return f"collecting: the judge's run {run.pk} is done; the first batch is with the people"
+
+
+def fail(campaign: Campaign, reason: str, problem: str) -> str:
+    """Mark the campaign failed for `reason`, `problem` saying what went wrong; nothing was handed out."""
+    campaign.state, campaign.reason, campaign.problem = Campaign.State.FAILED, reason, problem
+    campaign.finished_at = timezone.now()
+    campaign.save(update_fields=["state", "reason", "problem", "finished_at"])
+    return f"failed: {reason}: {problem}"
+
+
 def hold(campaign_id: int) -> None:
     """Hold the campaign for the current transaction against another review or a stop. On PostgreSQL a
-    transaction-level advisory lock, not the row's lock: an answer's commit sets the row's `review_requested_at`
-    and must not wait for a review's reading and arithmetic; elsewhere (SQLite) a write holds the database."""
+    transaction-level advisory lock, not the row's lock: an answer's commit (which asks a review) must not
+    wait for a review's reading and arithmetic; elsewhere (SQLite) a write holds the database."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [CAMPAIGN_LOCK_SPACE, campaign_id])
@@ -113,7 +147,7 @@ def stop_campaign(campaign: Campaign) -> Campaign:
     with transaction.atomic():
         hold(campaign.pk)
         campaign = Campaign.objects.get(pk=campaign.pk)
-        if campaign.state == Campaign.State.COLLECTING:
+        if campaign.state in (Campaign.State.COLLECTING, Campaign.State.WAITING_FOR_THE_JUDGE):
             finish(campaign, STOPPED_BY_HAND)
     return campaign
 

@@ -1,6 +1,8 @@
 """Starting a campaign (what the `campaign start` command and the API share): every input is checked first and a
 refusal names the problem and writes nothing; then the campaign, its start plan and its first batch are written
-in one transaction (docs/campaigns.md)."""
+in one transaction. A judge that has not labelled every item is run first (judge_runs.py): the campaign is
+written `waiting for the judge`, and its plan and first batch come when the run finishes (`plan_after_the_judge`,
+from the review job); the checks that need the judge's numbers wait for them too (docs/campaigns.md)."""
 from __future__ import annotations
 
 import math
@@ -12,13 +14,21 @@ import numpy as np
 from django.db import transaction
 
 from agreement.campaigns.campaign_batches import draw_next_batch
-from agreement.campaigns.campaign_numbers import CampaignError, labelled_by_people, read_pool, spec_for
+from agreement.campaigns.campaign_numbers import (
+    CampaignError,
+    estimand_column,
+    labelled_by_people,
+    read_pool,
+    spec_for,
+)
+from agreement.campaigns.judge_runs import start_judge_run, why_not_runnable
 from agreement.campaigns.models import Campaign
-from agreement.ppi.ppi_loading import PPIInputError, find_judge
+from agreement.ppi.estimands import estimand_bounds
+from agreement.ppi.ppi_loading import PPIInputError, find_judge, task_scale
 from annotation.core.batches import speakers_of
 from annotation.models import Annotator, AnnotatorLanguage
 from measures.campaign import engine
-from tasks_app.models import Task
+from tasks_app.models import Item, Task
 
 RESERVED_NAMES = frozenset({"start"})  # paths of agreement/api_urls.py beside a campaign's name
 
@@ -52,19 +62,10 @@ def start_campaign(name: str, task: Task | str, judge_name: str, target_half_wid
                    price_per_label: Decimal | None = None, annotators: Sequence[str] | None = None,
                    overlap: int = 1, sampling: str = "uniform", seed: int = 0, created_by: Any = None) -> Campaign:
     """Plan the campaign from the judge alone (measures/campaign/engine.py `plan_start`) and hand its first
-    batch to the people; raises CampaignError naming the problem (nothing written)."""
-    if isinstance(task, str):
-        found = Task.objects.filter(name=task).first()
-        if found is None:
-            raise CampaignError(f"task: no task named {task!r}")
-        task = found
-    if not name.strip():
-        raise CampaignError("name: a campaign needs a name")
-    if name in RESERVED_NAMES or "/" in name:
-        raise CampaignError(f"name: {name!r} cannot name a campaign (its API address would be "
-                            f"/api/v1/campaigns/{name}/, which means something else); choose another name")
-    if Campaign.objects.filter(name=name).exists():
-        raise CampaignError(f"name: a campaign named {name!r} exists already")
+    batch to the people; when the judge has not labelled every item, start its run and wait for it
+    (`waiting for the judge`). Raises CampaignError naming the problem (nothing written)."""
+    task = find_task(task)
+    check_name(name)
     if not 0 < level < 1:
         raise CampaignError(f"level: must be between 0 and 1 (0.95 for 95%), got {level!r}")
     if sampling == Campaign.Sampling.CONFIDENCE:
@@ -76,28 +77,113 @@ def start_campaign(name: str, task: Task | str, judge_name: str, target_half_wid
     except PPIInputError as problem:
         raise CampaignError(f"judge: {problem}") from None
     try:
-        estimand, pool = read_pool(task, judge_name, estimand)
+        estimand = estimand_column(task_scale(task), estimand)[0]
+    except PPIInputError as problem:
+        raise CampaignError(str(problem)) from None
+    unlabelled = judge_has_not_labelled(task, judge_name, estimand)
+    if unlabelled:
+        why_not = why_not_runnable(judge)
+        if why_not:
+            raise CampaignError(f"judge: {unlabelled}, and it cannot be run: {why_not}")
+    people = find_people(task, annotators)
+    spec = spec_of(task, estimand, target_half_width, level, budget_labels, overlap, sampling)
+    fields = dict(name=name, task=task, judge=judge, estimand=estimand, target_half_width=target_half_width,
+                  level=level, budget_labels=budget_labels, price_per_label=price_per_label, overlap=overlap,
+                  sampling=sampling, seed=seed, created_by=created_by)
+    if unlabelled:
+        check_budget_pays_a_first_batch(task, spec)
+        with transaction.atomic():
+            campaign = Campaign.objects.create(**fields, state=Campaign.State.WAITING_FOR_THE_JUDGE)
+            campaign.people.set(people)
+            campaign.judge_run = start_judge_run(judge, task, created_by)
+            campaign.save(update_fields=["judge_run"])
+        return campaign
+    plan = plan_from_the_judge(task, judge_name, estimand, spec)
+    with transaction.atomic():
+        campaign = Campaign.objects.create(**fields)
+        campaign.people.set(people)
+        hand_out_first_batch(campaign, plan)
+    return campaign
+
+
+def find_task(task: Task | str) -> Task:
+    if isinstance(task, Task):
+        return task
+    found = Task.objects.filter(name=task).first()
+    if found is None:
+        raise CampaignError(f"task: no task named {task!r}")
+    return found
+
+
+def check_name(name: str) -> None:
+    if not name.strip():
+        raise CampaignError("name: a campaign needs a name")
+    if name in RESERVED_NAMES or "/" in name:
+        raise CampaignError(f"name: {name!r} cannot name a campaign (its API address would be "
+                            f"/api/v1/campaigns/{name}/, which means something else); choose another name")
+    if Campaign.objects.filter(name=name).exists():
+        raise CampaignError(f"name: a campaign named {name!r} exists already")
+
+
+def judge_has_not_labelled(task: Task, judge_name: str, estimand: str) -> str:
+    """'' when the judge's numbers cover the pool; the reading's message when it missed items (a run fills them);
+    CampaignError for any other problem (answers off the scale, a kind without estimands)."""
+    try:
+        read_pool(task, judge_name, estimand)
     except PPIInputError as problem:
         text = str(problem)
         if text.startswith(f"judge {judge_name!r} answered"):
-            raise CampaignError(f"judge: {text}. Run the judge on the task first: a campaign does not start its "
-                                "run yet") from None
+            return text
         raise CampaignError(text) from None
-    people = find_people(task, annotators)
-    spec = spec_for(pool.bounds, target_half_width, level, budget_labels, overlap, sampling)
+    return ""
+
+
+def plan_from_the_judge(task: Task, judge_name: str, estimand: str, spec: engine.CampaignSpec) -> engine.StartPlan:
+    """The start plan from the judge's numbers, checked against the budget and the items left; CampaignError
+    otherwise (a judge that still missed items, a budget under the first batch, a target out of reach)."""
+    try:
+        pool = read_pool(task, judge_name, estimand)[1]
+    except PPIInputError as problem:
+        raise CampaignError(f"judge: {problem}") from None
     try:
         plan = engine.plan_start(pool.judge, spec)
     except ValueError as problem:
         raise CampaignError(str(problem)) from None
     check_reachable(task, pool.item_ids, spec, plan)
-    with transaction.atomic():
-        campaign = Campaign.objects.create(
-            name=name, task=task, judge=judge, estimand=estimand, target_half_width=target_half_width, level=level,
-            budget_labels=budget_labels, price_per_label=price_per_label, overlap=overlap, sampling=sampling,
-            seed=seed, t_star=plan.t_star, plan=plan.as_dict(), created_by=created_by)
-        campaign.people.set(people)
-        draw_next_batch(campaign, plan.first_batch_items)
-    return campaign
+    return plan
+
+
+def hand_out_first_batch(campaign: Campaign, plan: engine.StartPlan) -> None:
+    """Fix the plan on the campaign and hand out its first batch (call it in a transaction)."""
+    campaign.t_star, campaign.plan = plan.t_star, plan.as_dict()
+    campaign.save(update_fields=["t_star", "plan"])
+    draw_next_batch(campaign, plan.first_batch_items)
+
+
+def plan_after_the_judge(campaign: Campaign) -> None:
+    """The judge's run finished: plan from its numbers and hand out the first batch (call it in a transaction
+    holding the campaign); CampaignError when the start's checks refuse."""
+    plan = plan_from_the_judge(campaign.task, campaign.judge.name, campaign.estimand,
+                               spec_of(campaign.task, campaign.estimand, campaign.target_half_width, campaign.level,
+                                       campaign.budget_labels, campaign.overlap, campaign.sampling))
+    hand_out_first_batch(campaign, plan)
+
+
+def spec_of(task: Task, estimand: str, target_half_width: float, level: float, budget_labels: int | None,
+            overlap: int, sampling: str) -> engine.CampaignSpec:
+    """The engine's spec, the estimand's bounds read from the task's scale."""
+    scale = task_scale(task)
+    bounds = tuple(estimand_bounds(scale)[estimand_column(scale, estimand)[1]])
+    return spec_for(bounds, target_half_width, level, budget_labels, overlap, sampling)
+
+
+def check_budget_pays_a_first_batch(task: Task, spec: engine.CampaignSpec) -> None:
+    """Before the judge's numbers exist: refuse a budget under the smallest first batch (`engine.MIN_FIRST_BATCH`)."""
+    budget = spec.budget_items(Item.objects.in_pool().filter(task=task).count())
+    if budget < engine.MIN_FIRST_BATCH:
+        raise CampaignError(f"budget_labels: {spec.budget_labels} labels pay for {budget} items at overlap "
+                            f"{spec.overlap}, fewer than the smallest first batch of {engine.MIN_FIRST_BATCH} items "
+                            f"({engine.MIN_FIRST_BATCH * spec.overlap} labels)")
 
 
 def check_reachable(task: Task, item_ids: list[int], spec: engine.CampaignSpec, plan: engine.StartPlan) -> None:

@@ -77,7 +77,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Campaign {campaign.name} started: its first batch is with its people.")
             return redirect("campaigns:detail", name=campaign.name)
-    rows = [status(campaign) for campaign in Campaign.objects.select_related("task", "judge__user")]
+    rows = [status(campaign) for campaign in Campaign.objects.select_related("task", "judge__user", "judge_run")]
     context = {"rows": rows, "can_start": is_admin(request.user), "problem": problem, "posted": posted,
                "tasks": visible_tasks(request.user).order_by("name").values_list("name", flat=True),
                "judges": Annotator.objects.exclude(kind=Annotator.Kind.HUMAN).order_by("user__username")
@@ -88,7 +88,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 @role_required(RESEARCHER, READERS)
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The campaign's page; its `numbers` part alone for htmx (the poll while collecting)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("task", "judge__user"), name=name)
+    campaign = get_object_or_404(Campaign.objects.select_related("task", "judge__user", "judge_run"), name=name)
     data = status(campaign)
     looks = sequence_looks(campaign)
     chart = sequence_svg(looks, campaign.target_half_width,

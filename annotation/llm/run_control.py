@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.core.annotators import create_annotator
 from annotation.core.models import Annotator, Batch
+from annotation.core.signals import llm_run_finished
 from annotation.llm.models import LLMAnnotatorConfig, LLMRun
 from annotation.llm.prompting import PROMPT_VERSIONS
 from annotation.llm.run_progress import run_items
@@ -79,7 +80,10 @@ def resume_run(run: LLMRun) -> bool:
 def cancel_run(run: LLMRun) -> bool:
     """Stop for good. A worker holding the run stores what is in flight, then lets go (it keeps its claim until
     then, so those answers are not lost)."""
-    return bool(control.cancel(LLMRun.objects.filter(pk=run.pk), paused=False))
+    cancelled = bool(control.cancel(LLMRun.objects.filter(pk=run.pk), paused=False))
+    if cancelled:
+        llm_run_finished.send(sender=cancel_run, run_id=run.pk)
+    return cancelled
 
 
 def is_stalled(run: LLMRun) -> bool:

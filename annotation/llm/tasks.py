@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from celery import Task, shared_task
 
+from annotation.core.signals import llm_run_finished
 from annotation.llm.run_executor import execute_run
 from hume.jobs import recovery
 from hume.jobs.lease import renew_seconds
@@ -17,7 +18,9 @@ def run_llm(self: Task, run_id: int) -> str:
     """Execute a slice of a run, then hand the rest back to the queue: at once when the slice ended, a little
     later when another run of the same annotator is executing ("wait")."""
     verdict = execute_run(run_id, claimed_by=self.request.id or "")
-    if verdict == "continue":
+    if verdict == "done":
+        llm_run_finished.send(sender=run_llm, run_id=run_id)
+    elif verdict == "continue":
         recovery.look_again("LLM run", run_id)
     elif verdict == "wait":
         recovery.look_again("LLM run", run_id, after=renew_seconds())
