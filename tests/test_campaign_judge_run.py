@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from agreement.campaigns import reviewing
 from agreement.campaigns.campaign_numbers import CampaignError
@@ -53,7 +54,8 @@ def wait_while(campaign: Campaign, state: str, seconds: float, do: object = None
 @pytest.mark.django_db(transaction=True)
 def test_a_campaign_runs_its_unlabelled_judge_then_plans_and_stops_itself(start_worker, settings, monkeypatch):
     """Nothing calls the review: the judge's run (a real worker asking the local server on every item) finishes,
-    its `llm_run_finished` asks the campaign's review, which plans the first batch; alice's answers do the rest."""
+    its `llm_run_finished` asks the campaigns' reviews: one plans its first batch (alice's answers do the rest),
+    the other, whose budget cannot pay the plan's first batch, fails saying so; no item was asked twice."""
     settings.CAMPAIGN_REVIEW_DEBOUNCE_SECONDS = 0.5
     monkeypatch.setenv(API_KEY_ENV, "sk-test-campaign-judge")
     alice = make_annotator("alice", {"eng-Latn": "native"})
@@ -62,6 +64,10 @@ def test_a_campaign_runs_its_unlabelled_judge_then_plans_and_stops_itself(start_
     with ChatServer(answer_for=judge_answers) as server:
         judge = make_judge("judge-live", server.base_url, max_concurrency=8)
         campaign = start_campaign("judge-first", task, "judge-live", 0.3, annotators=["alice"], seed=2)
+        # a second campaign joins the same run; its budget passes the start's early check (at least the smallest
+        # first batch, 30 items) but not the plan's first batch, which needs the judge's numbers: refused then
+        tight = start_campaign("too-tight", task, "judge-live", 0.3, annotators=["alice"], budget_labels=35)
+        assert tight.judge_run_id == campaign.judge_run_id
         data = status(campaign)
         assert (data["state"], data["reason"], data["batches"], data["judge_run"]["state"]) == (
             "waiting for the judge", "", [], "queued")
@@ -70,6 +76,10 @@ def test_a_campaign_runs_its_unlabelled_judge_then_plans_and_stops_itself(start_
         campaign = wait_while(campaign, "waiting for the judge", 120)
         assert server.count == N_ITEMS
     assert campaign.state == "collecting", status(campaign)
+    tight = wait_while(tight, "waiting for the judge", 30)
+    assert (tight.state, tight.reason) == ("failed", "the start was refused") and not tight.batches.exists()
+    assert tight.problem.startswith("budget_labels: 35 labels pay for 35 items at overlap 1, fewer than the first "
+                                    "batch of"), tight.problem
     assert Annotation.objects.filter(annotator=judge.annotator).count() == N_ITEMS
     data = status(campaign)
     assert data["judge_run"]["state"] == "done" and len(data["batches"]) == 1 and data["t_star"] > 0
@@ -102,7 +112,7 @@ def test_a_judge_run_that_fails_fails_the_campaign_with_the_reason(start_worker,
 
 
 @pytest.mark.django_db
-def test_a_judge_that_cannot_be_run_is_refused_and_a_cancelled_run_fails_the_campaign(alice, settings):
+def test_a_judge_that_cannot_be_run_is_refused_and_a_cancelled_run_fails_the_campaign(alice, dave):
     """No worker: the run's message waits in the job layer's outbox (a test transaction never commits)."""
     task, _truth = sts_study("STS unjudged", n_items=300, judge=False)
     capped = make_judge("judge-capped", "http://127.0.0.1:9/v1", max_requests=5)
@@ -134,6 +144,11 @@ def test_a_judge_that_cannot_be_run_is_refused_and_a_cancelled_run_fails_the_cam
     again = start_campaign("waits too", task, "judge-ready", 0.3)  # joins the run in progress
     assert again.judge_run_id == run.pk and LLMRun.objects.count() == 1
     assert reviewing.review_campaign(campaign.pk) == f"waiting for the judge: run {run.pk} is queued"
+    page = Client()
+    page.force_login(dave)
+    waiting = page.get("/campaigns/waits/").content.decode()
+    assert f"The judge is labelling the task first (run {run.pk}: queued, 300 items)" in waiting
+    assert 'hx-trigger="every 2s"' in waiting  # the page polls while it waits
     assert cancel_run(run)  # its `llm_run_finished` asks both campaigns' reviews at once
     asked = UnsentMessage.objects.filter(task="agreement.review_campaign")
     assert sorted(asked.values_list("args", flat=True)) == [[campaign.pk], [again.pk]]
@@ -142,6 +157,9 @@ def test_a_judge_that_cannot_be_run_is_refused_and_a_cancelled_run_fails_the_cam
     campaign.refresh_from_db()
     assert (campaign.state, campaign.reason, campaign.problem) == (
         "failed", "the judge's run failed", "the judge's run cancelled")
+    failed = page.get("/campaigns/waits/").content.decode()
+    assert 'id="campaign-problem" dir="auto">the judge&#x27;s run cancelled</p>' in failed
+    assert 'hx-trigger="every 2s"' not in failed
     stopped = reviewing.stop_campaign(again)  # a waiting campaign can be stopped by hand
     assert (stopped.state, stopped.reason) == ("done", "stopped by hand")
     assert not Batch.objects.exists()

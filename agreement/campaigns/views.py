@@ -3,7 +3,8 @@ numbers, its sequence drawn over labels, its batches and, once done, its final s
 read them; only admins start a campaign (the list's form) and stop one (the page's button), through the same
 code as `manage.py campaign` and the API (starting.py `start_campaign`, reviewing.py `stop_campaign`).
 
-While a campaign is collecting, its numbers poll themselves every few seconds (htmx, the `numbers` partial).
+While a campaign is collecting or waiting for its judge, its numbers poll themselves every few seconds (htmx, the
+`numbers` partial).
 """
 from __future__ import annotations
 
@@ -75,7 +76,11 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         except CampaignError as refusal:
             problem, code = str(refusal), 400
         else:
-            messages.success(request, f"Campaign {campaign.name} started: its first batch is with its people.")
+            if campaign.state == Campaign.State.WAITING_FOR_THE_JUDGE:
+                messages.success(request, f"Campaign {campaign.name} started: its judge is labelling the task "
+                                          "first; the first batch goes to its people when the run finishes.")
+            else:
+                messages.success(request, f"Campaign {campaign.name} started: its first batch is with its people.")
             return redirect("campaigns:detail", name=campaign.name)
     rows = [status(campaign) for campaign in Campaign.objects.select_related("task", "judge__user", "judge_run")]
     context = {"rows": rows, "can_start": is_admin(request.user), "problem": problem, "posted": posted,
@@ -87,14 +92,15 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(RESEARCHER, READERS)
 def campaign_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """The campaign's page; its `numbers` part alone for htmx (the poll while collecting)."""
+    """The campaign's page; its `numbers` part alone for htmx (the poll while it runs)."""
     campaign = get_object_or_404(Campaign.objects.select_related("task", "judge__user", "judge_run"), name=name)
     data = status(campaign)
     looks = sequence_looks(campaign)
     chart = sequence_svg(looks, campaign.target_half_width,
                          f"{campaign.name}: the estimate and its {campaign.level:.0%} interval over human labels")
     context = {"campaign": campaign, "data": data, "statement": final_statement(data), "chart": chart,
-               "collecting": campaign.state == Campaign.State.COLLECTING, "can_stop": is_admin(request.user),
+               "running": campaign.state in (Campaign.State.COLLECTING, Campaign.State.WAITING_FOR_THE_JUDGE),
+               "can_stop": is_admin(request.user),
                "people_saved": _saved(data)}
     return page_or_partial(request, "agreement/campaigns/detail.html", "agreement/campaigns/_numbers.html",
                            context)

@@ -8,7 +8,8 @@ annotations_imported = Signal()
 # that work (agreement/core/judge_panels.py) and enqueues it after commit; with no listener nothing would run.
 judge_panel_refresh_requested = Signal()
 
-# Sent when a worker lets an LLM run go with nothing left to send (done, failed, cancelled or paused) and when an
-# admin cancels one, with `run_id`, after the run's row is written. A campaign waiting for its judge's run
-# listens (agreement/campaigns/review_queue.py `judge_run_finished`); a receiver reads the run's status itself.
+# Sent when a worker lets an LLM run go with nothing left to send (done, failed, cancelled or paused), when a message
+# finds it inactive, and when an admin cancels one, with `run_id`, after the run's row is written. A campaign
+# waiting for its judge's run listens (agreement/campaigns/review_queue.py `judge_run_finished`); a receiver reads
+# the run's status itself.
 llm_run_finished = Signal()

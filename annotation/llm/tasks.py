@@ -18,7 +18,7 @@ def run_llm(self: Task, run_id: int) -> str:
     """Execute a slice of a run, then hand the rest back to the queue: at once when the slice ended, a little
     later when another run of the same annotator is executing ("wait")."""
     verdict = execute_run(run_id, claimed_by=self.request.id or "")
-    if verdict == "done":
+    if verdict in ("done", "gone"):  # gone: finished meanwhile, or out of attempts (failed by the claim)
         llm_run_finished.send(sender=run_llm, run_id=run_id)
     elif verdict == "continue":
         recovery.look_again("LLM run", run_id)

@@ -22,7 +22,8 @@ class Command(BaseCommand):
         start = actions.add_parser("start", help="start a campaign and hand out its first batch")
         start.add_argument("name")
         start.add_argument("--task", required=True)
-        start.add_argument("--judge", required=True, help="an LLM annotator that answered every item of the task")
+        start.add_argument("--judge", required=True, help="an LLM annotator: its answers on every item of the task, "
+                           "or an endpoint configured (the campaign runs it first)")
         start.add_argument("--target-half-width", type=float, required=True)
         start.add_argument("--level", type=float, default=0.95)
         start.add_argument("--estimand", default=None, help="default: the kind's first estimand")
