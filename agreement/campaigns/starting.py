@@ -23,6 +23,7 @@ from agreement.campaigns.campaign_numbers import (
 )
 from agreement.campaigns.judge_runs import start_judge_run, why_not_runnable
 from agreement.campaigns.models import Campaign
+from agreement.campaigns.review_queue import ask_review
 from agreement.ppi.estimands import estimand_bounds
 from agreement.ppi.ppi_loading import PPIInputError, find_judge, task_scale
 from annotation.core.batches import speakers_of
@@ -97,6 +98,8 @@ def start_campaign(name: str, task: Task | str, judge_name: str, target_half_wid
             campaign.people.set(people)
             campaign.judge_run = start_judge_run(judge, task, created_by)
             campaign.save(update_fields=["judge_run"])
+            # its own review after the commit: a joined run that finished before it commits sends no signal it sees
+            ask_review(campaign.pk, 0)
         return campaign
     plan = plan_from_the_judge(task, judge_name, estimand, spec)
     with transaction.atomic():
