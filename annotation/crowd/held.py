@@ -5,8 +5,9 @@ link with its batch and task, and sweeps the overdue participants, the same way.
 Every page of a crowd study needs all five rows. Built by the ORM (select_related over four joins), that one
 query cost more Python than the rest of a submit's statements together on the 2-core machine (docs/crowd.md,
 "Where a participant's request goes"); here its text is built once per process and PostgreSQL keeps its plan.
-The arrival's link and its sweep (`overdue_exists`, `deactivate_overdue_completed`) were a third of a new
-participant's Python as ORM queries, though the sweep finds nothing on almost every arrival.
+The arrival's link, its sweep (`overdue_exists`, `deactivate_overdue_completed`) and its look for the platform id
+(`participant_with_platform_id`) were a third of a new participant's Python as ORM queries, though the sweep
+finds nobody on almost every arrival and the look nobody on a first one.
 """
 from __future__ import annotations
 
@@ -72,6 +73,22 @@ def link_of(token: str) -> StudyLink | None:
     link, batch, task = _instances(LINK_JOINED, found)
     batch.task, link.batch = task, batch
     return link
+
+
+@cache
+def _platform_id_sql() -> str:
+    return (f"SELECT {rawsql.columns(Participant, 'p')} FROM {Participant._meta.db_table} p "
+            "WHERE p.link_id = %(link)s AND p.platform_id = %(platform_id)s")
+
+
+def participant_with_platform_id(link: StudyLink, platform_id: str) -> Participant | None:
+    """The participant of `link` with this platform id (`.link` set to `link`); None on a first arrival."""
+    found = rawsql.one(_platform_id_sql(), {"link": link.pk, "platform_id": platform_id})
+    if found is None:
+        return None
+    participant = rawsql.instance(Participant, found)
+    participant.link = link
+    return participant
 
 
 @cache

@@ -229,7 +229,7 @@ def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime
     now = now or timezone.now()
     refuse_if_closed(link)
     expire_overdue(now=now)
-    found = Participant.objects.filter(link=link, platform_id=arrival.platform_id).first()
+    found = held.participant_with_platform_id(link, arrival.platform_id)
     if found is None:
         try:
             admission = _new_participant(link, arrival, now)
