@@ -16,9 +16,9 @@ The Celery worker's CPU over the whole profile (the debounced report runs the an
 stored, is the last line.
 
 Nothing is measured before the server is warm: a web process's first requests pay once for what it keeps
-(the URL tree's imports, when the app does not load it at start, hume/wsgi.py; the templates; the prepared
-statements), about 2 s of CPU per gunicorn worker, which the first measured rows used to carry (the arrival's
-link then read 90-245 ms of web CPU, by how many participants shared the cost; docs/crowd.md). So the profile
+(the URL tree's imports, 1.7 s; the templates; the prepared statements), about 2 s of CPU per gunicorn worker,
+which the first measured row used to carry with whatever was left of the workers' boot (the arrival's link then
+read 90-245 ms of web CPU, by how many participants shared the cost; docs/crowd.md). So the profile
 first waits until the server's processes are quiet (every worker booted), then sends WARM_UP_PARTICIPANTS
 participants through a whole run at once and as many loop cycles (every worker serves some), waits again, and
 prints that warm-up's CPU apart.
