@@ -281,7 +281,8 @@ def profile(args: argparse.Namespace, url: str, described: str, token: str) -> N
     from bench import crowd_profile
 
     crowd_profile.add_practice(token)
-    loop_batch, loop_tokens = crowd_profile.seed_loop(10, args.participants * args.quota + 10)
+    warm = crowd_profile.WARM_UP_PARTICIPANTS  # the warm-up's loop cycles take items too
+    loop_batch, loop_tokens = crowd_profile.seed_loop(10, (args.participants + warm) * args.quota + 10)
     analyze()
     sqlite = url.startswith("sqlite")
     server = (start_runserver(url, args.port, "bench.profile_settings") if sqlite
@@ -364,9 +365,12 @@ def main() -> None:
 def bench(args: argparse.Namespace, url: str, described: str) -> None:
     sqlite = url.startswith("sqlite")
     migrate(url)
-    token, batch_id = seed(url, args.participants, args.quota, args.overlap)
-    if args.profile:
+    if args.profile:  # room for the profile's warm-up participants too (bench/crowd_profile.py)
+        from bench.crowd_profile import WARM_UP_PARTICIPANTS
+
+        token, _ = seed(url, args.participants + WARM_UP_PARTICIPANTS, args.quota, args.overlap)
         return profile(args, url, described, token)
+    token, batch_id = seed(url, args.participants, args.quota, args.overlap)
     server = start_runserver(url, args.port) if sqlite else start_gunicorn(url, args.port, args.workers, 0)
     worker = start_worker(url, debug=sqlite)
     wait_for_worker()

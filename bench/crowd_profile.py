@@ -14,6 +14,14 @@ The annotator loop's cycle is GET /api/v1/batches/<id>/next/ then POST its answe
 bench/bench_assignment.py drives it), run between the participants' rounds so that both see the same machine.
 The Celery worker's CPU over the whole profile (the debounced report runs the answers queue), per answer
 stored, is the last line.
+
+Nothing is measured before the server is warm: a web process's first requests pay once for what it keeps
+(the URL tree's imports, 1.7 s; the templates; the prepared statements), about 2 s of CPU per gunicorn worker,
+which the first measured row used to carry with whatever was left of the workers' boot (the arrival's link then
+read 90-245 ms of web CPU, by how many participants shared the cost; docs/crowd.md). So the profile
+first waits until the server's processes are quiet (every worker booted), then sends WARM_UP_PARTICIPANTS
+participants through a whole run at once and as many loop cycles (every worker serves some), waits again, and
+prints that warm-up's CPU apart.
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -29,6 +38,9 @@ from bench.bench_crowd import FIELD, Browser, Hop
 
 TICK = os.sysconf("SC_CLK_TCK")
 SUBMIT = "submit: the answer and the next page (one request)"
+# three per gunicorn worker (3 by default), at once, so that every worker serves some of the warm-up
+WARM_UP_PARTICIPANTS = 9
+
 
 
 class Cpu:
@@ -128,6 +140,61 @@ def add_practice(token: str) -> None:
     StudyLink.objects.filter(pk=link.pk).update(min_seconds=2, straightline_run=4)
 
 
+def quiet(cpu: Cpu, *, timeout: float = 120.0) -> None:
+    """Wait until the server's processes spend under 20 ms of CPU in half a second (every worker has booted and
+    nothing is left over from the requests before), or `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    before = cpu.read()[0]
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = cpu.read()[0]
+        if now - before < 0.02:
+            return
+        before = now
+
+
+def run_through(port: int, token: str, name: str, quota: int) -> bool:
+    """One participant's whole run as the profile sends it (below), no reading time: the arrival, the
+    instructions, the practice item, then `quota` work answers through htmx; whether it reached the code."""
+    browser, run = Browser(port), f"/study/{token}/run/"
+    tab = browser.hop("GET", f"/study/{token}/?participant={name}").location
+    page = browser.hop("GET", tab).body
+    browser.hop("POST", run, form_of(page) | {"action": "instructions"})
+    page = browser.hop("GET", tab).body
+    browser.hop("POST", run, form_of(page) | {"action": "answer", "label": "positive"})
+    page = browser.hop("GET", tab).body
+    for _ in range(quota):
+        page = browser.hop("POST", run, form_of(page) | {"action": "answer", "label": "positive"}, htmx=True).body
+    return 'id="completion-code">BENCH<' in page
+
+
+def warm_up(port: int, token: str, quota: int, loop_batch: int, loop_tokens: list[str]) -> int:
+    """WARM_UP_PARTICIPANTS participants through a whole run (no reading time) and as many threads of `quota` loop
+    cycles, all at once, so that every web process has served each kind of request once; returns the answers
+    stored (for the worker's CPU per answer)."""
+    completed = []
+
+    def participate(name: str) -> None:
+        completed.append(run_through(port, token, name, quota))
+
+    def loop_cycles(key: str) -> None:
+        browser = Browser(port)
+        for _ in range(quota):
+            hop = browser.hop("GET", f"/api/v1/batches/{loop_batch}/next/", token=key)
+            browser.hop("POST", json.loads(hop.body)["answer_url"], token=key, json_body={"value": "positive"})
+
+    threads = [threading.Thread(target=participate, args=(f"warm{i:02d}",)) for i in range(WARM_UP_PARTICIPANTS)]
+    threads += [threading.Thread(target=loop_cycles, args=(loop_tokens[i % len(loop_tokens)],))
+                for i in range(WARM_UP_PARTICIPANTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if sum(completed) != WARM_UP_PARTICIPANTS:
+        raise RuntimeError(f"warm-up: {sum(completed)} of {WARM_UP_PARTICIPANTS} participants reached the code")
+    return 2 * WARM_UP_PARTICIPANTS * quota
+
+
 def form_of(page: str) -> dict[str, str]:
     values = {key: re.search(FIELD.format(key), page) for key in ("csrfmiddlewaretoken", "tab", "item", "shown")}
     return {key: found.group(1) for key, found in values.items() if found}
@@ -135,9 +202,15 @@ def form_of(page: str) -> dict[str, str]:
 
 def profile(args: argparse.Namespace, port: int, token: str, server_pid: int, worker_pid: int, database: str,
             loop_batch: int, loop_tokens: list[str]) -> list[str]:
-    cpu = Profile(Cpu(server_pid, database))
+    server = Cpu(server_pid, database)
+    cpu = Profile(server)
     worker = Cpu(worker_pid, "")
     worker_before = worker.read()[0]
+    quiet(server)
+    web, postgres = server.read()
+    warm_answers = warm_up(port, token, args.quota, loop_batch, loop_tokens)
+    web_warm, postgres_warm = server.read()
+    quiet(server)
     n = args.participants
     people = [Browser(port) for _ in range(n)]
     loop = Browser(port)
@@ -176,12 +249,15 @@ def profile(args: argparse.Namespace, port: int, token: str, server_pid: int, wo
     completed = sum('id="completion-code">BENCH<' in page for page in pages)
     time.sleep(args.profile_settle)  # the debounced report runs the last answers queued
     worker_ms = 1000 * (worker.read()[0] - worker_before)
-    answers = n * args.quota + loop_done
+    answers = n * args.quota + loop_done + warm_answers
     lines = cpu.table({"crowd submit (answer + next page)": [SUBMIT],
                        "loop cycle (next + answer)": ["loop: next", "loop: answer"]})
     crowd_submit = sum(cpu.per_request(SUBMIT)[:2])
     loop_cycle = sum(cpu.per_request(part)[0] + cpu.per_request(part)[1] for part in ("loop: next", "loop: answer"))
     lines.append("")
+    lines.append(f"warm-up, not in the table: {WARM_UP_PARTICIPANTS} participants' whole runs and as many threads "
+                 f"of {args.quota} loop cycles at once, {1000 * (web_warm - web):.0f} ms web CPU and "
+                 f"{1000 * (postgres_warm - postgres):.0f} ms PostgreSQL CPU in all (the workers' first requests)")
     lines.append(f"crowd submit / loop cycle, server CPU (web + PostgreSQL): {crowd_submit / loop_cycle:.1f}x; "
                  f"completed {completed} of {n}")
     lines.append(f"Celery worker: {worker_ms:.0f} ms CPU over the profile ({answers} answers stored, "

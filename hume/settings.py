@@ -128,6 +128,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     SESSION_ENGINE = "hume.sqlite_busy"
 else:
+    SESSION_ENGINE = "hume.sessions"  # Django's database store, a new key checked by its INSERT alone
     # The annotator loop's statements run on server-binding cursors (annotation/core/rawsql.py) that psycopg prepares
     # after this many runs on a connection, and PostgreSQL keeps one generic plan for each: left to choose, it
     # re-planned the next-item and progress statements on every call (1 ms each, more than running them).

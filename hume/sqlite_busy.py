@@ -23,9 +23,10 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
-from django.contrib.sessions.backends import db as db_sessions
 from django.db import OperationalError, connection
 from django.http import HttpRequest, HttpResponse
+
+from hume import sessions
 
 logger = logging.getLogger(__name__)
 FIRST_PAUSE_SECONDS = 0.05  # doubled after each try, times a random 0.5-1.5: 0.05 + 0.1 + … ≈ 3 s in all
@@ -64,8 +65,9 @@ def retry_when_locked(busy: Callable[[HttpRequest], HttpResponse]) -> Callable:
     return decorate
 
 
-class SessionStore(db_sessions.SessionStore):
-    """The database session store, whose save tries again while SQLite is locked (SESSION_ENGINE on SQLite)."""
+class SessionStore(sessions.SessionStore):
+    """The database session store (hume/sessions.py), whose save tries again while SQLite is locked
+    (SESSION_ENGINE on SQLite)."""
 
     def save(self, must_create: bool = False) -> None:
         retries = settings.SQLITE_LOCKED_RETRIES

@@ -36,8 +36,8 @@ from django.utils import timezone
 
 from annotation.core.annotators import create_annotator
 from annotation.core.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
-from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
-from annotation.crowd import checks, identity
+from annotation.core.models import Annotation, Batch, BatchAssignee, BatchItem, Lease
+from annotation.crowd import checks, held, identity
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from tasks_app.models import Item, ItemCheck, ItemGold
 
@@ -211,10 +211,13 @@ def refuse_if_closed(link: StudyLink) -> None:
 
 @dataclass(frozen=True)
 class Admission:
-    """A participant let in by an arrival, and the secret their browser keeps (annotation/crowd/identity.py)."""
+    """A participant let in by an arrival, and the secret their browser keeps (annotation/crowd/identity.py);
+    `tab`: a new participant's first tab token, given with the row (no other tab can hold a run just made), so
+    the arrival needs no `open_tab`; empty for a returning one."""
 
     participant: Participant
     secret: str
+    tab: str = ""
 
 
 def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime | None = None) -> Admission:
@@ -226,7 +229,7 @@ def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime
     now = now or timezone.now()
     refuse_if_closed(link)
     expire_overdue(now=now)
-    found = Participant.objects.filter(link=link, platform_id=arrival.platform_id).first()
+    found = held.participant_with_platform_id(link, arrival.platform_id)
     if found is None:
         try:
             admission = _new_participant(link, arrival, now)
@@ -251,10 +254,12 @@ def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Admiss
         annotator = create_annotator(f"study{link.pk}-{secrets.token_hex(5)}", languages={batch.language: None})
         BatchAssignee.objects.create(batch=batch, annotator=annotator, override_reason="")
         stage = Participant.Stage.CONSENT if link.consent.strip() else Participant.Stage.INSTRUCTIONS
+        tab = secrets.token_urlsafe(16)
         return Admission(Participant.objects.create(
             link=link, annotator=annotator, platform_id=arrival.platform_id, platform_study_id=arrival.study_id,
             platform_session_id=arrival.session_id, stage=stage, started_at=now,
-            deadline=now + timedelta(minutes=link.minutes), browser_secret_hash=hashed), secret)
+            deadline=now + timedelta(minutes=link.minutes), browser_secret_hash=hashed, tab=tab, tab_seen_at=now),
+            secret, tab)
 
 
 def _has_room(batch: Batch) -> bool:
@@ -284,11 +289,12 @@ def expire_overdue(*, now: datetime | None = None) -> int:
     """Mark every running participant past their deadline returned (timed out), and deactivate the completed
     ones past it (their time to revise is over); returns how many were returned."""
     now = now or timezone.now()
-    overdue = list(Participant.objects.filter(stage__in=RUNNING, deadline__lt=now).select_related("annotator"))
+    overdue = []  # an arrival sweeps: two prepared statements when, as almost always, nobody is overdue
+    if held.overdue_exists(RUNNING, now):
+        overdue = list(Participant.objects.filter(stage__in=RUNNING, deadline__lt=now).select_related("annotator"))
     for participant in overdue:
         end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
-    Annotator.objects.filter(participant__stage=Participant.Stage.COMPLETED, participant__deadline__lt=now,
-                             active=True).update(active=False)
+    held.deactivate_overdue_completed(now)
     return len(overdue)
 
 

@@ -72,7 +72,7 @@ def _problem(request: HttpRequest, link: StudyLink | None, title: str, message: 
 def _link(token: str) -> StudyLink | None:
     if not studies.PLATFORM_ID.fullmatch(token or ""):
         return None
-    return StudyLink.objects.select_related("batch", "batch__task").filter(token=token).first()
+    return held.link_of(token)
 
 
 def _no_link(request: HttpRequest) -> HttpResponse:
@@ -132,7 +132,7 @@ def arrive(request: HttpRequest, token: str) -> HttpResponse:
     if request.session.session_key:  # a fresh session id on each arrival (no fixation of a shared one); a
         request.session.cycle_key()  # browser without one gets a new id when the session is first saved
     if participant.stage in studies.RUNNING:  # straight to this tab's page: one redirect fewer per arrival
-        fresh = studies.open_tab(participant)
+        fresh = admission.tab or studies.open_tab(participant)
         if fresh is not None:
             return redirect(_run_url(link, fresh))
     return redirect("crowd:run", token=link.token)
