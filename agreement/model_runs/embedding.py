@@ -99,11 +99,12 @@ def uncached_slices(model: Any, pending: list[tuple[bytes, str]], found: dict[by
             yield missing
 
 
-def vectors_by_text(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None
-                    ) -> dict[str, np.ndarray]:
+def vectors_by_text(model: Any, texts: Sequence[str], *, stats: dict[str, int] | None = None,
+                    encoded: set[str] | None = None) -> dict[str, np.ndarray]:
     """{text: vector} of each distinct text, encoding only those the cache does not hold yet (in the model's
     dtype as stored: float32, or float16 for a model that gives float16). Nothing is stacked: a model run's
-    chunk keeps them by text for its scoring."""
+    chunk keeps them by text for its scoring. encoded: given the texts that were encoded, not read back (a batch
+    of a run's chunks counts each chunk's)."""
     if not model.is_encoder:
         raise BackendError(f"{model.name} is a classical metric: it scores pairs and has no vectors")
     for i, text in enumerate(texts):
@@ -120,6 +121,8 @@ def vectors_by_text(model: Any, texts: Sequence[str], *, stats: dict[str, int] |
             with timed("cache write"):
                 embedding_store.store(model.identity, [h for h, _ in part], vectors)
             found.update(zip((h for h, _ in part), vectors, strict=True))
+            if encoded is not None:
+                encoded.update(t for _, t in part)
             _record_dimensions(model, vectors.shape[1])
             n_encoded += len(part)
     if stats is not None:
