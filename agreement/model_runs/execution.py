@@ -31,7 +31,9 @@ from annotation.models import Annotation
 from hume import jobs
 from hume.jobs import control
 from hume.jobs.lease import Lease, LeaseLost, claim, claim_batch, lease_seconds
+from hume.lib.collector import collector_paused
 from hume.lib.http_client import EndpointError, ProtocolError
+from hume.lib.sql import values_with_json
 from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
 
@@ -42,13 +44,15 @@ Inputs = tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[
 
 
 def load_inputs(task: Task) -> Inputs:
-    """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries."""
-    items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
-    gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
+    """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries, each
+    one's JSON decoded in one call (`values_with_json`)."""
+    items = values_with_json(Item.objects.in_pool().filter(task=task).order_by("position"), "id",
+                             json_field="payload")
+    gold = dict(values_with_json(ItemGold.objects.filter(item__task=task), "item_id", json_field="value"))
     humans: dict[int, list[Any]] = {}
     rows = Annotation.objects.counted().filter(item__task=task, skipped=False, value__isnull=False,
                                      annotator__kind="human").order_by("item_id", "annotator_id")
-    for item_id, value in rows.values_list("item_id", "value"):
+    for item_id, value in values_with_json(rows, "item_id", json_field="value"):
         humans.setdefault(item_id, []).append(value)
     return items, gold, humans
 
@@ -78,6 +82,7 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
     return [c for c in chunks if c]
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 @transaction.atomic
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
@@ -164,23 +169,36 @@ def chunk_payloads(task_id: int, item_ids: list[int]) -> dict[int, dict[str, Any
     return payloads
 
 
-def write_predictions(run_id: int, predictions: dict[int, Any]) -> None:
-    """Replace a run's predictions: one parameterised INSERT run with `executemany`, each value written as JSON
-    by json.dumps (what the JSONField stores); building 20,000 model instances for bulk_create, or asking the
-    field to prepare each value, cost more than the scoring."""
+def write_predictions(run_id: int, predictions: dict[int, dict[str, Any]]) -> None:
+    """Replace a run's predictions ({item id: {target: value}}) in one statement: the whole map written as one
+    JSON document by one json.dumps, and the database's own JSON reader (SQLite's json_each, PostgreSQL's
+    jsonb_each) turns it into a row per item, each value the JSON text the JSONField stores. A value JSON cannot
+    hold (NaN) falls back to one INSERT per row run with `executemany`, each value by json.dumps as before;
+    encoding 20,000 values one call each, and binding 20,000 rows, cost more than the scoring."""
     from django.db import connection
 
     Prediction.objects.filter(run_id=run_id).delete()
     meta, quote = Prediction._meta, connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in ("run", "item", "value"))
-    as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
-    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, {as_json})"
-    dumps = json.JSONEncoder().encode  # json.dumps's defaults, as the JSONField writes a value
-    rows = [(run_id, item_id, dumps(v)) for item_id, v in predictions.items()]
+    table = quote(meta.db_table)
+    postgresql = connection.vendor == "postgresql"
+    try:
+        document = json.dumps({str(item_id): value for item_id, value in predictions.items()}, allow_nan=False)
+    except ValueError:
+        document = None
     with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
+        if document is not None and all(isinstance(v, dict) for v in predictions.values()):
+            each = ("SELECT %s, key::bigint, value FROM jsonb_each(%s::jsonb)" if postgresql
+                    else "SELECT %s, CAST(key AS INTEGER), value FROM json_each(%s)")
+            cursor.execute(f"INSERT INTO {table} ({columns}) {each}", [run_id, document])
+            return
+        as_json = "%s::jsonb" if postgresql else "%s"
+        dumps = json.JSONEncoder().encode  # json.dumps's defaults, as the JSONField writes a value
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, {as_json})",
+                           [(run_id, item_id, dumps(v)) for item_id, v in predictions.items()])
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None, *,
                   score: bool = True) -> str:
     """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one.
@@ -221,6 +239,7 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
     return (score_if_ready(run.pk, inputs) if score else None) or "done"
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 def execute_batch(run: ModelRun, chunk_ids: list[int], inputs: Inputs | None = None,
                   payloads_by_id: dict[int, Any] | None = None) -> int | None:
     """Claim those of the run's chunks `chunk_ids` that are claimable, in one claim (`claim_batch`), embed their
@@ -302,6 +321,7 @@ def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
         return score_run(run_id, lease, inputs)
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 def score_run(run_id: int, lease: Lease, inputs: Inputs | None = None) -> str:
     """Score against gold and against the humans' consensus; store scores and predictions in one transaction.
     inputs: those the run was started on, when this process has them (start_run's `run.inputs`)."""
