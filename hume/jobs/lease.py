@@ -204,8 +204,11 @@ class BatchLease(Lease):
         return self.model._default_manager.filter(pk__in=self.pks, claim_token=self.token)
 
     def write(self, **fields: Any) -> bool:
-        if self.rows().update(**fields) == len(self.pks):
-            return True
+        """Update every row, in one transaction rolled back unless all of them were still ours."""
+        with transaction.atomic():
+            if self.rows().update(**fields) == len(self.pks):
+                return True
+            transaction.set_rollback(True)
         self.lost.set()
         return False
 
