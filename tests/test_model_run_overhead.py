@@ -134,7 +134,8 @@ def test_a_run_in_one_process_reads_its_items_once_and_scores_as_a_worker_would(
     assert run.scores == in_process
 
 
-def test_a_run_in_one_process_claims_its_chunks_in_batches_and_counts_each_chunks_encoded_texts() -> None:
+def test_a_run_in_one_process_claims_its_chunks_in_batches_and_counts_each_chunks_encoded_texts(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.JOB_LEASE_SECONDS = 600  # batches of 100 s: a loaded machine's chunk of 4 texts is far less
     model, task = minilm(), data.build_model_task("sts")
     embed(model, ["warm the model up"])  # the first batch's pace is the encoder's, not the model's loading
     run = execution.run_in_process(execution.start_run(task, model, chunk_texts=4), poll=0.05)
