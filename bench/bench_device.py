@@ -21,7 +21,9 @@ entries write, ranks).
    1/RATE s a text and releases the GIL as a GPU does (default RATE 19,000: the H200's bare rate), so the
    app's own work around encoding can be measured and improved on any machine.
 
-MODEL_RUN_CHUNK_TEXTS sets the chunks of parts 1 and 4 (one chunk, e.g. 65536, is the in-process best).
+MODEL_RUN_CHUNK_TEXTS sets the chunks of parts 1 and 4; a run in one process claims them in batches sized by
+the encoder's pace (docs/models-in-app.md, "The rest of the run's CPU work"), so even the default 512 makes
+a few claims a run.
 SAGE's first pass on the device is bench/bench_sage.py with `--models all-MiniLM-L6-v2` (it uses the same
 MODEL_DEVICE; `--stand-in RATE` there too). A throw-away SQLite database; the shipped all-MiniLM-L6-v2 (or
 HUME_DATA_DIR's copy).

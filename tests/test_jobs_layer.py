@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from agreement.models import Report
-from hume.jobs.lease import Lease, LeaseLost, claim, claim_next, exhausted_message
+from hume.jobs.lease import Lease, LeaseLost, claim, claim_batch, claim_next, exhausted_message
 from hume.jobs.models import LEASE_FIELDS, Job
 from hume.jobs.registry import TYPES
 from tests.report_builders import build_task
@@ -190,3 +190,34 @@ def test_one_worker_ready_hook_resumes_every_job_type() -> None:
     assert hooks == ["hume/jobs/tasks.py"]
     assert {"report", "model-run chunk", "split-ranking chunk", "retrieval evaluation", "sage run",
             "LLM run"} <= set(TYPES)
+
+
+def test_claim_batch_hands_each_of_30_rows_to_exactly_one_of_6_racing_workers_and_counts_each_an_attempt() -> None:
+    ids = {report.pk for report in reports(30)}
+
+    def drain() -> list[int]:
+        mine = []
+        while (lease := claim_batch(Report.objects.filter(pk__in=ids), 4)) is not None:
+            assert len(lease.pks) <= 4 and lease.pk == lease.pks[0]
+            mine.extend(lease.pks)
+            assert lease.finish()
+        return mine
+
+    taken = [pk for got in in_threads(6, drain) for pk in got]
+    assert sorted(taken) == sorted(ids)  # none twice, none lost
+    assert set(Report.objects.filter(pk__in=ids).values_list("status", "attempts")) == {("done", 1)}
+
+
+def test_a_batch_lease_writes_nothing_once_one_of_its_rows_was_taken_over_and_skips_rows_out_of_attempts() -> None:
+    first, second, spent = reports(3)
+    Report.objects.filter(pk=spent.pk).update(attempts=django_settings.JOB_MAX_ATTEMPTS)
+    lease = claim_batch(Report.objects.filter(pk__in=[first.pk, second.pk, spent.pk]), 10)
+    assert lease.pks == (first.pk, second.pk)  # the row out of attempts is left to `claim`, which fails it
+    Report.objects.filter(pk=second.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    other = claim(Report.objects.filter(pk=second.pk))  # its lease lapsed: another worker takes it over
+    assert other is not None
+    with pytest.raises(LeaseLost), lease.fenced():
+        lease.finish()
+    assert not lease.finish() and lease.lost.is_set()
+    assert Report.objects.get(pk=first.pk).status == "running"  # not finished by the lost batch: it lapses
+    assert Report.objects.get(pk=second.pk).claim_token == other.token

@@ -1,7 +1,8 @@
 """The CPU work around encoding, cut so a GPU is not left waiting (issue 27, bench/bench_device.py pipeline):
 a run's vectors kept in memory for its scoring, cache lookups run lazily beside the encoder, a chunk's items
-read as one id range, predictions written with one INSERT, and an embedding run's name checked before any
-encoding. Each test checks that the faster path gives exactly what the plain one gives."""
+read as one id range, a run in one process claiming its chunks in batches (issue 37), predictions written with
+one INSERT, and an embedding run's name checked before any encoding. Each test checks that the faster path gives
+exactly what the plain one gives."""
 from __future__ import annotations
 
 import io
@@ -131,3 +132,47 @@ def test_a_run_in_one_process_reads_its_items_once_and_scores_as_a_worker_would(
     assert execution.score_if_ready(run.pk) == "scored"
     run.refresh_from_db()
     assert run.scores == in_process
+
+
+def test_a_run_in_one_process_claims_its_chunks_in_batches_and_counts_each_chunks_encoded_texts(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.JOB_LEASE_SECONDS = 600  # batches of 100 s: a loaded machine's chunk of 4 texts is far less
+    model, task = minilm(), data.build_model_task("sts")
+    embed(model, ["warm the model up"])  # the first batch's pace is the encoder's, not the model's loading
+    run = execution.run_in_process(execution.start_run(task, model, chunk_texts=4), poll=0.05)
+    assert run.status == ModelRun.Status.DONE and run.chunks_total == 4
+    chunks = list(run.chunks.order_by("index").values_list("status", "attempts", "encoded", "started_at"))
+    assert [(status, attempts) for status, attempts, _, _ in chunks] == [("done", 1)] * 4
+    assert len({started for *_, started in chunks}) == 2  # one chunk to measure the pace, then the other three
+    assert sum(encoded for _, _, encoded, _ in chunks) == run.texts_encoded > 0  # each text counted once
+
+
+def test_the_batch_size_follows_the_last_batchs_pace_within_a_sixth_of_a_lease(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.JOB_LEASE_SECONDS = 60  # a batch of 10 s
+    assert execution.batch_size(1, 0.05, largest=78) == 78  # a fast encoder: the rest in one claim
+    assert execution.batch_size(4, 2.0, largest=78) == 20
+    assert execution.batch_size(1, 30.0, largest=78) == 1  # a slow one: a chunk a claim, as a worker
+
+
+@pytest.mark.parametrize("values", [{"gold": 0.1, "humans": 1e-320}, {"gold": -0.0, "humans": None}])
+def test_predictions_written_in_one_statement_read_back_as_the_values_given(values) -> None:  # type: ignore[no-untyped-def]
+    model, task = minilm(), data.build_model_task("sts")
+    run = execution.start_run(task, model)
+    ids = list(Item.objects.filter(task=task).values_list("id", flat=True))
+    given = {i: {**values, "gold": values["gold"] * (n + 1) / 3} for n, i in enumerate(ids)}
+    with CaptureQueriesContext(connection) as queries:
+        execution.write_predictions(run.pk, given)
+    assert sum("INSERT" in q["sql"] for q in queries.captured_queries) == 1
+    assert dict(Prediction.objects.filter(run=run).values_list("item_id", "value")) == given
+
+
+def test_predictions_json_cannot_hold_are_written_row_by_row_as_before() -> None:
+    model, task = minilm(), data.build_model_task("sts")
+    run = execution.start_run(task, model)
+    ids = list(Item.objects.filter(task=task).values_list("id", flat=True))
+    if connection.vendor == "postgresql":  # jsonb refuses NaN, as it did before: the run's error says so
+        with pytest.raises(Exception, match="(?i)nan|json"):
+            execution.write_predictions(run.pk, {ids[0]: {"gold": float("nan")}})
+        return
+    execution.write_predictions(run.pk, {ids[0]: {"gold": float("nan")}, ids[1]: {"gold": 0.5}})
+    stored = dict(Prediction.objects.filter(run=run).values_list("item_id", "value"))
+    assert np.isnan(stored[ids[0]]["gold"]) and stored[ids[1]] == {"gold": 0.5}

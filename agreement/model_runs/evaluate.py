@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement.model_runs.embedding import cosine_rows, embed, similarity, vectors_by_text
+from agreement.model_runs.embedding import cosine_rows, embed, similarity, stacked, vectors_by_text
 from kinds.evaluation import ModelEvaluation
 from kinds.kind_registry import Parts
 from measures.model_scoring import CannotScore
@@ -48,7 +48,8 @@ class ModelAccess:
         missing = [t for t in dict.fromkeys(texts) if t not in self.by_text]
         if missing:
             self.by_text.update(vectors_by_text(self.model, missing))
-        return np.stack([self.by_text[t] for t in texts]).astype(np.float32, copy=False)
+        by_text = self.by_text
+        return stacked([by_text[t] for t in texts])
 
 
 def evaluation_of(kind: str) -> ModelEvaluation:

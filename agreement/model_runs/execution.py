@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, QuerySet, Value, When
 
 from agreement.model_runs import evaluate as ev
 from agreement.model_runs.backends import BackendError, device_of
@@ -30,8 +30,10 @@ from agreement.model_runs.stages import timed
 from annotation.models import Annotation
 from hume import jobs
 from hume.jobs import control
-from hume.jobs.lease import Lease, LeaseLost, claim
+from hume.jobs.lease import Lease, LeaseLost, claim, claim_batch, lease_seconds
+from hume.lib.collector import collector_paused
 from hume.lib.http_client import EndpointError, ProtocolError
+from hume.lib.sql import values_with_json
 from measures.model_scoring import CannotScore
 from tasks_app.models import Item, ItemGold, Task
 
@@ -42,13 +44,15 @@ Inputs = tuple[list[tuple[int, dict[str, Any]]], dict[int, Any], dict[int, list[
 
 
 def load_inputs(task: Task) -> Inputs:
-    """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries."""
-    items = list(Item.objects.in_pool().filter(task=task).order_by("position").values_list("id", "payload"))
-    gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
+    """Items (id, payload) in order, gold by item id, and the human answers by item id: three queries, each
+    one's JSON decoded in one call (`values_with_json`)."""
+    items = values_with_json(Item.objects.in_pool().filter(task=task).order_by("position"), "id",
+                             json_field="payload")
+    gold = dict(values_with_json(ItemGold.objects.filter(item__task=task), "item_id", json_field="value"))
     humans: dict[int, list[Any]] = {}
     rows = Annotation.objects.counted().filter(item__task=task, skipped=False, value__isnull=False,
                                      annotator__kind="human").order_by("item_id", "annotator_id")
-    for item_id, value in rows.values_list("item_id", "value"):
+    for item_id, value in values_with_json(rows, "item_id", json_field="value"):
         humans.setdefault(item_id, []).append(value)
     return items, gold, humans
 
@@ -78,6 +82,7 @@ def chunk_items(kind: str, items: list[tuple[int, dict[str, Any]]], size: int) -
     return [c for c in chunks if c]
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 @transaction.atomic
 def start_run(task: Task, model: EmbeddingModel, *, chunk_texts: int | None = None,
               protocol: str = "mteb") -> ModelRun:
@@ -164,23 +169,36 @@ def chunk_payloads(task_id: int, item_ids: list[int]) -> dict[int, dict[str, Any
     return payloads
 
 
-def write_predictions(run_id: int, predictions: dict[int, Any]) -> None:
-    """Replace a run's predictions: one parameterised INSERT run with `executemany`, each value written as JSON
-    by json.dumps (what the JSONField stores); building 20,000 model instances for bulk_create, or asking the
-    field to prepare each value, cost more than the scoring."""
+def write_predictions(run_id: int, predictions: dict[int, dict[str, Any]]) -> None:
+    """Replace a run's predictions ({item id: {target: value}}) in one statement: the whole map written as one
+    JSON document by one json.dumps, and the database's own JSON reader (SQLite's json_each, PostgreSQL's
+    jsonb_each) turns it into a row per item, each value the JSON text the JSONField stores. A value JSON cannot
+    hold (NaN) falls back to one INSERT per row run with `executemany`, each value by json.dumps as before;
+    encoding 20,000 values one call each, and binding 20,000 rows, cost more than the scoring."""
     from django.db import connection
 
     Prediction.objects.filter(run_id=run_id).delete()
     meta, quote = Prediction._meta, connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in ("run", "item", "value"))
-    as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
-    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, {as_json})"
-    dumps = json.JSONEncoder().encode  # json.dumps's defaults, as the JSONField writes a value
-    rows = [(run_id, item_id, dumps(v)) for item_id, v in predictions.items()]
+    table = quote(meta.db_table)
+    postgresql = connection.vendor == "postgresql"
+    try:
+        document = json.dumps({str(item_id): value for item_id, value in predictions.items()}, allow_nan=False)
+    except ValueError:
+        document = None
     with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
+        if document is not None and all(isinstance(v, dict) for v in predictions.values()):
+            each = ("SELECT %s, key::bigint, value FROM jsonb_each(%s::jsonb)" if postgresql
+                    else "SELECT %s, CAST(key AS INTEGER), value FROM json_each(%s)")
+            cursor.execute(f"INSERT INTO {table} ({columns}) {each}", [run_id, document])
+            return
+        as_json = "%s::jsonb" if postgresql else "%s"
+        dumps = json.JSONEncoder().encode  # json.dumps's defaults, as the JSONField writes a value
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, {as_json})",
+                           [(run_id, item_id, dumps(v)) for item_id, v in predictions.items()])
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: dict[int, Any] | None = None, *,
                   score: bool = True) -> str:
     """Claim a chunk, embed its uncached texts, mark it done; score the run if it was the last one.
@@ -221,6 +239,64 @@ def execute_chunk(chunk_id: int, inputs: Inputs | None = None, payloads_by_id: d
     return (score_if_ready(run.pk, inputs) if score else None) or "done"
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
+def execute_batch(run: ModelRun, chunk_ids: list[int], inputs: Inputs | None = None,
+                  payloads_by_id: dict[int, Any] | None = None) -> int | None:
+    """Claim those of the run's chunks `chunk_ids` that are claimable, in one claim (`claim_batch`), embed their
+    uncached texts in one pass (the cache's slices written as they are encoded, so a killed batch keeps each
+    finished slice), and mark them done together, each with the texts it encoded: what `execute_chunk` does for
+    one, with its statements once per batch instead of once per chunk. The number of chunks claimed; None
+    when none was (other workers hold them, or they are out of attempts: `execute_chunk` says which)."""
+    with timed("read"):
+        lease = claim_batch(RunChunk.objects.filter(pk__in=chunk_ids, run__status=ModelRun.Status.QUEUED),
+                            len(chunk_ids))
+        if lease is None:
+            return None
+        item_ids_of = dict(RunChunk.objects.filter(pk__in=lease.pks).values_list("id", "item_ids"))
+        wanted = [i for chunk_id in lease.pks for i in item_ids_of[chunk_id]]
+        payloads = payloads_by_id or {}
+        if not all(i in payloads for i in wanted):
+            payloads = chunk_payloads(run.task_id, wanted)
+        texts_of = ev.evaluation_of(run.task.kind).item_texts
+        texts = {chunk_id: [t for i in item_ids_of[chunk_id] for t in texts_of(payloads[i])] for chunk_id in lease.pks}
+    encoded: set[str] = set()
+    try:
+        with lease.kept():
+            device = device_of(run.model)
+            held = held_vectors(run.pk)
+            new = [t for t in dict.fromkeys(t for chunk in texts.values() for t in chunk) if t not in held]
+            held.update(vectors_by_text(run.model, new, encoded=encoded))
+    except RUN_ERRORS as exc:
+        _held.pop(run.pk, None)
+        fail(run, exc)
+        lease.release()
+        return len(lease.pks)
+    by_chunk: dict[int, int] = {}
+    for chunk_id, chunk_texts in texts.items():  # a text encoded counts for the first chunk that has it
+        first = encoded.intersection(chunk_texts)
+        encoded -= first
+        by_chunk[chunk_id] = len(first)
+    try:
+        with timed("chunk done"), lease.fenced():  # the chunks done and the run's counts in one transaction
+            lease.finish(encoded=Case(*(When(pk=c, then=Value(n)) for c, n in by_chunk.items() if n),
+                                      default=Value(0)))
+            ModelRun.objects.filter(pk=run.pk).update(chunks_done=F("chunks_done") + len(lease.pks),
+                                                      texts_encoded=F("texts_encoded") + sum(by_chunk.values()))
+        if device not in run.device.split(","):
+            add_device(ModelRun, run.pk, device)
+    except LeaseLost:
+        pass  # one of the chunks was taken over (our lease lapsed): the new holder finishes it
+    return len(lease.pks)
+
+
+def batch_size(chunks: int, seconds: float, largest: int) -> int:
+    """Chunks to claim next, after `chunks` took `seconds`: as many as the last batch's pace finishes in a sixth
+    of a lease (JOB_LEASE_SECONDS), so a fast encoder (a GPU) claims a run's chunks a few times, not once each,
+    while a killed process's batch is free again within a lease; between 1 and `largest`."""
+    per_chunk = max(seconds / max(chunks, 1), 1e-6)
+    return max(1, min(largest, int(lease_seconds() / 6 / per_chunk)))
+
+
 def str_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -245,6 +321,7 @@ def score_if_ready(run_id: int, inputs: Inputs | None = None) -> str | None:
         return score_run(run_id, lease, inputs)
 
 
+@collector_paused()  # bulk steps of acyclic objects: hume/lib/collector.py
 def score_run(run_id: int, lease: Lease, inputs: Inputs | None = None) -> str:
     """Score against gold and against the humans' consensus; store scores and predictions in one transaction.
     inputs: those the run was started on, when this process has them (start_run's `run.inputs`)."""
@@ -295,19 +372,29 @@ def unfinished_chunks(run: ModelRun) -> list[int]:
 
 def run_in_process(run: ModelRun, *, poll: float = 0.5, timeout: float = 3600) -> ModelRun:
     """What a worker does, here: every claimable chunk, then the scoring; waits for chunks other workers hold.
-    A run from start_run brings its inputs (`run.inputs`): the chunks and the scoring use them."""
+    A run from start_run brings its inputs (`run.inputs`): the chunks and the scoring use them. Chunks are
+    claimed in batches (`execute_batch`) sized by the pace of the last one (`batch_size`): one chunk first,
+    then as many as a sixth of a lease allows."""
     deadline = time.monotonic() + timeout
     inputs = getattr(run, "inputs", None)
     payloads_by_id = dict(inputs[0]) if inputs else None
+    size = 1  # the first batch is one chunk, to measure the encoder's pace
     while True:
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run
         pending = unfinished_chunks(run)
-        for n, chunk_id in enumerate(pending, start=1):
-            execute_chunk(chunk_id, inputs, payloads_by_id, score=n == len(pending))
-        if not pending:
-            score_if_ready(run.pk, inputs)
+        while pending and run.status == ModelRun.Status.QUEUED:
+            ids, pending = pending[:size], pending[size:]
+            started = time.perf_counter()
+            claimed = execute_batch(run, ids, inputs, payloads_by_id)
+            if claimed is None:  # held by other workers or out of attempts: one by one, as a worker asks
+                for chunk_id in ids:
+                    execute_chunk(chunk_id, inputs, payloads_by_id, score=False)
+            else:
+                size = batch_size(claimed, time.perf_counter() - started, len(pending) or 1)
+            run.refresh_from_db(fields=["status", "device"])
+        score_if_ready(run.pk, inputs)
         run.refresh_from_db()
         if run.status in (ModelRun.Status.DONE, ModelRun.Status.FAILED):
             return run

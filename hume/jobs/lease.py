@@ -4,7 +4,9 @@
 claim token, in a single UPDATE whose row count decides between racing workers. `claim_next(rows)` does the
 same for the first claimable row of many (chunks): on PostgreSQL the candidate is read with
 SELECT … FOR UPDATE SKIP LOCKED, so workers asking at once get different rows instead of queueing on one; on
-SQLite (one writer at a time) the conditional UPDATE alone is enough.
+SQLite (one writer at a time) the conditional UPDATE alone is enough. `claim_batch(rows, limit)` claims up to
+`limit` of them at once under one token (`BatchLease`): one SELECT and one UPDATE for a process that works fast
+enough to take many (a model run's chunks on a GPU), each row's attempts counted as by `claim`.
 
 The returned `Lease` is the holder's only way to write its job: every write filters on the claim token, so a
 worker whose lease lapsed and was taken over writes nothing (`Lease.write` returns False and the lease counts
@@ -190,6 +192,27 @@ class Lease:
             connection.close()  # this thread's own connection
 
 
+@dataclass
+class BatchLease(Lease):
+    """A won claim of several rows under one token (`claim_batch`): every write goes to all of them, and counts
+    only while all of them are still ours; one taken over makes the lease lost (nothing more is written, and the
+    others lapse and are claimed again). `pk` is the first row's, `pks` all of them."""
+
+    pks: tuple[Any, ...] = ()
+
+    def rows(self) -> models.QuerySet:
+        return self.model._default_manager.filter(pk__in=self.pks, claim_token=self.token)
+
+    def write(self, **fields: Any) -> bool:
+        """Update every row, in one transaction rolled back unless all of them were still ours."""
+        with transaction.atomic():
+            if self.rows().update(**fields) == len(self.pks):
+                return True
+            transaction.set_rollback(True)
+        self.lost.set()
+        return False
+
+
 def cap(max_attempts: int | None = None) -> int:
     """The attempts a job gets: ``max_attempts`` if given, else settings.JOB_MAX_ATTEMPTS."""
     return int(settings.JOB_MAX_ATTEMPTS if max_attempts is None else max_attempts)
@@ -237,3 +260,28 @@ def claim_next(rows: models.QuerySet, *, claimed_by: str = "", max_attempts: int
             lease = claim(rows.filter(pk=pk), claimed_by=claimed_by, max_attempts=max_attempts, **fields)
         if lease is not None:
             return lease
+
+
+def claim_batch(rows: models.QuerySet, limit: int, *, claimed_by: str = "", max_attempts: int | None = None,
+                order_by: tuple[str, ...] = ("pk",), **fields: Any) -> BatchLease | None:
+    """Claim up to ``limit`` claimable rows of ``rows`` (the first in ``order_by``) under one token: one SELECT
+    (FOR UPDATE SKIP LOCKED on PostgreSQL, so racing workers get different rows) and one UPDATE, whose
+    condition is the claim's again, so a row another worker took meanwhile is not ours. Each row's attempts
+    count as one claim's; a row out of attempts is left alone (`claim` fails it). None if none was won."""
+    now = timezone.now()
+    condition = claimable(now) & Q(attempts__lt=cap(max_attempts))
+    token = uuid.uuid4()
+    with transaction.atomic():
+        candidates = rows.filter(condition).order_by(*order_by)
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True)
+        pks = list(candidates.values_list("pk", flat=True)[:limit])
+        if not pks:
+            return None
+        won = rows.filter(condition, pk__in=pks).update(
+            status=JobStatus.RUNNING, claim_token=token, claimed_by=claimed_by, holder=holder_name(),
+            started_at=now, finished_at=None, lease_expires_at=lease_until(now), attempts=F("attempts") + 1,
+            **fields)
+    if won != len(pks):  # another worker took some between the two statements (SQLite): those are not ours
+        pks = list(rows.filter(claim_token=token).order_by(*order_by).values_list("pk", flat=True))
+    return BatchLease(rows.model, pks[0], token, pks=tuple(pks)) if pks else None
