@@ -19,7 +19,7 @@ class DemoTask:
     """A task the demo (`manage.py load_demo`) loads for the kind: its files are in the kind's folder, under
     demo/ (the records in the kind's import format, the instructions, optionally earlier annotators' answers),
     and the rest are `import_task`'s options and the batch's overlap. `batch` False: no batch of its own (the demo
-    campaign's task, whose campaign hands its items out: agreement/campaigns/demo_campaign.py)."""
+    campaign's task, whose campaign hands its items out: agreement/campaigns/campaign_demo.py)."""
     name: str
     language: str
     file: str

@@ -1,4 +1,4 @@
-"""The demo's campaign (agreement/campaigns/demo_campaign.py, `manage.py demo_campaign`, scripts/run): on first
+"""The demo's campaign (agreement/campaigns/campaign_demo.py, `manage.py demo_campaign`, scripts/run): on first
 start the report panel, the escalation page and the campaign page show the judge's saving, and the demo's people
 finish the campaign through the loop. The figures are the seeded demo's (kinds/sts/demo/, written by
 scripts/make_demo_campaign_data.py; docs/campaigns.md, "The demo")."""
@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.test import Client, override_settings
 
 from agreement.campaigns.campaign_batches import drawn_items
+from agreement.campaigns.campaign_demo import JUDGE, NAME, TASK, people_answers
 from agreement.campaigns.campaign_status import final_statement, status
-from agreement.campaigns.demo_campaign import JUDGE, NAME, TASK, people_answers
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.reviewing import review_campaign
 from agreement.escalation.models import EscalationPlan

@@ -1,5 +1,6 @@
-"""`python manage.py demo_campaign`: the demo's campaign on "STS campaign (English)" (agreement/campaigns/
-demo_campaign.py); scripts/run calls it after `load_demo`, which loads the task and its judge's answers."""
+"""`python manage.py demo_campaign`: the demo's campaign on "STS campaign (English)"
+(agreement/campaigns/campaign_demo.py); scripts/run calls it after `load_demo`, which loads the task and its
+judge's answers."""
 from __future__ import annotations
 
 import time
@@ -7,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agreement.campaigns.campaign_demo import load
 from agreement.campaigns.campaign_numbers import CampaignError
 from agreement.campaigns.campaign_status import status, status_text
-from agreement.campaigns.demo_campaign import load
 
 
 class Command(BaseCommand):
