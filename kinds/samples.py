@@ -18,7 +18,8 @@ from typing import Any
 class DemoTask:
     """A task the demo (`manage.py load_demo`) loads for the kind: its files are in the kind's folder, under
     demo/ (the records in the kind's import format, the instructions, optionally earlier annotators' answers),
-    and the rest are `import_task`'s options and the batch's overlap."""
+    and the rest are `import_task`'s options and the batch's overlap. `batch` False: no batch of its own (the demo
+    campaign's task, whose campaign hands its items out: agreement/campaigns/campaign_demo.py)."""
     name: str
     language: str
     file: str
@@ -31,6 +32,7 @@ class DemoTask:
     axes: list[str] | None = None
     mteb_task_name: str | None = None
     mteb_subset: str | None = None
+    batch: bool = True
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ def test_the_demo_has_a_task_of_every_kind_in_english_arabic_and_danish() -> Non
     load_demo()
     assert set(Task.objects.values_list("kind", flat=True)) == set(KINDS)
     assert set(Task.objects.values_list("language", flat=True)) == {"eng-Latn", "ara-Arab", "dan-Latn"}
-    assert Task.objects.count() == 13
-    assert Item.objects.count() == 46
+    assert Task.objects.count() == 14  # 13 small ones, and the demo campaign's 600 STS pairs
+    assert Item.objects.count() == 46 + 600
     assert ItemGold.objects.count() == Item.objects.count()
 
 
@@ -57,6 +57,8 @@ def test_the_demo_assigns_each_batch_to_the_annotators_who_speak_its_language() 
     assert arabic.overlap == 1
     assert list(arabic.assignees.values_list("user__username", flat=True)) == ["bob"]
     assert english.batch_items.count() == 8
+    # the demo campaign's task has no batch of its own: its campaign hands its items out (tests/test_demo_campaign.py)
+    assert not Batch.objects.filter(task__name="STS campaign (English)").exists()
 
 
 @pytest.mark.django_db
@@ -66,7 +68,7 @@ def test_loading_the_demo_twice_changes_nothing() -> None:
     output = load_demo()
     assert (Task.objects.count(), Item.objects.count(), Batch.objects.count(), Annotation.objects.count()) == counts
     assert "0 added, 8 unchanged" in output
-    assert counts[3] == 48
+    assert counts[3] == 48 + 600  # the demo campaign's judge answered its 600 pairs
 
 
 @pytest.mark.django_db

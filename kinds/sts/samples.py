@@ -73,5 +73,10 @@ SAMPLES = KindSamples(
         DemoTask(name='STS (Arabic)', language='ara-Arab', file='sts-ara.jsonl', overlap=1, scale=(0, 5), step=0.5,
                  mteb_task_name='STS22', mteb_subset='ar'),
         DemoTask(name='STS (Danish)', language='dan-Latn', file='sts-dan.jsonl', overlap=1, scale=(0, 5), step=0.5),
+        # the demo campaign's task: an LLM judge's answers with confidences on every pair, no batch of its own
+        # (`manage.py demo_campaign` starts the campaign that hands its items out; scripts/make_demo_campaign_data.py)
+        DemoTask(name='STS campaign (English)', language='eng-Latn', file='sts-campaign-eng.jsonl',
+                 instructions='instructions.md', answers='answers/sts-campaign-judge.jsonl', scale=(0, 5), step=0.5,
+                 batch=False),
     ),
 )

@@ -1,6 +1,6 @@
 """Done-when of issue 28: the demo researcher's whole site, crawled in Chromium on the demo with DEBUG off.
 
-The demo is the run command's (scripts/run): `load_demo`, `demo_models`, `demo_sage`, `demo_retrieval`,
+The demo is the run command's (scripts/run): `load_demo`, `demo_campaign`, `demo_models`, `demo_sage`, `demo_retrieval`,
 `import_results demo/mteb-hume-results`, with the reports a worker would store computed first and a real Celery
 worker running for anything a page queues. Logged in as dave, the crawl follows every same-origin link from the home
 page, breadth first, up to MAX_PAGES pages (at most MAX_PER_PATH query variants of one path, so sort and filter
@@ -46,6 +46,7 @@ def demo(transactional_db: None, start_worker, settings, tmp_path) -> None:
     settings.SAGE_STUDIES_DIR = tmp_path / "sage"  # demo_sage copies its study there (the run command: var/)
     with override_settings(DEBUG=True):  # load_demo refuses to publish its password with DEBUG off
         call_command("load_demo", stdout=StringIO())
+    call_command("demo_campaign", stdout=StringIO())  # collecting, its PPI estimate and escalation plan computed
     call_command("demo_models", "--wait", stdout=StringIO())
     call_command("demo_sage", stdout=StringIO())  # classical metrics scored here, MiniLM's run by the worker
     call_command("demo_retrieval", stdout=StringIO())  # BM25 and MiniLM runs pooled, judged, evaluated: curves

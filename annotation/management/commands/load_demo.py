@@ -66,8 +66,9 @@ class Command(BaseCommand):
             for kind, spec, folder in demo_tasks():
                 task = self.task(kind, spec, folder)
                 speakers = [a for a in annotators if task.language in a.language_codes()]
-                create_batch(BatchSpec(task=task, overlap=spec.overlap), annotators=speakers,
-                             created_by=people["carol"])
+                if spec.batch:
+                    create_batch(BatchSpec(task=task, overlap=spec.overlap), annotators=speakers,
+                                 created_by=people["carol"])
                 if spec.answers:
                     self.sample_answers(task, folder / spec.answers)
         self.print_logins()
