@@ -36,5 +36,6 @@ def make_batch(task: Task, annotators: Iterable[Annotator] = (), overlap: int = 
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings: Any) -> None:
-    """The default PBKDF2 hasher costs about a second per test user on this machine; what we test is not it."""
+    """The default PBKDF2 hasher costs about a second per test user on this machine; what we test is not it.
+    tests/settings.py now sets the same hasher for the whole suite; this stays for the modules that import it."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

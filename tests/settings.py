@@ -9,6 +9,12 @@ os.environ.setdefault("JOB_LEASE_SECONDS", "10")
 
 from hume.settings import *  # noqa: F403
 
+# Django's default PBKDF2 hasher costs about a second per password on this two-core machine (three under load), and
+# the shared fixtures (tests/conftest.py: alice, bob, carol, dave), the demo and many tests set passwords: the suite
+# hashes with MD5 instead. No test is about the hasher; production keeps Django's default list (hume/settings.py
+# does not set it). Worker processes and commands the tests start read these settings too.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 # Results name the worker and queue that ran each task (tests/test_queue_routing.py checks the routing).
 CELERY_RESULT_EXTENDED = True
 

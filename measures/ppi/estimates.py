@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,7 @@ class Sample:
         return self.w is not None or self.w_unlabelled is not None
 
 
+@lru_cache(maxsize=64)  # scipy's ppf costs about a millisecond; planners and simulations ask for the same α again
 def z_value(alpha: float) -> float:
     """The two-sided normal quantile z_{1−α/2} (1.959964… for α = 0.05)."""
     if not 0 < alpha < 1:
