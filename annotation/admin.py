@@ -20,8 +20,8 @@ class AnnotatorLanguageInline(admin.TabularInline):
 
 @admin.register(Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ("user", "kind", "active", "created_at")
-    list_filter = ("kind", "active")
+    list_display = ("user", "agent", "active", "created_at")
+    list_filter = ("agent", "active")
     search_fields = ("user__username",)
     inlines = [AnnotatorLanguageInline]
 

@@ -247,7 +247,7 @@ SPECTACULAR_SETTINGS = {
                              "rest_framework.authentication.SessionAuthentication"],
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "tasks_app.core.kinds.KIND_CHOICES",
-        "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
+        "AnnotatorAgentEnum": "annotation.models.Annotator.Agent",
         "ResultEntryKindEnum": "agreement.results.models.ResultModel.Kind",
     },
 }

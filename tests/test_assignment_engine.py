@@ -244,7 +244,7 @@ def test_flagging_an_answer_marks_it_and_flagging_a_new_item_records_a_flagged_s
 
 
 def test_llm_annotators_never_consume_overlap(alice):
-    llm = make_annotator("gpt", {"eng-Latn": "fluent"}, kind="llm")
+    llm = make_annotator("gpt", {"eng-Latn": "fluent"}, agent="llm")
     batch = make_batch(make_task(n=2), [alice, llm], overlap=1)
     for _ in range(2):
         engine.submit_answer(llm, batch, engine.next_item(llm, batch), "positive", source="llm")
@@ -337,7 +337,7 @@ def brute_force_available(annotator, batch, now) -> int:
             continue
         leases = Lease.objects.filter(batch_item=batch_item, expires_at__gt=now)
         answers = Annotation.objects.filter(item=batch_item.item, batch=batch, skipped=False,
-                                            annotator__kind="human").count()
+                                            annotator__agent="human").count()
         held = leases.filter(annotator=annotator).exists()
         available += held or answers + leases.exclude(annotator=annotator).count() < batch.overlap
     return available

@@ -34,7 +34,7 @@ def test_results_without_models_say_there_is_nothing_to_rank_against(alice, dave
 
 
 def test_llm_home_lists_llm_annotators_that_have_no_endpoint(dave):
-    make_annotator("gpt-imported", {"eng-Latn": "native"}, kind="llm")
+    make_annotator("gpt-imported", {"eng-Latn": "native"}, agent="llm")
     body = client_for(dave).get("/llm/").content.decode()
     assert "No LLM annotator yet" not in body
     assert 'id="llm-unconfigured"' in body and "<strong>gpt-imported</strong>" in body

@@ -79,7 +79,7 @@ def test_answers_never_take_leases_and_the_annotator_is_a_model() -> None:
         judge = make_judge("judge-a", server.base_url)
         run_to_end(create_run(judge.annotator, task=task))
     assert Lease.objects.count() == 0
-    assert judge.annotator.kind == "llm"
+    assert judge.annotator.agent == "llm"
     assert not judge.annotator.user.has_usable_password()
     assert stored(judge.annotator) == answers
 

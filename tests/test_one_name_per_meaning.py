@@ -1,7 +1,7 @@
 """One name per meaning (issue 38 item 5; docs/style.md, "Naming"): a module-level table name is defined once in
 the app code, so `KINDS` is the registry of task kinds (kinds/kind_registry.py) and `EVALUATIONS` the kinds'
 model evaluations (agreement/kind_parts.py) wherever they are read; a table of something else says what it holds
-(`SCORERS`, `ANNOTATOR_KINDS`)."""
+(`SCORERS`, `ANNOTATOR_AGENTS`)."""
 from __future__ import annotations
 
 import ast

@@ -63,7 +63,7 @@ def import_model(tmp_path: Path, score: float = 0.9) -> None:
 def study(db, alice, tmp_path):
     """alice: 5/5, 4/5 and 3/5 correct; the LLM: 4/5, 3/5 and 1/5 — the same order of difficulty."""
     erin = make_annotator("erin", {"eng-Latn": "native"})
-    llm = make_annotator("gpt-test", {"eng-Latn": "native"}, kind="llm")
+    llm = make_annotator("gpt-test", {"eng-Latn": "native"}, agent="llm")
     tasks = [make_task(f"task {n}", mteb, ["a"] * 5) for n, mteb in enumerate(MAPPED)]
     for task, human, machine in zip(tasks, ("aaaaa", "aaaab", "aaabb"), ("aaaab", "aaabb", "abbbb"), strict=True):
         answer(task, alice, human)

@@ -68,7 +68,7 @@ def test_all_answers_in_one_category_leave_kappa_undefined_with_a_reason() -> No
 
 def test_only_llm_annotators_means_no_human_score_but_llm_scores() -> None:
     answers, gold = TASKS["classification"]
-    report = score_task("classification", answers, gold, annotator_kinds={"alice": "llm", "bob": "llm"})
+    report = score_task("classification", answers, gold, annotator_agents={"alice": "llm", "bob": "llm"})
     assert report["n_annotators"] == 0
     assert report["human"]["main_score"] is None
     assert report["human"]["reason"] == "n/a: no human annotators"

@@ -47,7 +47,7 @@ def load_inputs(task: Task) -> Inputs:
     gold = dict(ItemGold.objects.filter(item__task=task).values_list("item_id", "value"))
     humans: dict[int, list[Any]] = {}
     rows = Annotation.objects.counted().filter(item__task=task, skipped=False, value__isnull=False,
-                                     annotator__kind="human").order_by("item_id", "annotator_id")
+                                     annotator__agent="human").order_by("item_id", "annotator_id")
     for item_id, value in rows.values_list("item_id", "value"):
         humans.setdefault(item_id, []).append(value)
     return items, gold, humans

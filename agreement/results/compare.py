@@ -9,7 +9,7 @@ turns the database into the inputs of the pure table modules (``subset_scores.py
   files by :func:`reference_intervals` (rules below);
 * **this project's humans** — the stored agreement report of every project Task mapped to an MTEB task
   (``Task.mteb_task_name``), one subset per language of its batches (a task without one is ``pending``);
-* **LLM annotators** — the report's ``annotators`` of kind ``llm``, each its own row (HUME §3.6, §4.4).
+* **LLM annotators** — the report's ``annotators`` whose ``agent`` is ``llm``, each its own row (HUME §3.6, §4.4).
 
 Subsets are matched by (MTEB task, language) as in the pure layer, never by ``hf_subset`` spelling.
 

@@ -42,7 +42,7 @@ REFUSAL_CODES = (
 )
 # A client-reported time above this is a tab left open overnight, not effort on the item.
 MAX_TIME_SPENT_MS = 2 * 60 * 60 * 1000
-HUMAN = Annotator.Kind.HUMAN
+HUMAN = Annotator.Agent.HUMAN
 
 
 class AssignmentRefused(Exception):
@@ -67,7 +67,7 @@ class _Seat(NamedTuple):
 
     overlap: int
     lease_seconds: int
-    kind: str
+    agent: str
     hands_out: bool = True  # False: a stopped batch hands out nothing new (docs/batches.md, "Stopping a batch")
 
 
@@ -109,7 +109,7 @@ def _lock_seat(annotator: Annotator, batch: Batch, now: datetime) -> tuple[_Seat
         _refuse_unless_open(annotator, batch, assigned=False, active=True, is_open=True)
     _refuse_unless_open(annotator, batch, assigned=True, active=row.active, is_open=row.is_open)
     held = None if row.held_lease_id is None else _HeldLease(row.held_lease_id, row.held_item_id)
-    return _Seat(row.overlap, row.lease_seconds, row.kind, row.hands_out), held
+    return _Seat(row.overlap, row.lease_seconds, row.agent, row.hands_out), held
 
 
 def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Seat]:
@@ -120,7 +120,7 @@ def _lock_item(annotator: Annotator, batch: Batch, item: Item) -> tuple[int, _Se
         _lock_seat(annotator, batch, timezone.now())  # says why if the batch itself is out of reach
         raise AssignmentRefused("not_in_batch", f"This item is not part of the batch “{batch.name}”.")
     _refuse_unless_open(annotator, batch, assigned=row.assigned, active=row.active, is_open=row.is_open)
-    return row.batch_item_id, _Seat(row.overlap, row.lease_seconds, row.kind)
+    return row.batch_item_id, _Seat(row.overlap, row.lease_seconds, row.agent)
 
 
 def _state(annotator: Annotator, batch: Batch, item: Item, batch_item_id: int, now: datetime) -> sql.State:
@@ -145,7 +145,7 @@ def next_item(annotator: Annotator, batch: Batch, *, now: datetime | None = None
         seat, held = _lock_seat(annotator, batch, now)
         if not seat.hands_out:  # stopped: the item a person holds comes back (its lease not extended), no other
             item = None if held is None else Item.objects.get(pk=held.item_id)
-        elif seat.kind != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
+        elif seat.agent != HUMAN:  # LLM annotators are not bound by k: the first item they have not answered
             item = sql.first_unanswered(batch_id=batch.pk, annotator_id=annotator.pk)
         elif held is not None:  # a reload: the same item, with the full lease time again
             Lease.objects.filter(pk=held.lease_id).update(expires_at=now + timedelta(seconds=seat.lease_seconds))
@@ -177,7 +177,7 @@ def _lease_free_item(annotator: Annotator, batch: Batch, seat: _Seat, now: datet
 def _repair_cache(found: sql.Candidate, batch_id: int) -> None:
     """The cache only speeds up next_item; when it proved stale, set it from the rows (we hold the lock)."""
     answers = Annotation.objects.counted().filter(item_id=found.item.pk, batch_id=batch_id, skipped=False,
-                                                  annotator__kind=HUMAN).count()
+                                                  annotator__agent=HUMAN).count()
     if answers != found.cached_answers:
         BatchItem.objects.filter(pk=found.batch_item_id).update(human_answers=answers)
 
@@ -229,7 +229,7 @@ def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now
         if state.annotation_id is not None:
             existing = Annotation.objects.get(pk=state.annotation_id)
             return _revise(existing, answer, seat, state, batch, batch_item_id, now)
-        if seat.kind == HUMAN:
+        if seat.agent == HUMAN:
             _check_new_answer(answer, seat, state, now)
         annotation = Annotation(
             item=item, annotator=annotator, batch=batch, value=answer.value, skipped=answer.skipped,
@@ -237,7 +237,7 @@ def _record(annotator: Annotator, batch: Batch, item: Item, answer: _Answer, now
             started_at=answer.started_at or state.lease_from,
             time_spent_ms=_time_spent(answer.time_spent_ms, state.lease_from, now), source=answer.source,
         )
-        counted = seat.kind == HUMAN and not answer.skipped
+        counted = seat.agent == HUMAN and not answer.skipped
         sql.insert_answer(annotation, batch_item_id, drop_lease=state.lease_from is not None,
                           delta=+1 if counted else 0)
         return SubmitResult(annotation, created=True, revised=False)
@@ -273,7 +273,7 @@ def _revise(existing: Annotation, answer: _Answer, seat: _Seat, state: sql.State
             existing.flagged, existing.flag_comment = True, answer.flag_comment
             existing.save(update_fields=["flagged", "flag_comment", "updated_at"])
         return SubmitResult(existing, created=False, revised=False)
-    counts = seat.kind == HUMAN
+    counts = seat.agent == HUMAN
     if counts and existing.skipped and not answer.skipped and state.answers + state.leases >= seat.overlap:
         raise AssignmentRefused(
             "overlap_full", f"This item already has its {seat.overlap} annotator(s); your skip stays as it was."
@@ -347,7 +347,7 @@ def recount_answers(batch: Batch) -> int:
     but it keeps next_item and progress bars fast and exact. Returns how many items changed."""
     with transaction.atomic():
         rows = list(BatchItem.objects.filter(batch_id=batch.pk).select_for_update(no_key=True).order_by("pk"))
-        counts = dict(Annotation.objects.counted().filter(batch_id=batch.pk, skipped=False, annotator__kind=HUMAN)
+        counts = dict(Annotation.objects.counted().filter(batch_id=batch.pk, skipped=False, annotator__agent=HUMAN)
                       .order_by()
                       .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))  # read after the locks
         changed = [row for row in rows if row.human_answers != counts.get(row.item_id, 0)]
@@ -389,5 +389,5 @@ def annotator_progress(annotator: Annotator, batch: Batch, *, now: datetime | No
     """What this annotator has done in the batch and how many items they can still get (for progress bars):
     {"done", "skipped", "total", "leased", "available"} (docs/batches.md, "Engine API"). One statement that
     never walks the batch item by item, since the loop asks on every request."""
-    overlap = batch.overlap if annotator.kind == HUMAN else 1 << 30  # LLM annotators are not bound by k
+    overlap = batch.overlap if annotator.agent == HUMAN else 1 << 30  # LLM annotators are not bound by k
     return sql.progress(batch_id=batch.pk, annotator_id=annotator.pk, overlap=overlap, now=now or timezone.now())

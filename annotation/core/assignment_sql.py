@@ -26,7 +26,7 @@ from tasks_app.models import Item
 ANNOTATION, ANNOTATOR, BATCH = Annotation._meta.db_table, Annotator._meta.db_table, Batch._meta.db_table
 ASSIGNEE, BATCH_ITEM, LEASE = BatchAssignee._meta.db_table, BatchItem._meta.db_table, Lease._meta.db_table
 ITEM_TABLE = Item._meta.db_table
-HUMAN = Annotator.Kind.HUMAN
+HUMAN = Annotator.Agent.HUMAN
 # The values the counting conditions compare with: non-skipped answers of human annotators (who are not
 # excluded: an excluded annotator's answers no longer fill their slots, docs/crowd.md "Exclusion").
 COUNTED = {"skipped": False, "human": HUMAN}
@@ -63,7 +63,7 @@ _LIVE_LEASES = f"(SELECT COUNT(*) FROM {LEASE} o WHERE o.batch_item_id = bi.id A
 # the engine's raw-SQL form of the one exclusion rule, annotation/models.py COUNTED (`Annotation.objects.counted()`).
 _COUNTED_ANSWERS = (f"SELECT COUNT(*) FROM {ANNOTATION} a JOIN {ANNOTATOR} t ON t.id = a.annotator_id "
                     "WHERE a.item_id = %(item_id)s AND a.batch_id = %(batch_id)s AND a.skipped = %(skipped)s "
-                    "AND t.kind = %(human)s AND t.excluded_at IS NULL")
+                    "AND t.agent = %(human)s AND t.excluded_at IS NULL")
 # Others' live leases on the batch item `batch_item_id`.
 _OTHERS_LIVE_LEASES = (f"SELECT COUNT(*) FROM {LEASE} l WHERE l.batch_item_id = %(batch_item_id)s "
                        "AND l.expires_at > %(now)s AND l.annotator_id <> %(annotator_id)s")
@@ -80,7 +80,7 @@ class SeatRow(NamedTuple):
     overlap: int
     lease_seconds: int
     active: bool
-    kind: str
+    agent: str
     held_lease_id: int | None
     held_item_id: int | None
 
@@ -92,7 +92,7 @@ def _held(column: str) -> str:
             "ORDER BY hb.position LIMIT 1)")
 
 
-SEAT_SQL = (f"SELECT {rawsql.select(SeatRow, is_open='b.is_open', hands_out='b.hands_out', overlap='b.overlap', lease_seconds='b.lease_seconds', active='a.active', kind='a.kind', held_lease_id=_held('l.id'), held_item_id=_held('hb.item_id'))} "  # noqa: E501
+SEAT_SQL = (f"SELECT {rawsql.select(SeatRow, is_open='b.is_open', hands_out='b.hands_out', overlap='b.overlap', lease_seconds='b.lease_seconds', active='a.active', agent='a.agent', held_lease_id=_held('l.id'), held_item_id=_held('hb.item_id'))} "  # noqa: E501
             f"FROM {ASSIGNEE} ba JOIN {BATCH} b ON b.id = ba.batch_id JOIN {ANNOTATOR} a ON a.id = ba.annotator_id "
             f"WHERE ba.batch_id = %(batch_id)s AND ba.annotator_id = %(annotator_id)s {_lock('ba')}")
 
@@ -197,14 +197,14 @@ class LockedItem(NamedTuple):
     batch_item_id: int
     overlap: int
     lease_seconds: int
-    kind: str
+    agent: str
     assigned: bool
     active: bool
     is_open: bool
 
 
 LOCK_ITEM_SQL = (
-    f"SELECT {rawsql.select(LockedItem, batch_item_id='bi.id', overlap='b.overlap', lease_seconds='b.lease_seconds', kind='a.kind', assigned=f'EXISTS (SELECT 1 FROM {ASSIGNEE} ba WHERE ba.batch_id = bi.batch_id AND ba.annotator_id = a.id)', active='a.active', is_open='b.is_open')} "  # noqa: E501
+    f"SELECT {rawsql.select(LockedItem, batch_item_id='bi.id', overlap='b.overlap', lease_seconds='b.lease_seconds', agent='a.agent', assigned=f'EXISTS (SELECT 1 FROM {ASSIGNEE} ba WHERE ba.batch_id = bi.batch_id AND ba.annotator_id = a.id)', active='a.active', is_open='b.is_open')} "  # noqa: E501
     f"FROM {BATCH_ITEM} bi JOIN {BATCH} b ON b.id = bi.batch_id CROSS JOIN {ANNOTATOR} a "
     f"WHERE bi.batch_id = %(batch_id)s AND bi.item_id = %(item_id)s AND a.id = %(annotator_id)s {_lock('bi')}")
 

@@ -144,5 +144,5 @@ def create_language_batches(tasks: Iterable[Task], *, overlap: int | None = None
 def speakers_of(language: str) -> list[Annotator]:
     """Active human annotators of `language`, study participants left out: each exists for its one study
     (docs/crowd.md), and a completed one stays active until its deadline only to revise its answers."""
-    return list(Annotator.objects.filter(active=True, kind=Annotator.Kind.HUMAN, languages__language=language,
+    return list(Annotator.objects.filter(active=True, agent=Annotator.Agent.HUMAN, languages__language=language,
                                          participant__isnull=True).select_related("user").distinct())

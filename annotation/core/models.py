@@ -21,12 +21,12 @@ class AnnotatorQuerySet(models.QuerySet["Annotator"]):
 class Annotator(models.Model):
     """A person or a language model that answers items. LLM annotators are scored like humans."""
 
-    class Kind(models.TextChoices):
+    class Agent(models.TextChoices):  # what answers: a person or a language model (docs/style.md, "Naming")
         HUMAN = "human", "human"
         LLM = "llm", "LLM"
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator")
-    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.HUMAN)
+    agent = models.CharField(max_length=8, choices=Agent.choices, default=Agent.HUMAN)
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # An excluded annotator's answers stay stored but count in no number (Annotation.objects.counted); the report

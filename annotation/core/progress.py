@@ -18,7 +18,7 @@ from annotation.core.assignment import annotator_progress
 from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
 from hume.lib.csv_safety import to_csv
 
-HUMAN = Annotator.Kind.HUMAN
+HUMAN = Annotator.Agent.HUMAN
 ISSUES_SHOWN = 200
 
 
@@ -26,7 +26,7 @@ ISSUES_SHOWN = 200
 class AnnotatorRow:
     annotator_id: int
     name: str
-    kind: str
+    agent: str
     active: bool
     override_reason: str
     done: int = 0
@@ -75,7 +75,7 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
     answers = Annotation.objects.filter(batch=batch)
     items = BatchItem.objects.filter(batch=batch).count()
     # Toward k count only the answers that count (as the engine does): an exclusion reopens the items it emptied.
-    per_item = list(answers.counted().filter(skipped=False, annotator__kind=HUMAN).order_by().values("item_id")
+    per_item = list(answers.counted().filter(skipped=False, annotator__agent=HUMAN).order_by().values("item_id")
                     .annotate(n=Count("pk")).values_list("n", flat=True))
     rows = annotator_rows(batch, now)
     times = [t for t in answers.filter(skipped=False).values_list("time_spent_ms", flat=True) if t]
@@ -94,7 +94,7 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
 def annotator_rows(batch: Batch, now: datetime) -> list[AnnotatorRow]:
     assignees = list(BatchAssignee.objects.filter(batch=batch).select_related("annotator__user"))
     annotators = {a.annotator_id: a.annotator for a in assignees}
-    rows = {a.annotator_id: AnnotatorRow(annotator_id=a.annotator_id, name=a.annotator.name, kind=a.annotator.kind,
+    rows = {a.annotator_id: AnnotatorRow(annotator_id=a.annotator_id, name=a.annotator.name, agent=a.annotator.agent,
                                          active=a.annotator.active, override_reason=a.override_reason)
             for a in assignees}
     counts = (Annotation.objects.filter(batch=batch).order_by().values("annotator_id")
@@ -125,7 +125,7 @@ def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[d
     ids = [b.pk for b in batches]
     items = dict(BatchItem.objects.filter(batch_id__in=ids).order_by().values("batch_id")
                  .annotate(n=Count("pk")).values_list("batch_id", "n"))
-    done = dict(Annotation.objects.counted().filter(batch_id__in=ids, skipped=False, annotator__kind=HUMAN).order_by()
+    done = dict(Annotation.objects.counted().filter(batch_id__in=ids, skipped=False, annotator__agent=HUMAN).order_by()
                 .values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
     leased = dict(Lease.objects.filter(batch_item__batch_id__in=ids, expires_at__gt=now).order_by()
                   .values("batch_item__batch_id").annotate(n=Count("pk")).values_list("batch_item__batch_id", "n"))
@@ -140,7 +140,7 @@ def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[d
 
 # --- CSV ------------------------------------------------------------------------------------------------------
 
-ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "kind", "status", "done", "skipped", "flagged",
+ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "agent", "status", "done", "skipped", "flagged",
                     "leased", "remaining", "median_seconds", "last_submit", "override_reason")
 ISSUE_HEADER = ("batch_id", "item_external_id", "annotator", "skipped", "skip_reason", "flagged", "flag_comment",
                 "submitted_at")
@@ -158,7 +158,7 @@ def progress_csv(progress: BatchProgress) -> str:
     b = progress.batch
     rows = [_in_header_order(ANNOTATOR_HEADER, {
         "batch_id": b.pk, "batch": b.name, "language": b.language, "k": b.overlap, "annotator": r.name,
-        "kind": r.kind, "status": r.status, "done": r.done, "skipped": r.skipped, "flagged": r.flagged,
+        "agent": r.agent, "status": r.status, "done": r.done, "skipped": r.skipped, "flagged": r.flagged,
         "leased": r.leased, "remaining": r.remaining,
         "median_seconds": None if r.median_ms is None else round(r.median_ms / 1000, 1),
         "last_submit": r.last_submit, "override_reason": r.override_reason,

@@ -64,7 +64,7 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given = AnnotatorCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"),
+        annotator = create_annotator(data["username"], agent=data["agent"], password=data.get("password"),
                                      languages={e["language"]: e.get("proficiency") for e in data["languages"]})
         return Response(AnnotatorSerializer(annotator).data, status=status.HTTP_201_CREATED)
 
@@ -74,9 +74,9 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         with transaction.atomic():
-            if "kind" in data:
-                annotator.kind = data["kind"]
-                annotator.save(update_fields=["kind"])
+            if "agent" in data:
+                annotator.agent = data["agent"]
+                annotator.save(update_fields=["agent"])
             if "languages" in data:
                 annotator.languages.all().delete()
                 AnnotatorLanguage.objects.bulk_create(AnnotatorLanguage(annotator=annotator, **entry)

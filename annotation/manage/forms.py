@@ -35,14 +35,14 @@ class AnnotatorChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: Annotator) -> str:
         languages = ", ".join(f"{lang.language} ({lang.proficiency})" for lang in obj.languages.all())
         state = "" if obj.active else " — inactive"
-        return f"{obj.name} [{obj.kind}] {languages}{state}"
+        return f"{obj.name} [{obj.agent}] {languages}{state}"
 
 
 class AnnotatorCreateForm(forms.Form):
     username = forms.CharField(max_length=150)
     password = forms.CharField(widget=forms.PasswordInput, required=False,
                                help_text="Needed for a human to log in; LLM annotators can leave it empty.")
-    kind = forms.ChoiceField(choices=Annotator.Kind.choices, initial=Annotator.Kind.HUMAN)
+    agent = forms.ChoiceField(choices=Annotator.Agent.choices, initial=Annotator.Agent.HUMAN)
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"].strip()
@@ -61,7 +61,7 @@ class AnnotatorCreateForm(forms.Form):
 
 
 class AnnotatorEditForm(forms.Form):
-    kind = forms.ChoiceField(choices=Annotator.Kind.choices)
+    agent = forms.ChoiceField(choices=Annotator.Agent.choices)
 
 
 LanguageFormSet = inlineformset_factory(

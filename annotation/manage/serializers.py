@@ -25,14 +25,14 @@ class LanguageSerializer(serializers.ModelSerializer):
 
 
 class AnnotatorSerializer(serializers.ModelSerializer):
-    """A profile; PATCH may change kind, active (deactivation releases leases) and the language list."""
+    """A profile; PATCH may change agent, active (deactivation releases leases) and the language list."""
 
     username = serializers.CharField(source="user.username", read_only=True)
     languages = LanguageSerializer(many=True, required=False)
 
     class Meta:
         model = Annotator
-        fields = ("id", "username", "kind", "active", "languages", "created_at")
+        fields = ("id", "username", "agent", "active", "languages", "created_at")
         read_only_fields = ("id", "username", "created_at")
 
     def validate_languages(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -45,7 +45,7 @@ class AnnotatorSerializer(serializers.ModelSerializer):
 class AnnotatorCreateSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(write_only=True, required=False, allow_blank=True)
-    kind = serializers.ChoiceField(choices=Annotator.Kind.choices, default=Annotator.Kind.HUMAN)
+    agent = serializers.ChoiceField(choices=Annotator.Agent.choices, default=Annotator.Agent.HUMAN)
     languages = LanguageSerializer(many=True)
 
     def validate_username(self, value: str) -> str:

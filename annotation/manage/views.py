@@ -37,7 +37,7 @@ from hume.listing import search_and_sort
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 
 View = Callable[..., HttpResponse]
-ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "kind": ("kind", Lower("user__username")),
+ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "agent": ("agent", Lower("user__username")),
                    "state": ("-active", Lower("user__username"))}
 BATCH_SORTS = {"name": (Lower("name"),), "task": (Lower("task__name"), Lower("name")),
                "language": ("language", Lower("name")), "k": ("overlap", Lower("name")),
@@ -56,7 +56,7 @@ admins_only = role_required(ADMIN, "Only admins can do this.")
 @vary_on_htmx
 def annotator_list(request: HttpRequest) -> HttpResponse:
     annotators, listing = search_and_sort(request, access.visible_annotators(request.user),
-                                          search=("user__username", "kind", "languages__language"),
+                                          search=("user__username", "agent", "languages__language"),
                                           sorts=ANNOTATOR_SORTS, default="name")
     context = {"annotators": annotators, "listing": listing, "can_manage": is_admin(request.user)}
     return page_or_partial(request, "annotation/manage/annotators.html", "annotation/manage/_annotators_partial.html",
@@ -71,7 +71,7 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and languages.is_valid():
         with transaction.atomic():
             data = form.cleaned_data
-            annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"))
+            annotator = create_annotator(data["username"], agent=data["agent"], password=data.get("password"))
             languages.instance = annotator
             languages.save()
         messages.success(request, f"Annotator {annotator.name} created.")
@@ -83,17 +83,17 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
-    """Readers see any profile, an annotator their own; admins edit kind and languages here."""
+    """Readers see any profile, an annotator their own; admins edit agent and languages here."""
     annotator = access.get_annotator_for(request.user, annotator_id)
     editing = request.method == "POST"
     if editing:
         require_role(request.user, ADMIN, "Only admins change annotator profiles.")
-    form = AnnotatorEditForm(request.POST or None, initial={"kind": annotator.kind})
+    form = AnnotatorEditForm(request.POST or None, initial={"agent": annotator.agent})
     languages = LanguageFormSet(request.POST or None, instance=annotator)
     if editing and form.is_valid() and languages.is_valid():
         with transaction.atomic():
-            annotator.kind = form.cleaned_data["kind"]
-            annotator.save(update_fields=["kind"])
+            annotator.agent = form.cleaned_data["agent"]
+            annotator.save(update_fields=["agent"])
             languages.save()
         messages.success(request, f"{annotator.name} updated.")
         return redirect("manage:annotator_detail", annotator_id=annotator.pk)
