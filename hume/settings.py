@@ -248,7 +248,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "tasks_app.core.kinds.KIND_CHOICES",
         "AnnotatorAgentEnum": "annotation.models.Annotator.Agent",
-        "ResultEntryKindEnum": "agreement.results.models.ResultModel.Kind",
+        "ResultEntryAgentEnum": "agreement.results.models.ResultModel.Agent",
     },
 }
 

@@ -150,7 +150,7 @@ def _add_llms(comparison: Comparison, task: Task, language: str, report: dict[st
 def _llm_entry_name(comparison: Comparison, name: str) -> str:
     """An LLM annotator keeps its name unless a model or human already uses it."""
     entry = comparison.entries.get(name)
-    return name if entry is None or entry.kind == "llm" else f"{name} (LLM annotator)"
+    return name if entry is None or entry.agent == "llm" else f"{name} (LLM annotator)"
 
 
 def _mapping_row(task: Task, language: str, report: dict[str, Any], origin: str) -> dict[str, Any]:
