@@ -5,7 +5,7 @@ from django.contrib.auth import authenticate
 from django.test import Client
 
 from annotation.core import assignment as engine
-from annotation.models import Annotator, AnnotatorLanguage, Lease
+from annotation.models import Annotator, AnnotatorLanguage, Hold
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 
@@ -61,14 +61,14 @@ def test_an_admin_edits_languages_and_kind(carol, alice):
     assert languages_of(alice) == {"dan-Latn": "native", "ara-Arab": "fluent"}
 
 
-def test_deactivating_on_the_page_returns_leased_items_and_the_htmx_row_says_so(carol, alice):
+def test_deactivating_on_the_page_returns_held_items_and_the_htmx_row_says_so(carol, alice):
     batch = make_batch(make_task(n=2), [alice])
     engine.next_item(alice, batch)
     response = client_for(carol).post(f"/manage/annotators/{alice.pk}/active/", {"active": "0"},
                                       HTTP_HX_REQUEST="true")
     alice.refresh_from_db()
     assert alice.active is False
-    assert not Lease.objects.filter(annotator=alice).exists()
+    assert not Hold.objects.filter(annotator=alice).exists()
     body = response.content.decode()
     assert body.startswith(f'<tr id="annotator-{alice.pk}">') and "inactive" in body and "Reactivate" in body
 
@@ -90,11 +90,11 @@ def test_an_admin_creates_and_updates_an_annotator_through_the_api(carol):
         False, [{"language": "dan-Latn", "proficiency": "native"}])
 
 
-def test_deactivating_through_the_api_returns_leased_items(carol, alice):
+def test_deactivating_through_the_api_returns_held_items(carol, alice):
     batch = make_batch(make_task(n=1), [alice])
     engine.next_item(alice, batch)
     client_for(carol).patch(f"/api/v1/annotators/{alice.pk}/", {"active": False}, content_type="application/json")
-    assert not Lease.objects.filter(annotator=alice).exists()
+    assert not Hold.objects.filter(annotator=alice).exists()
 
 
 def test_the_api_names_a_bad_language_code(carol):
