@@ -74,7 +74,7 @@ def test_the_annotation_import_api_answers_a_5001_digit_integer_naming_the_field
                                                                         "task": "Rerank"})
     assert response.status_code == 400
     assert response.json()["errors"] == [{"file": "a.jsonl", "line": 1, "field": "p1",
-                                          "message": DIGITS.format(column=81)}]
+                                          "message": DIGITS.format(column=82)}]  # the value starts at column 82
     assert not Annotation.objects.exists()
 
 

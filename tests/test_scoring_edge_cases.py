@@ -25,7 +25,7 @@ def test_every_kind_gives_a_strict_json_report_with_the_stable_keys(kind: str) -
     assert report["kind"] == kind
     assert report["human"]["main_score"] is not None
     assert set(report["human"]) >= {"main_metric", "main_score", "ci_low", "ci_high", "ci_method", "scores"}
-    assert {"name", "kind", "n_answers", "n_skipped", "scores"} <= set(report["annotators"][0])
+    assert {"name", "agent", "n_answers", "n_skipped", "scores"} <= set(report["annotators"][0])
     assert set(report["flags"]) >= {"low_agreement", "message"}
 
 
