@@ -115,7 +115,8 @@ def test_csv_cells_starting_with_formula_characters_are_quoted_unless_plain_numb
 def test_the_progress_api_returns_the_same_figures(busy_batch, dave):
     body = client_for(dave).get(f"/api/v1/batches/{busy_batch.pk}/progress/").json()
     assert (body["done"], body["held"], body["remaining"], body["percent"]) == (3, 1, 2, 50)
-    assert [(a["name"], a["status"]) for a in body["annotators"]] == [("alice", "done"), ("erin", "working")]
+    assert [(a["name"], a["agent"], a["status"], a["held"]) for a in body["annotators"]] == [
+        ("alice", "human", "done", 0), ("erin", "human", "working", 1)]
     assert body["issues"][0]["flag_comment"].endswith("label set misses neutral")
 
 

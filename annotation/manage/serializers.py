@@ -184,7 +184,7 @@ class AnswerHistorySerializer(serializers.ModelSerializer):
 class AnnotatorProgressSerializer(serializers.Serializer):
     annotator = serializers.IntegerField(source="annotator_id")
     name = serializers.CharField()
-    kind = serializers.CharField()
+    agent = serializers.CharField()
     status = serializers.CharField()
     done = serializers.IntegerField()
     skipped = serializers.IntegerField()
