@@ -41,8 +41,8 @@ class ResultRevisionInline(admin.TabularInline):
 
 @admin.register(ResultModel)
 class ResultModelAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "current_pinned", "updated_at")
-    list_filter = ("kind",)
+    list_display = ("name", "agent", "current_pinned", "updated_at")
+    list_filter = ("agent",)
     search_fields = ("name",)
     inlines = [ResultRevisionInline]
 

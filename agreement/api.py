@@ -175,5 +175,5 @@ def campaign_start(request: Request) -> Response:
 @api_view(["POST"])
 @permission_classes([IsAuthenticated & IsAdmin])
 def campaign_stop(request: Request, name: str) -> Response:
-    """Stop a campaign by hand: its batches close and their leases are freed; 200 with its status."""
+    """Stop a campaign by hand: its batches close and their holds are freed; 200 with its status."""
     return Response(campaign_status(stop_campaign(get_object_or_404(Campaign, name=name))))

@@ -51,12 +51,12 @@ def draw_scores(doc: Doc) -> Figure:
     """Each annotator's main score with its 95% CI, and the combined human score with the report's CI."""
     data = doc["charts"]["annotator_scores"]
     human = doc["human"]
-    rows = [*data["rows"], {"name": "human (combined)", "kind": "combined", "score": human["main_score"],
+    rows = [*data["rows"], {"name": "human (combined)", "agent": "combined", "score": human["main_score"],
                             "ci_low": human["ci_low"], "ci_high": human["ci_high"]}]
     figure = Figure(figsize=(7.5, 1.4 + 0.35 * len(rows)), layout="constrained")
     axes = figure.add_subplot()
     for y, row in enumerate(reversed(rows)):
-        color = {"llm": PALETTE[4], "combined": COLORS["above"]}.get(row["kind"], COLORS["within"])
+        color = {"llm": PALETTE[4], "combined": COLORS["above"]}.get(row["agent"], COLORS["within"])
         if row.get("ci_low") is not None:
             axes.plot([row["ci_low"], row["ci_high"]], [y, y], color=color, linewidth=1.4)
             axes.plot([row["ci_low"]] * 2 + [None] + [row["ci_high"]] * 2, [y - .15, y + .15, None, y - .15, y + .15],
@@ -64,7 +64,7 @@ def draw_scores(doc: Doc) -> Figure:
         if row["score"] is not None:
             axes.add_patch(Rectangle((row["score"] - 0.006, y - 0.22), 0.012, 0.44, color=color))
             axes.text(row["score"], y + 0.3, f"{row['score']:.3f}", ha="center", fontsize=7, color=COLORS["text"])
-    labels = [_plain(f"{r['name']} (LLM)" if r["kind"] == "llm" else r["name"]) for r in reversed(rows)]
+    labels = [_plain(f"{r['name']} (LLM)" if r["agent"] == "llm" else r["name"]) for r in reversed(rows)]
     axes.set_yticks(range(len(rows)), labels)
     axes.set_ylim(-0.7, len(rows) - 0.3)
     low = min([0.0, *(v for r in rows for v in (r["score"], r.get("ci_low")) if v is not None)])

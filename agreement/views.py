@@ -127,8 +127,8 @@ def annotator_tables(doc: ReportDocument) -> dict[str, Any]:
                 "rows": [{**person, "cells": [person["scores"].get(c) for c in columns]} for person in people]}
 
     return {
-        "humans": table([a for a in doc["annotators"] if a["kind"] != "llm"]),
-        "llms": table([a for a in doc["annotators"] if a["kind"] == "llm"]),
+        "humans": table([a for a in doc["annotators"] if a["agent"] != "llm"]),
+        "llms": table([a for a in doc["annotators"] if a["agent"] == "llm"]),
         "agreement_rows": [{"name": name, "value": value, "band": doc["agreement_bands"].get(name),
                             "note": doc["agreement_notes"].get(name), "main": name == doc.get("agreement_main")}
                            for name, value in ordered(doc, ("agreement_main",))["agreement"].items()],
@@ -160,12 +160,12 @@ def disagreement_context(request: HttpRequest, task: Task, doc: ReportDocument |
     gold = dict(ItemGold.objects.filter(item__task=task, item__external_id__in=keys)
                 .values_list("item__external_id", "value"))
     answers: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
-    for key, name, kind, value, skipped, reason, flagged, comment, excluded in (
+    for key, name, agent, value, skipped, reason, flagged, comment, excluded in (
             Annotation.objects.marked().filter(item__task=task, item__external_id__in=keys)
             .order_by("annotator__user__username")
-            .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
+            .values_list("item__external_id", "annotator__user__username", "annotator__agent", "value", "skipped",
                          "skip_reason", "flagged", "flag_comment", "excluded")):
-        answers[key].append({"name": name, "kind": kind, "value": "skipped" if skipped else compact(value),
+        answers[key].append({"name": name, "agent": agent, "value": "skipped" if skipped else compact(value),
                              "skip_reason": reason, "flagged": flagged, "comment": comment, "excluded": excluded})
     items = [{**row, "parts": payload_parts(payloads.get(row["item"], {})), "answers": answers[row["item"]],
               "gold": compact(gold[row["item"]]) if row["item"] in gold else None} for row in page.object_list]

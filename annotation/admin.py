@@ -1,4 +1,4 @@
-"""Django admin for annotators, batches, leases and annotations."""
+"""Django admin for annotators, batches, holds and annotations."""
 from django.contrib import admin
 
 from annotation.models import (
@@ -9,7 +9,7 @@ from annotation.models import (
     Batch,
     BatchAssignee,
     BatchItem,
-    Lease,
+    Hold,
 )
 
 
@@ -20,8 +20,8 @@ class AnnotatorLanguageInline(admin.TabularInline):
 
 @admin.register(Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ("user", "kind", "active", "created_at")
-    list_filter = ("kind", "active")
+    list_display = ("user", "agent", "active", "created_at")
+    list_filter = ("agent", "active")
     search_fields = ("user__username",)
     inlines = [AnnotatorLanguageInline]
 
@@ -47,9 +47,9 @@ class BatchItemAdmin(admin.ModelAdmin):
     raw_id_fields = ("batch", "item")
 
 
-@admin.register(Lease)
-class LeaseAdmin(admin.ModelAdmin):
-    list_display = ("batch_item", "annotator", "leased_at", "expires_at")
+@admin.register(Hold)
+class HoldAdmin(admin.ModelAdmin):
+    list_display = ("batch_item", "annotator", "held_at", "expires_at")
     raw_id_fields = ("batch_item", "annotator")
 
 

@@ -38,7 +38,9 @@ from tasks_app.models import Item, Task
 CHUNK = 1000
 MAX_TIME_MS = 2**31 - 1
 IMPORTED_EXCLUSION = "excluded where the answers were exported"  # the reason when a line gives none
-ANNOTATOR_KINDS = (Annotator.Kind.HUMAN, Annotator.Kind.LLM)
+ANNOTATOR_AGENTS = (Annotator.Agent.HUMAN, Annotator.Agent.LLM)
+# The field's old name, still read (docs/import.md, "Importing annotations made elsewhere").
+DEPRECATED_AGENT_FIELD = "annotator_kind"
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ class Row:
     line: int
     item: str
     annotator: str
-    annotator_kind: str
+    annotator_agent: str
     value: Any
     skipped: bool
     skip_reason: str
@@ -121,20 +123,30 @@ def parse_row(line: int, record: dict[str, Any], now: datetime | None = None) ->
         raise ValidationProblem("value", "a skipped annotation has no value")
     if not skipped and value is None:
         raise ValidationProblem("value", "is required (or \"skipped\": true)")
-    kind = record.get("annotator_kind")
-    if kind not in ANNOTATOR_KINDS:
-        raise ValidationProblem("annotator_kind", f"must be \"human\" or \"llm\", got {kind!r}")
+    agent = annotator_agent(record)
     excluded = record.get("excluded", False)
     if not isinstance(excluded, bool):
         raise ValidationProblem("excluded", f"must be true or false, got {excluded!r}")
     excluded_reason = _text(record, "excluded_reason", 500)
     if excluded_reason and not excluded:
         raise ValidationProblem("excluded_reason", "only an excluded answer (\"excluded\": true) carries one")
-    return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), kind, value,
+    return Row(line, id_string(record.get("item"), "item"), _username(record.get("annotator")), agent, value,
                skipped, _text(record, "skip_reason", 500), _text(record, "flag_comment", 10_000),
                _time_spent(record.get("time_spent_ms")), _text(record, "batch", 200) or None,
-               _confidence(record.get("confidence"), kind),
+               _confidence(record.get("confidence"), agent),
                _submitted_at(record.get("submitted_at"), now or timezone.now()), excluded, excluded_reason)
+
+
+def annotator_agent(record: dict[str, Any]) -> str:
+    """Who answered: `annotator_agent`, "human" or "llm". The old name of the field, `annotator_kind`, is read
+    as well for now (docs/import.md, "Importing annotations made elsewhere"); a line giving both must agree."""
+    agent = record.get("annotator_agent", record.get(DEPRECATED_AGENT_FIELD))
+    if DEPRECATED_AGENT_FIELD in record and "annotator_agent" in record and record[DEPRECATED_AGENT_FIELD] != agent:
+        raise ValidationProblem("annotator_agent", f"says {agent!r} but the old field {DEPRECATED_AGENT_FIELD!r} "
+                                                   f"says {record[DEPRECATED_AGENT_FIELD]!r}")
+    if agent not in ANNOTATOR_AGENTS:
+        raise ValidationProblem("annotator_agent", f"must be \"human\" or \"llm\", got {agent!r}")
+    return agent
 
 
 def _submitted_at(value: Any, now: datetime) -> datetime | None:
@@ -156,12 +168,12 @@ def _submitted_at(value: Any, now: datetime) -> datetime | None:
     return when
 
 
-def _confidence(value: Any, kind: str) -> float | None:
+def _confidence(value: Any, agent: str) -> float | None:
     """A machine answer's confidence in [0, 1] (docs/escalation.md); people's answers carry none."""
     if value is None:
         return None
-    if kind != Annotator.Kind.LLM:
-        raise ValidationProblem("confidence", "only a machine answer (\"annotator_kind\": \"llm\") carries one")
+    if agent != Annotator.Agent.LLM:
+        raise ValidationProblem("confidence", "only a machine answer (\"annotator_agent\": \"llm\") carries one")
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
         raise ValidationProblem("confidence", f"must be a number from 0 to 1, got {value!r}")
     return float(value)
@@ -205,7 +217,7 @@ class AnnotationWriter:
         self.task, self.replace, self.log = task, replace, log
         self.pending: list[Row] = []
         self.first_line: dict[tuple[str, str], int] = {}
-        self.kind_in_file: dict[str, str] = {}
+        self.agent_in_file: dict[str, str] = {}
         self.exclusion_in_file: dict[str, tuple[bool, str, int]] = {}  # name → (excluded, reason, first line)
         self.annotators: dict[str, Annotator | None] = {}  # None: refused (reported once)
         self.batches: dict[str, Batch | None] = {}
@@ -228,9 +240,9 @@ class AnnotationWriter:
             self.log.add(line, "item", f"annotator {row.annotator!r} already answers item {row.item!r} on line "
                                        f"{self.first_line[key]}")
             return
-        if self.kind_in_file.setdefault(row.annotator, row.annotator_kind) != row.annotator_kind:
-            self.log.add(line, "annotator_kind", f"annotator {row.annotator!r} is "
-                                                 f"{self.kind_in_file[row.annotator]!r} on an earlier line")
+        if self.agent_in_file.setdefault(row.annotator, row.annotator_agent) != row.annotator_agent:
+            self.log.add(line, "annotator_agent", f"annotator {row.annotator!r} is "
+                                                 f"{self.agent_in_file[row.annotator]!r} on an earlier line")
             return
         excluded, _reason, first = self.exclusion_in_file.setdefault(row.annotator,
                                                                      (row.excluded, row.excluded_reason, line))
@@ -290,8 +302,8 @@ class AnnotationWriter:
             annotator = getattr(user, "annotator", None)
             if annotator is None:
                 self.log.add(row.line, "annotator", f"user {row.annotator!r} exists but is not an annotator")
-            elif annotator.kind != row.annotator_kind:
-                self.log.add(row.line, "annotator_kind", f"annotator {row.annotator!r} exists as {annotator.kind!r}")
+            elif annotator.agent != row.annotator_agent:
+                self.log.add(row.line, "annotator_agent", f"annotator {row.annotator!r} exists as {annotator.agent!r}")
                 annotator = None
         elif self.log:
             return None
@@ -301,7 +313,7 @@ class AnnotationWriter:
         return annotator
 
     def _create_annotator(self, row: Row) -> Annotator:
-        annotator = create_annotator(row.annotator, kind=row.annotator_kind, languages={self.task.language: None})
+        annotator = create_annotator(row.annotator, agent=row.annotator_agent, languages={self.task.language: None})
         self.created.append(row.annotator)
         return annotator
 

@@ -52,7 +52,7 @@ from annotation.serializers import (
 from tasks_app.core.kinds import ValidationProblem
 from tasks_app.models import Item
 
-REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not leased, overlap full).")
+REFUSED = OpenApiResponse(ProblemSerializer, description="The engine refused (closed batch, not held, overlap full).")
 INVALID = OpenApiResponse(ProblemSerializer, description="The value does not fit the kind; `field` names the problem.")
 NOT_YOURS = OpenApiResponse(description="No such batch, item or annotation for this annotator.")
 
@@ -103,8 +103,8 @@ def my_batches(request: Request) -> Response:
     return Response(MyBatchSerializer(rows, many=True).data)
 
 
-@extend_schema(tags=["annotate"], summary="The next item for me in a batch (leased to me)",
-               description="The same item again while my lease on it lives. 204 when nothing is left for me.",
+@extend_schema(tags=["annotate"], summary="The next item for me in a batch (held for me)",
+               description="The same item again while my hold on it lives. 204 when nothing is left for me.",
                responses={200: NextItemSerializer, 204: OpenApiResponse(description="Nothing left for you."),
                           404: NOT_YOURS, 409: REFUSED})
 @api_view(["GET"])

@@ -8,12 +8,12 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate, post_save
 
-        from annotation.core.assignment import release_leases_of_inactive
+        from annotation.core.assignment import release_holds_of_inactive
         from annotation.models import Annotator
         from hume.roles import ensure_role_groups
 
         post_migrate.connect(ensure_role_groups, sender=self)
-        post_save.connect(release_leases_of_inactive, sender=Annotator, dispatch_uid="release_leases_of_inactive")
+        post_save.connect(release_holds_of_inactive, sender=Annotator, dispatch_uid="release_holds_of_inactive")
 
         from hume.jobs.registry import JobType, register
 

@@ -10,7 +10,7 @@ from annotation.core.models import (  # noqa: F401
     Batch,
     BatchAssignee,
     BatchItem,
-    Lease,
+    Hold,
 )
 from annotation.crowd.models import CheckResult, DeviceRelease, ExclusionEvent, Participant, StudyLink  # noqa: F401
 from annotation.llm.models import LLMAnnotatorConfig, LLMJudgePanel, LLMRequest, LLMRun  # noqa: F401

@@ -82,7 +82,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
 class AnswerInSerializer(serializers.Serializer):
     value = serializers.JSONField(help_text="The answer in the kind's format (see the task kinds).")
     time_spent_ms = serializers.IntegerField(required=False, min_value=0, max_value=24 * 3600 * 1000,
-                                             help_text="Time the client spent on the item; defaults to lease → submit.")
+                                             help_text="Time the client spent on the item; defaults to hold → submit.")
     flag_comment = serializers.CharField(required=False, allow_blank=True, max_length=2000,
                                          help_text="Non-empty: the answer is stored flagged with this comment.")
 

@@ -248,8 +248,8 @@ SPECTACULAR_SETTINGS = {
                              "rest_framework.authentication.SessionAuthentication"],
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "tasks_app.core.kinds.KIND_CHOICES",
-        "AnnotatorKindEnum": "annotation.models.Annotator.Kind",
-        "ResultEntryKindEnum": "agreement.results.models.ResultModel.Kind",
+        "AnnotatorAgentEnum": "annotation.models.Annotator.Agent",
+        "ResultEntryAgentEnum": "agreement.results.models.ResultModel.Agent",
     },
 }
 

@@ -37,7 +37,7 @@ def annotator_scores(scorer: Any, per_annotator: dict[str, dict[str, float | Non
     for name in scorer.ctx.names:
         score = per_annotator[name].get(main)
         (interval, _), method, n = scorer.annotator_interval(name, score)
-        rows.append({"name": name, "kind": scorer.ctx.kinds[name], "score": score, "n": n, "ci_method": method,
+        rows.append({"name": name, "agent": scorer.ctx.agents[name], "score": score, "n": n, "ci_method": method,
                      "ci_low": interval[0] if interval else None, "ci_high": interval[1] if interval else None})
     return {"metric": main, "rows": rows}
 

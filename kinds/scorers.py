@@ -45,7 +45,7 @@ class Context:
     items: list[Item]
     names: list[str]
     pool: list[str]
-    kinds: dict[str, str]
+    agents: dict[str, str]  # each annotator's agent: human or llm
     labels: Sequence[Hashable]
     scale: tuple[float, float]
     axes: list[str]

@@ -27,9 +27,9 @@ def make_task(name: str = "SentimentEng", n: int = 6, language: str = "eng-Latn"
     return task
 
 
-def make_batch(task: Task, annotators: Iterable[Annotator] = (), overlap: int = 1, lease_seconds: int = 900,
+def make_batch(task: Task, annotators: Iterable[Annotator] = (), overlap: int = 1, hold_seconds: int = 900,
                name: str | None = None, language: str | None = None, override_reason: str = "") -> Batch:
-    spec = BatchSpec(task=task, overlap=overlap, lease_seconds=lease_seconds, name=name, language=language)
+    spec = BatchSpec(task=task, overlap=overlap, hold_seconds=hold_seconds, name=name, language=language)
     batch, _ = create_batch(spec, annotators=annotators, override_reason=override_reason)
     return batch
 

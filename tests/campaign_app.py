@@ -22,7 +22,7 @@ def sts_study(name: str, seed: int = HEADLINE_SEED, n_items: int = 1500, judge: 
                for i in range(n_items)]
     task = build_task("sts", name, records, scale_min=0, scale_max=5, scale_step=0.1)
     if judge:
-        import_answers(task, [{"item": str(i), "annotator": JUDGE, "annotator_kind": "llm",
+        import_answers(task, [{"item": str(i), "annotator": JUDGE, "annotator_agent": "llm",
                                "value": float(judge_values[i])} for i in range(n_items)])
     return task, {str(i): float(people[i]) for i in range(n_items)}
 

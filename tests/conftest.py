@@ -39,8 +39,8 @@ def make_user(username: str, role: str) -> User:
     return user
 
 
-def make_annotator(username: str, languages: dict[str, str], kind: str = "human") -> Annotator:
-    return create_annotator(username, kind=kind, password=PASSWORD, languages=languages)
+def make_annotator(username: str, languages: dict[str, str], agent: str = "human") -> Annotator:
+    return create_annotator(username, agent=agent, password=PASSWORD, languages=languages)
 
 
 @pytest.fixture

@@ -36,9 +36,9 @@ def make_crowd_task(name: str = "CrowdSentiment", n: int = 8, language: str = "e
     return task
 
 
-def make_study(task: Task | None = None, *, overlap: int = 1, lease_seconds: int = 900, **link: Any) -> StudyLink:
+def make_study(task: Task | None = None, *, overlap: int = 1, hold_seconds: int = 900, **link: Any) -> StudyLink:
     task = task or make_crowd_task()
-    batch = make_batch(task, overlap=overlap, lease_seconds=lease_seconds)
+    batch = make_batch(task, overlap=overlap, hold_seconds=hold_seconds)
     wanted = {"quota": 4, "minutes": 30, "completion_code": "C0DE42", "platform": StudyLink.Platform.PROLIFIC,
               "consent": "I agree to take part. **No personal data** is kept.", **link}
     return studies.create_study_link(batch, studies.LinkSettings(**wanted))

@@ -35,7 +35,7 @@ def rated_likert_study(name: str, n_items: int, labelled: Sequence[int], *, seed
     task = build_task("likert", name, likert_records(n_items), axes=["overall"])
     if systems is not None:
         set_strata(task, "system", systems)
-    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": {"overall": int(judge[i])}}
+    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm", "value": {"overall": int(judge[i])}}
             for i in range(n_items)]
     for k, i in enumerate(labelled):
         rows.append({"item": str(i + 1), "annotator": "alice", "value": {"overall": int(truth[i])}})

@@ -2,7 +2,7 @@
 
 `build_task` parses records with the task kind's own `parse_record` (tasks_app.core.kinds), so items and gold
 look exactly like imported ones; `import_answers` takes rows in the annotation-import format
-(`{"item", "annotator", "annotator_kind", "value", "skipped", "skip_reason", "flag_comment",
+(`{"item", "annotator", "annotator_agent", "value", "skipped", "skip_reason", "flag_comment",
 "time_spent_ms"}`), validates each value with the task, and bulk-creates the annotations.
 `import_study` does the same through the real `import_task` and `import_annotations` commands.
 `report_via_worker` then runs the whole path: queue → real worker → stored report → `report` CLI JSON.
@@ -50,17 +50,17 @@ def import_study(folder: Path, kind: str, name: str, records: Sequence[dict[str,
     then `import_annotations` on the answers; options are import_task's (labels="a,b", scale="1,5", …)."""
     data, answer_file = folder / f"{name}.jsonl", folder / f"{name}-answers.jsonl"
     data.write_text("".join(json.dumps({"id": str(n), **r}) + "\n" for n, r in enumerate(records, start=1)))
-    answer_file.write_text("".join(json.dumps({"annotator_kind": "human", **a}) + "\n" for a in answers))
+    answer_file.write_text("".join(json.dumps({"annotator_agent": "human", **a}) + "\n" for a in answers))
     args = [f"--{key.replace('_', '-')}={value}" for key, value in {"language": "eng-Latn", **options}.items()]
     call_command("import_task", str(data), f"--name={name}", f"--kind={kind}", *args, stdout=io.StringIO())
     call_command("import_annotations", str(answer_file), f"--task={name}", stdout=io.StringIO())
     return Task.objects.get(name=name)
 
 
-def annotator_named(name: str, kind: str = "human") -> Annotator:
+def annotator_named(name: str, agent: str = "human") -> Annotator:
     annotator = Annotator.objects.filter(user__username=name).first()
     if annotator is None:
-        annotator = create_annotator(name, kind=kind)  # no password: hashing one costs ~0.5 s
+        annotator = create_annotator(name, agent=agent)  # no password: hashing one costs ~0.5 s
     return annotator
 
 
@@ -72,7 +72,7 @@ def import_answers(task: Task, rows: Iterable[dict[str, Any]], batch: Batch | No
     for row in rows:
         name = row["annotator"]
         if name not in annotators:
-            annotators[name] = annotator_named(name, row.get("annotator_kind", "human"))
+            annotators[name] = annotator_named(name, row.get("annotator_agent", "human"))
         item = items[str(row["item"])]
         skipped = bool(row.get("skipped", False))
         value = None if skipped else task.validate_answer(row["value"], item.payload)
@@ -85,14 +85,14 @@ def import_answers(task: Task, rows: Iterable[dict[str, Any]], batch: Batch | No
 
 
 def answers_from_columns(columns: dict[str, Sequence[Any]], item_ids: Sequence[str] | None = None,
-                         kind: str = "human") -> list[dict[str, Any]]:
+                         agent: str = "human") -> list[dict[str, Any]]:
     """Import rows from a rater → ratings table (None = that rater did not rate the item)."""
     rows = []
     for annotator, values in columns.items():
         for index, value in enumerate(values):
             if value is not None:
                 item = item_ids[index] if item_ids else str(index + 1)
-                rows.append({"item": item, "annotator": annotator, "annotator_kind": kind, "value": value})
+                rows.append({"item": item, "annotator": annotator, "annotator_agent": agent, "value": value})
     return rows
 
 

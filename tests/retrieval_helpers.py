@@ -44,7 +44,7 @@ def judged_collection() -> None:
     load_run("second", path=FIXTURES / "minifact-run-2.trec")
     build_pool(Subset.objects.get(name="en"), list(Ranking.objects.all()), depth=3)
     for j, name in enumerate(("judge-a", "judge-b")):
-        judge = make_annotator(name, {"eng-Latn": "native"}, kind="llm")
+        judge = make_annotator(name, {"eng-Latn": "native"}, agent="llm")
         Annotation.objects.bulk_create([
             Annotation(item=unit.item, annotator=judge, source="llm",
                        value={unit.document.doc_id: float((len(unit.document.text) + 3 * j) % 11)})

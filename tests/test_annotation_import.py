@@ -29,7 +29,7 @@ JUDGED = {"p1": 1, "p2": 0}
 
 
 def line(item: str = "q1", annotator: str = "ext-ann-1", value: object = JUDGED, **extra: object) -> dict:
-    return {"item": item, "annotator": annotator, "annotator_kind": "human", "value": value, **extra}
+    return {"item": item, "annotator": annotator, "annotator_agent": "human", "value": value, **extra}
 
 
 def run(path: Path, task_name: str = "Rerank", **options: object) -> str:
@@ -52,15 +52,15 @@ def refused(path: Path, **options: object) -> str:
 
 
 def test_annotations_are_stored_with_new_annotators(tmp_path: Path, task: Task) -> None:
-    rows = [line(time_spent_ms=5300), line(annotator="gpt-judge", annotator_kind="llm", value={"p1": "1", "p2": 1}),
+    rows = [line(time_spent_ms=5300), line(annotator="gpt-judge", annotator_agent="llm", value={"p1": "1", "p2": 1}),
             line(item="q2", skipped=True, skip_reason="unsure", value=None, flag_comment="candidates look odd")]
     out = run(write(tmp_path / "a.jsonl", jsonl(rows)))
     assert out.splitlines() == ["task 'Rerank': 3 added, 0 unchanged, 0 replaced",
                                 "created annotators: ext-ann-1, gpt-judge"]
     human = Annotator.objects.get(user__username="ext-ann-1")
-    assert human.kind == "human" and not human.user.has_usable_password()
+    assert human.agent == "human" and not human.user.has_usable_password()
     assert list(human.languages.values_list("language", flat=True)) == ["dan-Latn"]
-    assert Annotator.objects.get(user__username="gpt-judge").kind == "llm"
+    assert Annotator.objects.get(user__username="gpt-judge").agent == "llm"
     first = Annotation.objects.get(item__external_id="q1", annotator=human)
     assert (first.value, first.skipped, first.time_spent_ms, first.source) == (JUDGED, False, 5300, "import")
     normalised = Annotation.objects.get(annotator__user__username="gpt-judge")
@@ -93,7 +93,7 @@ def test_a_different_answer_is_refused_unless_replace_keeps_the_old_one(tmp_path
     (line(value={"p1": 2, "p2": 0}), "value.p1", "must be 0 or 1, got 2"),
     (line(value={"p1": 1, "p2": 0, "p9": 1}), "value", "unknown candidate ids: ['p9']"),
     (line(item="nope"), "item", "no item with id 'nope' in task 'Rerank'"),
-    (line(annotator_kind="robot"), "annotator_kind", "must be \"human\" or \"llm\", got 'robot'"),
+    (line(annotator_agent="robot"), "annotator_agent", "must be \"human\" or \"llm\", got 'robot'"),
     (line(annotator="bad name!"), "annotator", "'bad name!': Enter a valid username"),
     (line(skipped=True), "value", "a skipped annotation has no value"),
     (line(value=None), "value", "is required"),
@@ -142,11 +142,24 @@ def test_an_existing_user_who_is_not_an_annotator_is_refused(tmp_path: Path, tas
     assert """c.jsonl line 1, field "annotator": user 'carol' exists but is not an annotator""" in error
 
 
-def test_an_annotator_keeps_their_kind(tmp_path: Path, task: Task, alice) -> None:
-    error = refused(write(tmp_path / "k.jsonl", jsonl([line(annotator="alice", annotator_kind="llm")])))
-    assert """k.jsonl line 1, field "annotator_kind": annotator 'alice' exists as 'human'""" in error
+def test_an_annotator_keeps_their_agent(tmp_path: Path, task: Task, alice) -> None:
+    error = refused(write(tmp_path / "k.jsonl", jsonl([line(annotator="alice", annotator_agent="llm")])))
+    assert """k.jsonl line 1, field "annotator_agent": annotator 'alice' exists as 'human'""" in error
     run(write(tmp_path / "ok.jsonl", jsonl([line(annotator="alice")])))
     assert Annotation.objects.get().annotator == alice
+
+
+def test_a_file_with_the_old_field_name_annotator_kind_still_imports(tmp_path: Path, task: Task) -> None:
+    old = {"item": "q1", "annotator": "old-judge", "annotator_kind": "llm", "value": JUDGED, "confidence": 0.5}
+    run(write(tmp_path / "old.jsonl", jsonl([old])))
+    assert Annotator.objects.get(user__username="old-judge").agent == "llm"
+    assert Annotation.objects.get().confidence == 0.5
+
+
+def test_a_line_whose_old_and_new_agent_fields_disagree_is_refused(tmp_path: Path, task: Task) -> None:
+    error = refused(write(tmp_path / "both.jsonl", jsonl([line(annotator_kind="llm")])))
+    assert ("""both.jsonl line 1, field "annotator_agent": says 'human' but the old field 'annotator_kind' """
+            """says 'llm'""") in error
 
 
 def test_annotations_can_name_their_batch(tmp_path: Path, task: Task) -> None:

@@ -5,7 +5,7 @@ from django.contrib.auth import authenticate
 from django.test import Client
 
 from annotation.core import assignment as engine
-from annotation.models import Annotator, AnnotatorLanguage, Lease
+from annotation.models import Annotator, AnnotatorLanguage, Hold
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 
@@ -34,7 +34,7 @@ def languages_of(annotator: Annotator) -> dict[str, str]:
 
 
 def test_an_admin_creates_an_annotator_with_languages_on_the_page(carol):
-    data = {"username": "hana", "password": "a-long-secret-9", "kind": "human",
+    data = {"username": "hana", "password": "a-long-secret-9", "agent": "human",
             **formset([("eng-Latn", "native"), ("dan-Latn", "near-native")])}
     response = client_for(carol).post("/manage/annotators/new/", data)
     hana = Annotator.objects.get(user__username="hana")
@@ -45,7 +45,7 @@ def test_an_admin_creates_an_annotator_with_languages_on_the_page(carol):
 
 
 def test_a_bad_language_code_on_the_page_is_named_and_nothing_is_created(carol):
-    data = {"username": "hana", "password": "a-long-secret-9", "kind": "human", **formset([("English", "native")])}
+    data = {"username": "hana", "password": "a-long-secret-9", "agent": "human", **formset([("English", "native")])}
     response = client_for(carol).post("/manage/annotators/new/", data)
     assert response.status_code == 200
     assert "MTEB-style language code" in response.content.decode()
@@ -54,33 +54,33 @@ def test_a_bad_language_code_on_the_page_is_named_and_nothing_is_created(carol):
 
 def test_an_admin_edits_languages_and_kind(carol, alice):
     rows = list(AnnotatorLanguage.objects.filter(annotator=alice).order_by("language"))  # dan, eng
-    data = {"kind": "human", **formset([("dan-Latn", "native"), ("eng-Latn", "native"), ("ara-Arab", "fluent")],
+    data = {"agent": "human", **formset([("dan-Latn", "native"), ("eng-Latn", "native"), ("ara-Arab", "fluent")],
                                        existing=[r.pk for r in rows], delete={1})}
     response = client_for(carol).post(f"/manage/annotators/{alice.pk}/", data)
     assert response.status_code == 302
     assert languages_of(alice) == {"dan-Latn": "native", "ara-Arab": "fluent"}
 
 
-def test_deactivating_on_the_page_returns_leased_items_and_the_htmx_row_says_so(carol, alice):
+def test_deactivating_on_the_page_returns_held_items_and_the_htmx_row_says_so(carol, alice):
     batch = make_batch(make_task(n=2), [alice])
     engine.next_item(alice, batch)
     response = client_for(carol).post(f"/manage/annotators/{alice.pk}/active/", {"active": "0"},
                                       HTTP_HX_REQUEST="true")
     alice.refresh_from_db()
     assert alice.active is False
-    assert not Lease.objects.filter(annotator=alice).exists()
+    assert not Hold.objects.filter(annotator=alice).exists()
     body = response.content.decode()
     assert body.startswith(f'<tr id="annotator-{alice.pk}">') and "inactive" in body and "Reactivate" in body
 
 
 def test_an_admin_creates_and_updates_an_annotator_through_the_api(carol):
     api = client_for(carol)
-    created = api.post("/api/v1/annotators/", {"username": "gpt", "kind": "llm",
+    created = api.post("/api/v1/annotators/", {"username": "gpt", "agent": "llm",
                                                "languages": [{"language": "eng-Latn", "proficiency": "fluent"}]},
                        content_type="application/json")
     assert created.status_code == 201
     body = created.json()
-    assert (body["username"], body["kind"], body["active"], body["languages"]) == (
+    assert (body["username"], body["agent"], body["active"], body["languages"]) == (
         "gpt", "llm", True, [{"language": "eng-Latn", "proficiency": "fluent"}])
     patched = api.patch(f"/api/v1/annotators/{body['id']}/",
                         {"active": False, "languages": [{"language": "dan-Latn", "proficiency": "native"}]},
@@ -90,11 +90,11 @@ def test_an_admin_creates_and_updates_an_annotator_through_the_api(carol):
         False, [{"language": "dan-Latn", "proficiency": "native"}])
 
 
-def test_deactivating_through_the_api_returns_leased_items(carol, alice):
+def test_deactivating_through_the_api_returns_held_items(carol, alice):
     batch = make_batch(make_task(n=1), [alice])
     engine.next_item(alice, batch)
     client_for(carol).patch(f"/api/v1/annotators/{alice.pk}/", {"active": False}, content_type="application/json")
-    assert not Lease.objects.filter(annotator=alice).exists()
+    assert not Hold.objects.filter(annotator=alice).exists()
 
 
 def test_the_api_names_a_bad_language_code(carol):
@@ -108,14 +108,14 @@ def test_the_api_names_a_bad_language_code(carol):
 def test_a_researcher_reads_profiles_but_cannot_change_them(dave, alice):
     researcher = client_for(dave)
     assert [a["username"] for a in researcher.get("/api/v1/annotators/").json()["results"]] == ["alice"]
-    assert researcher.patch(f"/api/v1/annotators/{alice.pk}/", {"kind": "llm"},
+    assert researcher.patch(f"/api/v1/annotators/{alice.pk}/", {"agent": "llm"},
                             content_type="application/json").status_code == 403
     assert researcher.post("/api/v1/annotators/", {"username": "x", "languages": []},
                            content_type="application/json").status_code == 403
     assert researcher.post(f"/manage/annotators/{alice.pk}/active/", {"active": "0"}).status_code == 403
     assert researcher.get("/manage/annotators/").status_code == 200
     alice.refresh_from_db()
-    assert (alice.kind, alice.active) == ("human", True)
+    assert (alice.agent, alice.active) == ("human", True)
 
 
 def test_an_annotator_sees_only_their_own_profile(alice, bob):

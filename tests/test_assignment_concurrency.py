@@ -15,7 +15,7 @@ from django.db import connections
 
 from annotation.core import assignment as engine
 from annotation.core.assignment import AssignmentRefused
-from annotation.models import Annotation, Annotator, BatchItem, Lease
+from annotation.models import Annotation, Annotator, BatchItem, Hold
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
 from .conftest import make_annotator, require_postgres
@@ -73,15 +73,15 @@ def test_fifty_annotators_finish_a_batch_with_exactly_k_answers_per_item(k: int)
     assert len(pairs) == len(set(pairs)) == 60 * k  # every answer by a different annotator, no duplicates
     assert sum(stored.values()) == 60 * k  # every submit the engine accepted is in the database
     assert set(BatchItem.objects.filter(batch=batch).values_list("human_answers", flat=True)) == {k}
-    assert not Lease.objects.filter(batch_item__batch=batch).exists()
+    assert not Hold.objects.filter(batch_item__batch=batch).exists()
 
 
-def test_leases_expiring_under_load_never_let_an_item_exceed_k() -> None:
-    """Slow annotators lose their one-second leases; their late submits are kept while a slot is free and
+def test_holds_expiring_under_load_never_let_an_item_exceed_k() -> None:
+    """Slow annotators lose their one-second holds; their late submits are kept while a slot is free and
     refused once k others answered, never stored beyond k."""
     require_postgres()
     annotators = crowd(20)
-    batch = make_batch(make_task(n=30), annotators, overlap=2, lease_seconds=1)
+    batch = make_batch(make_task(n=30), annotators, overlap=2, hold_seconds=1)
     refusals: Counter[str] = Counter()
     lock = threading.Lock()
 

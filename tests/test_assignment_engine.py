@@ -1,4 +1,4 @@
-"""The assignment engine, one caller at a time: leases, overlap k, submits, skips, flags, revisions.
+"""The assignment engine, one caller at a time: holds, overlap k, submits, skips, flags, revisions.
 
 Concurrency is in test_assignment_concurrency.py; these run on PostgreSQL and SQLite alike.
 """
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.core import assignment as engine
 from annotation.core.assignment import AssignmentRefused
-from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem, Lease
+from annotation.models import Annotation, AnnotationRevision, Annotator, BatchItem, Hold
 from tasks_app.core.kinds import ValidationProblem
 
 from .batch_helpers import fast_password_hashing, make_batch, make_task  # noqa: F401
@@ -32,24 +32,24 @@ def item_ids(batch) -> list[int]:
     return list(BatchItem.objects.filter(batch=batch).order_by("position").values_list("item_id", flat=True))
 
 
-def test_next_item_leases_the_first_item_in_task_order_for_the_batch_lease_time(alice):
-    batch = make_batch(make_task(n=3), [alice], lease_seconds=600)
+def test_next_item_holds_the_first_item_in_task_order_for_the_batch_hold_time(alice):
+    batch = make_batch(make_task(n=3), [alice], hold_seconds=600)
     now = timezone.now()
     item = engine.next_item(alice, batch, now=now)
     assert item.pk == item_ids(batch)[0]
-    lease = Lease.objects.get(annotator=alice)
-    assert lease.batch_item.item_id == item.pk
-    assert lease.expires_at == now + timedelta(seconds=600)
+    hold = Hold.objects.get(annotator=alice)
+    assert hold.batch_item.item_id == item.pk
+    assert hold.expires_at == now + timedelta(seconds=600)
 
 
-def test_a_reload_returns_the_same_item_and_renews_the_lease(alice):
-    batch = make_batch(make_task(n=3), [alice], lease_seconds=600)
+def test_a_reload_returns_the_same_item_and_renews_the_hold(alice):
+    batch = make_batch(make_task(n=3), [alice], hold_seconds=600)
     t0 = timezone.now()
     first = engine.next_item(alice, batch, now=t0)
     again = engine.next_item(alice, batch, now=t0 + timedelta(seconds=300))
     assert again.pk == first.pk
-    assert Lease.objects.filter(annotator=alice).count() == 1
-    assert Lease.objects.get(annotator=alice).expires_at == t0 + timedelta(seconds=900)
+    assert Hold.objects.filter(annotator=alice).count() == 1
+    assert Hold.objects.get(annotator=alice).expires_at == t0 + timedelta(seconds=900)
 
 
 def test_with_k_1_two_annotators_get_different_items(alice, erin):
@@ -86,8 +86,8 @@ def test_the_item_handed_out_carries_no_gold(alice):
     assert "GOLD" not in str(item.payload)
 
 
-def test_an_expired_lease_returns_the_item_to_the_pool(alice, erin):
-    batch = make_batch(make_task(n=2), [alice, erin], overlap=1, lease_seconds=60)
+def test_an_expired_hold_returns_the_item_to_the_pool(alice, erin):
+    batch = make_batch(make_task(n=2), [alice, erin], overlap=1, hold_seconds=60)
     t0 = timezone.now()
     taken = engine.next_item(alice, batch, now=t0)
     assert engine.next_item(erin, batch, now=t0 + timedelta(seconds=30)).pk != taken.pk
@@ -108,15 +108,15 @@ def test_deactivating_an_annotator_returns_their_items_and_refuses_their_calls(a
         engine.next_item(alice, batch)
 
 
-def test_deactivation_saved_anywhere_releases_leases(alice):
+def test_deactivation_saved_anywhere_releases_holds(alice):
     batch = make_batch(make_task(n=1), [alice])
     engine.next_item(alice, batch)
     alice.active = False
     alice.save()  # as the Django admin does
-    assert not Lease.objects.filter(annotator=alice).exists()
+    assert not Hold.objects.filter(annotator=alice).exists()
 
 
-def test_submit_stores_one_answer_removes_the_lease_and_a_replay_stores_nothing_more(alice):
+def test_submit_stores_one_answer_removes_the_hold_and_a_replay_stores_nothing_more(alice):
     batch = make_batch(make_task(n=2), [alice])
     item = engine.next_item(alice, batch)
     first = engine.submit_answer(alice, batch, item, "positive", source="api")
@@ -124,17 +124,17 @@ def test_submit_stores_one_answer_removes_the_lease_and_a_replay_stores_nothing_
     assert (first.created, first.revised, replay.created, replay.revised) == (True, False, False, False)
     assert replay.annotation.pk == first.annotation.pk
     assert list(Annotation.objects.values_list("item_id", "value", "source")) == [(item.pk, "positive", "api")]
-    assert not Lease.objects.exists()
+    assert not Hold.objects.exists()
     assert BatchItem.objects.get(batch=batch, item=item).human_answers == 1
 
 
-def test_a_submit_for_an_item_never_leased_is_refused(alice):
+def test_a_submit_for_an_item_never_held_is_refused(alice):
     batch = make_batch(make_task(n=2), [alice])
     engine.next_item(alice, batch)
     other = BatchItem.objects.get(batch=batch, position=2).item
     with pytest.raises(AssignmentRefused) as refused:
         engine.submit_answer(alice, batch, other, "positive")
-    assert refused.value.code == "not_leased"
+    assert refused.value.code == "not_held"
     assert "not handed to you" in str(refused.value)
     assert not Annotation.objects.exists()
 
@@ -153,11 +153,11 @@ def test_a_closed_batch_refuses_next_submits_and_revisions(alice):
     batch = make_batch(make_task(n=2), [alice])
     answered = engine.next_item(alice, batch)
     engine.submit_answer(alice, batch, answered, "positive")
-    leased = engine.next_item(alice, batch)
+    held = engine.next_item(alice, batch)
     batch.is_open = False
     batch.save(update_fields=["is_open"])
     for call in (lambda: engine.next_item(alice, batch),
-                 lambda: engine.submit_answer(alice, batch, leased, "positive"),
+                 lambda: engine.submit_answer(alice, batch, held, "positive"),
                  lambda: engine.submit_answer(alice, batch, answered, "negative")):
         with pytest.raises(AssignmentRefused) as refused:
             call()
@@ -167,7 +167,7 @@ def test_a_closed_batch_refuses_next_submits_and_revisions(alice):
 
 
 def test_a_late_submit_beyond_k_is_refused_and_stores_nothing(alice, erin):
-    batch = make_batch(make_task(n=1), [alice, erin], overlap=1, lease_seconds=60)
+    batch = make_batch(make_task(n=1), [alice, erin], overlap=1, hold_seconds=60)
     t0 = timezone.now()
     item = engine.next_item(alice, batch, now=t0)
     later = t0 + timedelta(seconds=61)
@@ -179,7 +179,7 @@ def test_a_late_submit_beyond_k_is_refused_and_stores_nothing(alice, erin):
 
 
 def test_a_late_submit_with_a_free_slot_is_kept(alice):
-    batch = make_batch(make_task(n=1), [alice], overlap=1, lease_seconds=60)
+    batch = make_batch(make_task(n=1), [alice], overlap=1, hold_seconds=60)
     t0 = timezone.now()
     item = engine.next_item(alice, batch, now=t0)
     result = engine.submit_answer(alice, batch, item, "positive", now=t0 + timedelta(seconds=600))
@@ -199,14 +199,14 @@ def test_a_different_second_submit_is_a_revision_that_keeps_the_previous_value(a
     assert BatchItem.objects.get(batch=batch).human_answers == 1
 
 
-def test_an_invalid_answer_raises_the_kind_problem_and_keeps_the_lease(alice):
+def test_an_invalid_answer_raises_the_kind_problem_and_keeps_the_hold(alice):
     batch = make_batch(make_task(n=1), [alice])
     item = engine.next_item(alice, batch)
     with pytest.raises(ValidationProblem) as problem:
         engine.submit_answer(alice, batch, item, "maybe")
     assert problem.value.field == "value"
     assert not Annotation.objects.exists()
-    assert Lease.objects.filter(annotator=alice).exists()
+    assert Hold.objects.filter(annotator=alice).exists()
 
 
 def test_a_skip_frees_the_slot_for_another_annotator(alice, erin):
@@ -244,13 +244,13 @@ def test_flagging_an_answer_marks_it_and_flagging_a_new_item_records_a_flagged_s
 
 
 def test_llm_annotators_never_consume_overlap(alice):
-    llm = make_annotator("gpt", {"eng-Latn": "fluent"}, kind="llm")
+    llm = make_annotator("gpt", {"eng-Latn": "fluent"}, agent="llm")
     batch = make_batch(make_task(n=2), [alice, llm], overlap=1)
     for _ in range(2):
         engine.submit_answer(llm, batch, engine.next_item(llm, batch), "positive", source="llm")
     assert engine.next_item(llm, batch) is None
-    assert not Lease.objects.filter(annotator=llm).exists()
-    assert engine.annotator_progress(llm, batch) == {"done": 2, "skipped": 0, "total": 2, "leased": 0,
+    assert not Hold.objects.filter(annotator=llm).exists()
+    assert engine.annotator_progress(llm, batch) == {"done": 2, "skipped": 0, "total": 2, "held": 0,
                                                       "available": 0}
     assert engine.next_item(alice, batch).pk == item_ids(batch)[0]
 
@@ -275,20 +275,20 @@ def test_annotator_progress_counts_done_skipped_and_what_is_left(alice, erin):
     assert engine.next_item(erin, batch).pk == item_ids(batch)[1]  # the slot alice's skip freed
     assert engine.next_item(alice, batch).pk == item_ids(batch)[2]
     progress = engine.annotator_progress(alice, batch)
-    assert progress == {"done": 1, "skipped": 1, "total": 4, "leased": 1, "available": 2}
+    assert progress == {"done": 1, "skipped": 1, "total": 4, "held": 1, "available": 2}
 
 
-def test_annotator_progress_counts_only_the_leases_of_its_own_batch(alice, erin):
+def test_annotator_progress_counts_only_the_holds_of_its_own_batch(alice, erin):
     here = make_batch(make_task(n=3), [alice, erin], overlap=1)
     elsewhere = make_batch(make_task("SentimentOther", n=3), [alice, erin], overlap=1)
     engine.next_item(erin, elsewhere)
     engine.next_item(alice, elsewhere)
-    assert engine.annotator_progress(alice, here) == {"done": 0, "skipped": 0, "total": 3, "leased": 0,
+    assert engine.annotator_progress(alice, here) == {"done": 0, "skipped": 0, "total": 3, "held": 0,
                                                       "available": 3}
     engine.next_item(erin, here)
     assert engine.annotator_progress(alice, here)["available"] == 2
-    assert engine.annotator_progress(erin, here)["leased"] == 1
-    assert engine.annotator_progress(erin, elsewhere) == {"done": 0, "skipped": 0, "total": 2, "leased": 1,
+    assert engine.annotator_progress(erin, here)["held"] == 1
+    assert engine.annotator_progress(erin, elsewhere) == {"done": 0, "skipped": 0, "total": 2, "held": 1,
                                                           "available": 2}
 
 
@@ -302,12 +302,12 @@ def test_annotator_progress_counts_answers_given_in_another_batch_of_the_task_or
     elsewhere = make_batch(make_task("SentimentOther", n=2), [alice], overlap=1)
     engine.submit_answer(alice, elsewhere, engine.next_item(alice, elsewhere), "positive")  # another task
     figures = engine.annotator_progress(alice, second)
-    assert figures == {"done": 0, "skipped": 0, "total": 2, "leased": 0, "available": 2}
+    assert figures == {"done": 0, "skipped": 0, "total": 2, "held": 0, "available": 2}
     assert figures["available"] == brute_force_available(alice, second, timezone.now())
     assert engine.next_item(alice, second).pk == item_ids(second)[2]
 
 
-def test_time_spent_is_measured_from_the_lease_and_bounds_the_clients_figure(alice):
+def test_time_spent_is_measured_from_the_hold_and_bounds_the_clients_figure(alice):
     batch = make_batch(make_task(n=3), [alice])
     t0 = timezone.now()
     measured = []
@@ -330,16 +330,16 @@ def test_a_stale_answer_cache_never_lets_next_item_overshoot_and_is_repaired(ali
 
 def brute_force_available(annotator, batch, now) -> int:
     """The definition, item by item: held by them, or unanswered by them with human answers + others' live
-    leases below k."""
+    holds below k."""
     available = 0
     for batch_item in BatchItem.objects.filter(batch=batch):
         if Annotation.objects.filter(item=batch_item.item, annotator=annotator).exists():
             continue
-        leases = Lease.objects.filter(batch_item=batch_item, expires_at__gt=now)
+        holds = Hold.objects.filter(batch_item=batch_item, expires_at__gt=now)
         answers = Annotation.objects.filter(item=batch_item.item, batch=batch, skipped=False,
-                                            annotator__kind="human").count()
-        held = leases.filter(annotator=annotator).exists()
-        available += held or answers + leases.exclude(annotator=annotator).count() < batch.overlap
+                                            annotator__agent="human").count()
+        held = holds.filter(annotator=annotator).exists()
+        available += held or answers + holds.exclude(annotator=annotator).count() < batch.overlap
     return available
 
 
@@ -348,7 +348,7 @@ def test_annotator_progress_matches_the_item_by_item_definition_through_a_random
 
     rng = random.Random(7)
     people = [alice, erin, frank]
-    batch = make_batch(make_task(n=7), people, overlap=2, lease_seconds=60)
+    batch = make_batch(make_task(n=7), people, overlap=2, hold_seconds=60)
     now = timezone.now()
     for _ in range(40):
         now += timedelta(seconds=rng.choice([1, 5, 30, 70]))

@@ -45,6 +45,22 @@ def test_the_api_refuses_an_annotator_without_the_language_and_accepts_an_overri
     assert BatchAssignee.objects.get().override_reason == "reads English"
 
 
+def test_the_old_field_name_lease_seconds_is_still_read_as_hold_seconds(carol):
+    task = make_task(n=1)
+    admin = client_for(carol)
+    created = post(admin, "/api/v1/batches/", {"task": task.pk, "overlap": 1, "lease_seconds": 120})
+    assert created.status_code == 201
+    body = created.json()
+    assert (body["hold_seconds"], "lease_seconds" in body) == (120, False)
+    patched = admin.patch(f"/api/v1/batches/{body['id']}/", {"lease_seconds": 60}, content_type="application/json")
+    assert (patched.status_code, patched.json()["hold_seconds"], Batch.objects.get().hold_seconds) == (200, 60, 60)
+    both = admin.patch(f"/api/v1/batches/{body['id']}/", {"lease_seconds": 30, "hold_seconds": 90},
+                       content_type="application/json")
+    assert both.status_code == 400
+    assert both.json()["hold_seconds"] == ["says 90 but the old field 'lease_seconds' says 30"]
+    assert Batch.objects.get().hold_seconds == 60
+
+
 def test_closing_a_batch_through_the_api_stops_the_engine(carol, alice):
     task = make_task(n=1)
     batch_id = post(client_for(carol), "/api/v1/batches/", {"task": task.pk, "annotators": [alice.pk]}).json()["id"]
@@ -85,19 +101,19 @@ def test_batches_are_closed_not_deleted(carol):
 def test_an_admin_creates_a_batch_on_the_page(carol, alice, bob):
     task = make_task(n=2)
     admin = client_for(carol)
-    form = {"task": task.pk, "language": "", "overlap": "", "lease_minutes": "10", "annotators": [alice.pk, bob.pk]}
+    form = {"task": task.pk, "language": "", "overlap": "", "hold_minutes": "10", "annotators": [alice.pk, bob.pk]}
     refused = admin.post("/manage/batches/new/", form)
     assert refused.status_code == 200 and "give an override reason" in refused.content.decode()
     created = admin.post("/manage/batches/new/", {**form, "override_reason": "bob is bilingual"})
     batch = Batch.objects.get()
     assert created["Location"] == f"/manage/batches/{batch.pk}/"
-    assert (batch.overlap, batch.lease_seconds, batch.language) == (2, 600, "eng-Latn")
+    assert (batch.overlap, batch.hold_seconds, batch.language) == (2, 600, "eng-Latn")
 
 
 def test_an_admin_creates_batches_per_language_on_the_page(carol, alice, bob):
     tasks = [make_task(name=f"T {lang}", n=1, language=lang) for lang in ("eng-Latn", "dan-Latn", "ara-Arab")]
     response = client_for(carol).post("/manage/batches/bulk/", {"tasks": [t.pk for t in tasks[:2]],
-                                                                 "assign_speakers": "on", "lease_minutes": "15"})
+                                                                 "assign_speakers": "on", "hold_minutes": "15"})
     assert response.status_code == 302
     assert sorted(Batch.objects.values_list("language", "overlap")) == [("dan-Latn", 1), ("eng-Latn", 2)]
 
@@ -106,10 +122,10 @@ def test_an_admin_closes_edits_and_reassigns_on_the_page(carol, alice):
     task = make_task(n=1)
     batch_id = post(client_for(carol), "/api/v1/batches/", {"task": task.pk, "annotators": [alice.pk]}).json()["id"]
     admin = client_for(carol)
-    admin.post(f"/manage/batches/{batch_id}/edit/", {"name": "renamed", "overlap": "3", "lease_minutes": "5"})
+    admin.post(f"/manage/batches/{batch_id}/edit/", {"name": "renamed", "overlap": "3", "hold_minutes": "5"})
     admin.post(f"/manage/batches/{batch_id}/open/", {"open": "0"})
     seat = BatchAssignee.objects.get()
     admin.post(f"/manage/assignments/{seat.pk}/remove/")
     batch = Batch.objects.get()
-    assert (batch.name, batch.overlap, batch.lease_seconds, batch.is_open) == ("renamed", 3, 300, False)
+    assert (batch.name, batch.overlap, batch.hold_seconds, batch.is_open) == ("renamed", 3, 300, False)
     assert not BatchAssignee.objects.exists()

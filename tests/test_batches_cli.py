@@ -21,7 +21,7 @@ def test_create_annotator_creates_a_login_with_languages_and_is_idempotent(db):
     run("create_annotator", "hana", "--languages", "eng-Latn,dan-Latn:fluent", "--password", "a-long-secret-9")
     run("create_annotator", "hana", "--languages", "eng-Latn,ara-Arab:near-native")
     annotator = Annotator.objects.get(user__username="hana")
-    assert annotator.kind == "human"
+    assert annotator.agent == "human"
     assert annotator.user.check_password("a-long-secret-9")
     assert annotator.user.groups.filter(name="annotator").exists()
     assert dict(AnnotatorLanguage.objects.filter(annotator=annotator).values_list("language", "proficiency")) == {
@@ -29,9 +29,9 @@ def test_create_annotator_creates_a_login_with_languages_and_is_idempotent(db):
 
 
 def test_create_annotator_makes_llm_annotators(db):
-    run("create_annotator", "gpt-4o", "--languages", "eng-Latn", "--kind", "llm")
+    run("create_annotator", "gpt-4o", "--languages", "eng-Latn", "--agent", "llm")
     annotator = Annotator.objects.get(user__username="gpt-4o")
-    assert (annotator.kind, annotator.user.has_usable_password()) == ("llm", False)
+    assert (annotator.agent, annotator.user.has_usable_password()) == ("llm", False)
 
 
 def test_create_annotator_names_a_bad_language_code(db):

@@ -90,7 +90,7 @@ def test_bulk_creation_makes_one_batch_per_language_with_the_speakers_assigned(a
 
 
 def test_bulk_creation_never_assigns_inactive_or_llm_annotators(alice):
-    make_annotator("gpt", {"eng-Latn": "fluent"}, kind="llm")
+    make_annotator("gpt", {"eng-Latn": "fluent"}, agent="llm")
     gone = make_annotator("gone", {"eng-Latn": "native"})
     gone.active = False
     gone.save()

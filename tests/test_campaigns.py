@@ -17,7 +17,7 @@ from agreement.campaigns.campaign_numbers import CampaignError
 from agreement.campaigns.campaign_status import status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.starting import start_campaign
-from annotation.models import Annotation, Batch, Lease
+from annotation.models import Annotation, Batch, Hold
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.campaign_app import JUDGE, answer_everything, api_as, sts_study
 from tests.conftest import make_annotator
@@ -84,7 +84,7 @@ def test_the_headline_campaign_stops_itself_within_target_covering_the_pool_mean
     assert [b["items"] for b in data["batches"]] == [250, 137]
     assert (data["labels_used"], data["labels_received"], data["people_only_labels"]) == (353, 387, 661)
     assert data["estimate"] == pytest.approx(2.618, abs=5e-4) and data["rho"] == pytest.approx(0.786, abs=5e-4)
-    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+    assert all(not b["open"] for b in data["batches"]) and not Hold.objects.exists()
     assert client.get(f"/api/v1/batches/{data['batches'][-1]['id']}/next/").status_code == 204  # stopped
     call_command("campaign", "status", "sts-headline", "--format", "text")
     assert "people alone would need" in capsys.readouterr().out
@@ -100,12 +100,12 @@ def test_stop_by_hand_hands_out_nothing_more_but_stores_the_answer_on_screen(ali
     client = api_as(alice)
     batch = campaign.batches.get()
     on_screen = client.get(f"/api/v1/batches/{batch.pk}/next/")
-    assert on_screen.status_code == 200 and Lease.objects.count() == 1
+    assert on_screen.status_code == 200 and Hold.objects.count() == 1
     call_command("campaign", "stop", "stop-me")
     campaign.refresh_from_db()
     assert (campaign.state, campaign.reason, campaign.review) == ("done", "stopped by hand", {})
     stopped = Batch.objects.get(pk=batch.pk)
-    assert (stopped.is_open, stopped.hands_out, Lease.objects.count()) == (True, False, 1)
+    assert (stopped.is_open, stopped.hands_out, Hold.objects.count()) == (True, False, 1)
     assert status(campaign)["batches"][0]["open"] is False
     assert api_as(bob).get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
     # no longer listed as open to bob (the loop API and the my-batches page); still to alice, who holds an item
@@ -122,7 +122,7 @@ def test_stop_by_hand_hands_out_nothing_more_but_stores_the_answer_on_screen(ali
     posted = client.post(on_screen.json()["answer_url"], {"value": 3.2}, format="json")
     assert posted.status_code == 201, posted.content
     stored = Annotation.objects.get(item_id=item_id, annotator=alice)
-    assert (stored.value, stored.batch_id, Lease.objects.count()) == (3.2, batch.pk, 0)
+    assert (stored.value, stored.batch_id, Hold.objects.count()) == (3.2, batch.pk, 0)
     assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
     assert client.get("/api/v1/my/batches/").json() == []  # her held item answered: the stopped batch is gone
     page.force_login(alice.user)
@@ -153,7 +153,7 @@ def test_answers_through_the_api_make_a_real_worker_review_and_stop_the_campaign
     pool_mean = float(np.mean(list(truth.values())))
     assert data["reason"] == "target reached" and campaign.reviewed_at is not None
     assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
-    assert all(not b["open"] for b in data["batches"]) and not Lease.objects.exists()
+    assert all(not b["open"] for b in data["batches"]) and not Hold.objects.exists()
 
 
 @pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.db import connections
 
 from annotation.crowd.models import Participant
 from annotation.crowd.participants import exclude_annotator
-from annotation.models import Annotation, BatchItem, Lease
+from annotation.models import Annotation, BatchItem, Hold
 from tests.conftest import require_postgres
 from tests.crowd_helpers import Person, arrival_url, make_crowd_task, make_study
 
@@ -99,7 +99,7 @@ def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_includ
     every item has exactly k included answers."""
     require_postgres()
     link = make_study(make_crowd_task(n=12, attention=0, practice=0), consent="", quota=3, overlap=2,
-                      lease_seconds=120)
+                      hold_seconds=120)
     batch = link.batch
     spammer = Person(link, 1)
     assert len(answer_all(spammer, "negative")) == 3
@@ -150,4 +150,4 @@ def test_an_exclusion_while_participants_work_at_once_ends_with_exactly_k_includ
     for m in range(10, 22):  # every answer a participant sent in the concurrent wave was stored
         assert stored[f"{m:024x}"] == posted[m], m
     assert set(BatchItem.objects.filter(batch=batch).values_list("human_answers", flat=True)) == {2}
-    assert not Lease.objects.filter(batch_item__batch=batch).exists()
+    assert not Hold.objects.filter(batch_item__batch=batch).exists()

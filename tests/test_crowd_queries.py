@@ -24,13 +24,13 @@ pytestmark = pytest.mark.django_db
 
 # The most queries each request may read, measured on PostgreSQL (a test transaction adds its savepoints to
 # the engine's count). Before: an arrival (then three requests) 30, a work item's page 15, its answer 16, the
-# completion page (it ends the run, which releases the participant's leases) 16. An arrival also sweeps the
+# completion page (it ends the run, which releases the participant's holds) 16. An arrival also sweeps the
 # study's overdue participants (one UPDATE since a completed participant stays active until their deadline),
 # and a new participant's arrival asks once whether any item of the batch still takes an answer (one index
 # probe, so that an arrival at a full study is told to return before consent, issue 35 item 2): 24. Issue 36:
 # every request after the arrival reads the link with the participant (one query, not two), and a work answer
-# finds its leased item in one query instead of running the next-item step again: arrival 23, instructions 3,
-# a page 12 (the first work page, which leases), a submit 12 (the practice answer's feedback page; a work
+# finds its held item in one query instead of running the next-item step again: arrival 23, instructions 3,
+# a page 12 (the first work page, which holds), a submit 12 (the practice answer's feedback page; a work
 # answer is 8, a check's 11). The item counter ("Item 3 of 7", issue 35 item 7) reads the checks answered on
 # each item page: a page 13. The arrival's remainder (issue 36): a new participant's row is written with its
 # first tab (no UPDATE after the INSERT) and a new session is one INSERT (hume/sessions.py, no SELECT first):

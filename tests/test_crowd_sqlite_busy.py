@@ -53,7 +53,7 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def database(tmp_path_factory) -> tuple[Path, dict[str, str], dict[str, str]]:
     """A migrated SQLite file with a study link per test (quota 3, k = 1, room for everyone: a run that meets
-    500s leaves leased items behind); (file, env, {SQLITE_LOCKED_RETRIES: token})."""
+    500s leaves held items behind); (file, env, {SQLITE_LOCKED_RETRIES: token})."""
     path = tmp_path_factory.mktemp("busy") / "busy.sqlite3"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DJANGO_SETTINGS_MODULE": "hume.settings",
            "DEBUG": "true", "CROWD_ARRIVALS_PER_MINUTE": "1000", "SQLITE_BUSY_TIMEOUT": "0.02"}

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.crowd import studies
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from annotation.models import Annotation, Lease
+from annotation.models import Annotation, Hold
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick annotator creation)
 from tests.crowd_helpers import Person, arrival_url, make_crowd_task, make_study, pid
 
@@ -101,17 +101,17 @@ def test_a_second_tab_gets_a_clear_page_and_changes_nothing():
     assert old_tab.status_code == 409 and Annotation.objects.count() == 0
 
 
-def test_a_timed_out_participant_is_returned_and_their_leased_item_goes_to_the_next_participant():
+def test_a_timed_out_participant_is_returned_and_their_held_item_goes_to_the_next_participant():
     link = make_study(make_crowd_task(n=2, attention=0, practice=0), consent="", quota=2)
     slow = Person(link, 4)
     slow.start()
     held = slow.item_on_screen()
-    assert Lease.objects.filter(annotator=slow.participant.annotator).count() == 1
+    assert Hold.objects.filter(annotator=slow.participant.annotator).count() == 1
     Participant.objects.filter(pk=slow.participant.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     fast = Person(link, 5)
     fast.start()  # arriving sweeps the overdue participants
     assert slow.participant.stage == Participant.Stage.RETURNED and slow.participant.returned_reason == "timed_out"
-    assert not Lease.objects.filter(annotator=slow.participant.annotator).exists()
+    assert not Hold.objects.filter(annotator=slow.participant.annotator).exists()
     fast_items = {fast.item_on_screen()}
     fast.answer("positive")
     fast_items.add(fast.item_on_screen())
@@ -132,7 +132,7 @@ def test_leaving_returns_the_participant_and_frees_their_item():
     person.item_on_screen()
     page = person.post(action="leave").content.decode()
     assert "You left the study" in page
-    assert person.participant.returned_reason == "left" and not Lease.objects.exists()
+    assert person.participant.returned_reason == "left" and not Hold.objects.exists()
 
 
 def test_declining_consent_ends_the_study_with_no_answers():

@@ -23,7 +23,7 @@ from agreement.models import Report
 from annotation.core.annotators import create_annotator
 from annotation.crowd.models import CheckResult, ExclusionEvent, Participant
 from annotation.crowd.participants import exclude_annotator, include_annotator
-from annotation.models import Annotation, Annotator, BatchItem, Lease
+from annotation.models import Annotation, Annotator, BatchItem, Hold
 from tasks_app.models import Item, ItemGold, Task
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.conftest import PASSWORD, require_postgres
@@ -106,9 +106,9 @@ def test_an_undo_right_after_the_exclusion_leaves_no_item_over_k():
     assert answer_all(Person(link, 3), "positive") == []  # k = 2 on every item again
 
 
-def test_a_lease_on_an_item_the_undo_fills_is_dropped_so_its_holder_moves_on():
+def test_a_hold_on_an_item_the_undo_fills_is_dropped_so_its_holder_moves_on():
     """k = 2: the excluded spammer and a careful participant answered both items; a late participant holds the
-    lease on the first when the undo lands. The item is full again, so the lease goes (answers never exceed k)
+    hold on the first when the undo lands. The item is full again, so the hold goes (answers never exceed k)
     and the late participant's answer is not stored: the page moves on (here: nothing is left) instead of
     showing the refused item again."""
     link = make_study(make_crowd_task(n=2, attention=0, practice=0), consent="", quota=2, overlap=2)
@@ -120,9 +120,9 @@ def test_a_lease_on_an_item_the_undo_fills_is_dropped_so_its_holder_moves_on():
     late.arrive()
     late.post(action="instructions")
     held = late.item_on_screen()
-    assert held is not None and Lease.objects.filter(annotator=late.participant.annotator).count() == 1
+    assert held is not None and Hold.objects.filter(annotator=late.participant.annotator).count() == 1
     assert include_annotator(spammer.participant.annotator, "fine after all").n_items_over_k == 0
-    assert not Lease.objects.filter(annotator=late.participant.annotator).exists()
+    assert not Hold.objects.filter(annotator=late.participant.annotator).exists()
     page = late.post(action="answer", item=held, label="positive").content.decode()
     assert 'id="study-full"' in page or "That item was already done" in page  # 0 answers: no code
     assert late.item_on_screen() is None  # nothing left for them: both items hold k included answers
@@ -252,7 +252,7 @@ def test_an_undo_while_participants_work_at_once_loses_nothing_and_says_how_many
     once the rest arrive every item has k, or k + 1 with the re-included answer."""
     require_postgres()
     link = make_study(make_crowd_task(n=12, attention=0, practice=0), consent="", quota=3, overlap=2,
-                      lease_seconds=120)
+                      hold_seconds=120)
     batch = link.batch
     spammer = Person(link, 1)
     assert len(answer_all(spammer, "negative")) == 3
@@ -308,7 +308,7 @@ def test_an_undo_while_participants_work_at_once_loses_nothing_and_says_how_many
     per_item = included_per_item(batch.pk)
     assert len(per_item) == 12 and all(per_item[i] == (3 if i in over else 2) for i in per_item)
     assert Annotation.objects.filter(batch=batch).count() == 12 * 2 + len(over)
-    assert not Lease.objects.filter(batch_item__batch=batch).exists()
+    assert not Hold.objects.filter(batch_item__batch=batch).exists()
 
 
 def work_through(base: str, link, n: int) -> int:

@@ -77,11 +77,11 @@ def test_the_run_command_imports_the_13_hume_models_from_the_projects_own_copy()
                 if "manage.py import_results" in line and not line.lstrip().startswith("#")]
     assert commands == [["manage.py", "import_results", "demo/mteb-hume-results"]]
     call_command("import_results", str(REPO / commands[0][-1]), stdout=StringIO())
-    models = ResultModel.objects.filter(kind=ResultModel.Kind.MODEL)
+    models = ResultModel.objects.filter(agent=ResultModel.Agent.MODEL)
     assert models.count() == 13
     assert {"intfloat/e5-mistral-7b-instruct", "sentence-transformers/all-MiniLM-L6-v2"} <= set(
         models.values_list("name", flat=True))
-    assert ResultModel.objects.get(kind=ResultModel.Kind.HUMAN_REFERENCE).name == "baseline/Human"
+    assert ResultModel.objects.get(agent=ResultModel.Agent.HUMAN_REFERENCE).name == "baseline/Human"
 
 
 def test_with_debug_off_load_demo_refuses_and_creates_no_account(tmp_path) -> None:

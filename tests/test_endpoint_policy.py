@@ -78,7 +78,7 @@ def test_the_page_and_the_api_refuse_the_url_and_store_nothing(url: str, carol) 
     api.force_authenticate(carol)
     refused = api.post("/api/v1/llm/annotators/", {**FORM, "base_url": url}, format="json")
     assert refused.status_code == 400 and "loopback" in refused.json()["base_url"][0]
-    assert not LLMAnnotatorConfig.objects.exists() and not Annotator.objects.filter(kind="llm").exists()
+    assert not LLMAnnotatorConfig.objects.exists() and not Annotator.objects.filter(agent="llm").exists()
 
 
 def test_the_connection_is_checked_again_when_it_is_made() -> None:

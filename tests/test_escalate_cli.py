@@ -148,7 +148,7 @@ def test_bad_input_is_refused_with_the_reason_and_nothing_is_written(args: tuple
 
 def test_too_few_human_labelled_items_are_refused() -> None:
     task, items = labelled_task()
-    Annotation.objects.filter(item__in=items[20:], annotator__kind="human").delete()
+    Annotation.objects.filter(item__in=items[20:], annotator__agent="human").delete()
     judge_with_confidences("cheap", items)
     with pytest.raises(CommandError, match="20 human-labelled calibration items; calibration needs at least 30"):
         escalate(task.name, "--judges", "cheap")
@@ -188,7 +188,7 @@ def test_alt_test_command_matches_the_pure_test_and_needs_three_people() -> None
         call_command("alt_test", task.name, "--judge", "alt-judge", stdout=StringIO())
     with pytest.raises(CommandError, match="'rater-0': a person"):
         call_command("alt_test", task.name, "--judge", "rater-0", stdout=StringIO())
-    assert judge.kind == "llm"
+    assert judge.agent == "llm"
 
 
 def test_the_text_format_says_the_guarantee_thresholds_and_escalated_count() -> None:

@@ -67,7 +67,7 @@ def study(name: str, *, with_mallory: bool) -> Task:
     judge_right = rng.random(N_ITEMS) < 0.85
     confidence = np.where(judge_right, rng.uniform(0.7, 1.0, N_ITEMS), rng.uniform(0.4, 0.8, N_ITEMS))
     rows: list[dict[str, Any]] = [
-        {"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm",
+        {"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm",
          "value": str(truth[i]) if judge_right[i] else flip[str(truth[i])]} for i in range(N_ITEMS)]
     for i in range(40):
         rows.append({"item": str(i + 1), "annotator": "alice", "value": str(truth[i])})
@@ -232,10 +232,10 @@ def test_the_exported_answers_move_to_another_instance_with_their_exclusion(twin
 
 def test_an_import_refuses_an_annotator_excluded_on_one_line_and_not_another(twins) -> None:
     _, twin = twins
-    lines = [{"item": "1", "annotator": "eve", "value": "a", "annotator_kind": "human", "excluded": True},
-             {"item": "2", "annotator": "eve", "value": "b", "annotator_kind": "human"},
-             {"item": "3", "annotator": "eve", "value": "b", "annotator_kind": "human", "excluded": "yes"},
-             {"item": "4", "annotator": "ivan", "value": "b", "annotator_kind": "human", "excluded_reason": "spam"}]
+    lines = [{"item": "1", "annotator": "eve", "value": "a", "annotator_agent": "human", "excluded": True},
+             {"item": "2", "annotator": "eve", "value": "b", "annotator_agent": "human"},
+             {"item": "3", "annotator": "eve", "value": "b", "annotator_agent": "human", "excluded": "yes"},
+             {"item": "4", "annotator": "ivan", "value": "b", "annotator_agent": "human", "excluded_reason": "spam"}]
     with pytest.raises(ImportFailed) as failed:
         import_annotations(io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode()), "bad.jsonl",
                            twin)
@@ -305,7 +305,7 @@ def test_a_judge_panels_mean_and_agreement_leave_an_excluded_judge_out() -> None
     records = [{"id": str(i), "sentence1": f"left {i}", "sentence2": f"right {i}", "score": 2.5} for i in (1, 2, 3)]
     task = build_task("sts", "panel-task", records, scale_min=0, scale_max=5)
     ratings = {"judge-one": [1, 2, 4], "judge-two": [5, 5, 5], "judge-three": [2, 2, 3]}
-    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_kind": "llm", "value": value}
+    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_agent": "llm", "value": value}
                           for name, values in ratings.items() for i, value in enumerate(values)])
     panel = LLMJudgePanel.objects.create(task=task, name="three judges")
     panel.judges.set([annotator_named(name) for name in ratings])

@@ -25,7 +25,7 @@ ANSWERS = [
     {"item": "1", "annotator": "tom", "value": 0}, {"item": "2", "annotator": "tom", "value": 1},
     {"item": "3", "annotator": "tom", "value": 3.5}, {"item": "4", "annotator": "tom", "value": 5},
     {"item": "5", "annotator": "tom", "value": 4.5}, {"item": "6", "annotator": "tom", "value": 2.5},
-    {"item": "1", "annotator": "judge-llm", "annotator_kind": "llm", "value": 1, "confidence": 0.7},
+    {"item": "1", "annotator": "judge-llm", "annotator_agent": "llm", "value": 1, "confidence": 0.7},
 ]
 
 
@@ -48,7 +48,7 @@ def test_exported_answers_import_into_a_copy_of_the_task_and_give_the_same_repor
     assert before["answers_digest"] == after["answers_digest"]  # same rows (and, on one instance, same annotators)
     lines = [json.loads(line) for line in exported.splitlines()]
     times = {(line["item"], line["annotator"]): line.pop("submitted_at") for line in lines}
-    assert {"item": "6", "annotator": "sara", "annotator_kind": "human", "value": None, "skipped": True,
+    assert {"item": "6", "annotator": "sara", "annotator_agent": "human", "value": None, "skipped": True,
             "skip_reason": "unreadable", "flag_comment": "=cut off", "time_spent_ms": None, "excluded": False} in lines
     moved_judge = Annotation.objects.get(item__task__name="sts-moved", annotator__user__username="judge-llm")
     assert moved_judge.confidence == 0.7  # a machine answer's confidence travels (docs/escalation.md)

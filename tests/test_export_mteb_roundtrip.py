@@ -70,7 +70,7 @@ def test_a_re_imported_export_gives_the_same_scores_and_cis(study, tmp_path) -> 
 
     comparison = build(with_project=False)
 
-    assert comparison.entries["hume/Human"].kind == "human"
+    assert comparison.entries["hume/Human"].agent == "human"
     imported = comparison.humans["hume/Human"]
     scores = {(s.task, s.language): s.score for s in comparison.scores if s.name == "hume/Human"}
     assert set(scores) == set(study)

@@ -1,5 +1,5 @@
 """What a first-time user reads on the pages (issue 14 item 11): empty leaderboards, LLM annotators without
-an endpoint, one task named once per batch, which "remaining" is which, one unit for the lease,
+an endpoint, one task named once per batch, which "remaining" is which, one unit for the hold,
 each annotation page with its own kind's script only."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_results_without_models_say_there_is_nothing_to_rank_against(alice, dave
 
 
 def test_llm_home_lists_llm_annotators_that_have_no_endpoint(dave):
-    make_annotator("gpt-imported", {"eng-Latn": "native"}, kind="llm")
+    make_annotator("gpt-imported", {"eng-Latn": "native"}, agent="llm")
     body = client_for(dave).get("/llm/").content.decode()
     assert "No LLM annotator yet" not in body
     assert 'id="llm-unconfigured"' in body and "<strong>gpt-imported</strong>" in body
@@ -54,20 +54,20 @@ def test_the_annotator_home_names_a_default_named_batch_by_its_task_once(alice):
     assert "<strong>Pilot round</strong> <span class=\"muted\">STS (Danish) · classification · dan-Latn" in body
 
 
-def test_batch_page_says_which_remaining_is_which_and_shows_the_lease_in_minutes(alice, carol):
-    batch = make_batch(make_task(n=3), [alice], overlap=1, lease_seconds=900)
+def test_batch_page_says_which_remaining_is_which_and_shows_the_hold_in_minutes(alice, carol):
+    batch = make_batch(make_task(n=3), [alice], overlap=1, hold_seconds=900)
     body = client_for(carol).get(f"/manage/batches/{batch.pk}/").content.decode()
-    assert "lease 15 min" in body and "900 s" not in body
-    assert "3 answers still needed (not yet given or leased)" in body
+    assert "hold 15 min" in body and "900 s" not in body
+    assert "3 answers still needed (not yet given or held)" in body
     assert ">Can still get</th>" in body and 'id="remaining-definitions"' in body
     listing = client_for(carol).get("/manage/batches/").content.decode()
     assert ">Answers still needed</th>" in listing and ">Remaining</th>" not in listing
 
 
-def test_an_odd_lease_stays_in_seconds(alice, carol):
-    batch = make_batch(make_task(n=1), [alice], lease_seconds=90)
+def test_an_odd_hold_stays_in_seconds(alice, carol):
+    batch = make_batch(make_task(n=1), [alice], hold_seconds=90)
     body = client_for(carol).get(f"/manage/batches/{batch.pk}/").content.decode()
-    assert "lease 90 s" in body
+    assert "hold 90 s" in body
 
 
 @pytest.mark.parametrize("kind, own", [("sts", {"slider.js"}), ("clustering", {"clusters.js"}),

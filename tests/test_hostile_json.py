@@ -69,12 +69,12 @@ def test_the_task_import_page_shows_the_5001_digit_integer_problem(carol) -> Non
 def test_the_annotation_import_api_answers_a_5001_digit_integer_naming_the_field(carol, tmp_path) -> None:
     options, records, _ = SAMPLES["reranking"]
     cli_import(write(tmp_path / "r.jsonl", jsonl(records)), "Rerank", "reranking", language="dan-Latn", **options)
-    line = '{"item": "q1", "annotator": "ext-1", "annotator_kind": "human", "value": {"p1": ' + LONG + "}}"
+    line = '{"item": "q1", "annotator": "ext-1", "annotator_agent": "human", "value": {"p1": ' + LONG + "}}"
     response = admin_client(carol).post("/api/v1/annotations/import/", {"file": upload("a.jsonl", line.encode()),
                                                                         "task": "Rerank"})
     assert response.status_code == 400
     assert response.json()["errors"] == [{"file": "a.jsonl", "line": 1, "field": "p1",
-                                          "message": DIGITS.format(column=81)}]
+                                          "message": DIGITS.format(column=82)}]  # the value starts at column 82
     assert not Annotation.objects.exists()
 
 

@@ -219,8 +219,8 @@ def llm_scores() -> list[SubsetScore]:
     items = []
     for (task, language), values in LLM_TABLES.items():
         for name, value in zip(("Human", *LLMS), values, strict=True):
-            kind = "human" if name == "Human" else "llm"
-            items.append(SubsetScore(name, kind, task, language, value / 100))
+            agent = "human" if name == "Human" else "llm"
+            items.append(SubsetScore(name, agent, task, language, value / 100))
     return items
 
 
@@ -245,7 +245,7 @@ def test_spearman_is_undefined_for_constant_or_too_short_vectors():
     }
 
 
-# --- entries of every kind, and edge cases -----------------------------------------------------
+# --- entries of every agent, and edge cases -----------------------------------------------------
 
 
 def synthetic(*items: tuple[str, str, str, str, float]) -> list[SubsetScore]:
@@ -334,7 +334,7 @@ def test_duplicate_or_inconsistent_scores_are_refused():
                 ("m", "model", "HUMESTS12", "eng-Latn", 0.6),
             )
         )
-    with pytest.raises(ValueError, match="kind 'robot'"):
+    with pytest.raises(ValueError, match="agent 'robot'"):
         table1(synthetic(("m", "robot", "HUMESTS12", "eng-Latn", 0.5)))
     with pytest.raises(ValueError, match="not finite"):
         table1(synthetic(("m", "model", "HUMESTS12", "eng-Latn", math.nan)))
@@ -377,7 +377,7 @@ def test_table_1_exports_as_json_csv_and_latex(scores):
     rows = table1(scores)
     assert json.loads(to_json(rows))[3]["name"] == "Human"
     lines = list(csv.reader(io.StringIO(table1_to_csv(rows))))
-    assert lines[0][:3] == ["rank", "name", "kind"] and lines[0][-2:] == ["overall", "n_subsets"]
+    assert lines[0][:3] == ["rank", "name", "agent"] and lines[0][-2:] == ["overall", "n_subsets"]
     human = next(line for line in lines if line[1] == "Human")
     assert human[0] == "4" and human[-2:] == ["77.6", "26"] and human[3] == "95.0"
     latex = table1_to_latex(rows, caption="Humans vs models", label="tab:hume")

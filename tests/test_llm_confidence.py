@@ -136,18 +136,18 @@ def test_pairwise_simulated_annotators_also_ask_with_the_candidates_swapped() ->
 @pytest.mark.django_db
 def test_an_imported_machine_answer_keeps_its_confidence_and_a_bad_one_imports_nothing() -> None:
     task, _, _ = make_task("classification", 2)
-    lines = [{"item": "[m01]", "annotator": "gpt-imported", "annotator_kind": "llm", "value": "positive",
+    lines = [{"item": "[m01]", "annotator": "gpt-imported", "annotator_agent": "llm", "value": "positive",
               "confidence": 0.82},
-             {"item": "[m02]", "annotator": "gpt-imported", "annotator_kind": "llm", "value": "negative"}]
+             {"item": "[m02]", "annotator": "gpt-imported", "annotator_agent": "llm", "value": "negative"}]
     data = "\n".join(json.dumps(line) for line in lines).encode()
     import_annotations(io.BytesIO(data), "answers.jsonl", task)
     assert sorted(Annotation.objects.filter(item__task=task).values_list("item__external_id", "confidence")) == [
         ("[m01]", 0.82), ("[m02]", None)]
     for bad, problem in (({"confidence": 1.5}, "must be a number from 0 to 1, got 1.5"),
                          ({"confidence": "high"}, "must be a number from 0 to 1, got 'high'"),
-                         ({"annotator": "alice-h", "annotator_kind": "human", "confidence": 0.5},
+                         ({"annotator": "alice-h", "annotator_agent": "human", "confidence": 0.5},
                           "only a machine answer")):
-        record = {"item": "[m02]", "annotator": "gpt-other", "annotator_kind": "llm", "value": "positive", **bad}
+        record = {"item": "[m02]", "annotator": "gpt-other", "annotator_agent": "llm", "value": "positive", **bad}
         with pytest.raises(ImportFailed) as failed:
             import_annotations(io.BytesIO(json.dumps(record).encode()), "bad.jsonl", task)
         assert "confidence" in str(failed.value) and problem in str(failed.value)

@@ -37,7 +37,7 @@ def test_an_admin_creates_an_llm_annotator_whose_user_cannot_log_in(carol) -> No
     response = logged_in(carol).post("/llm/annotators/new/", FORM)
     annotator = Annotator.objects.get(user__username="llm-gpt-mini")
     assert response.status_code == 302 and response["Location"] == f"/llm/annotators/{annotator.pk}/"
-    assert annotator.kind == "llm" and not annotator.user.has_usable_password()
+    assert annotator.agent == "llm" and not annotator.user.has_usable_password()
     config = annotator.llm_config
     assert (config.model, config.base_url, config.api_key_env, config.created_by) == (
         "gpt-4.1-mini", "https://api.example.org/v1", "OPENAI_API_KEY", carol)
@@ -53,7 +53,7 @@ def test_the_endpoint_url_must_be_plain_http_or_https(carol, url: str) -> None:
     response = logged_in(carol).post("/llm/annotators/new/", {**FORM, "base_url": url})
     assert response.status_code == 200
     assert "base_url" in response.context["form"].errors
-    assert not Annotator.objects.filter(kind="llm").exists()
+    assert not Annotator.objects.filter(agent="llm").exists()
     assert api(carol).post("/api/v1/llm/annotators/", {**FORM, "base_url": url}).status_code == 400
 
 

@@ -52,7 +52,7 @@ def test_the_mean_of_judges_is_an_llm_annotator_holding_the_per_document_mean() 
     assert recompute_mean(panel) == {"items": 2, "items_missing_a_judge": 1}
     panel.refresh_from_db()
     mean = panel.mean_annotator
-    assert mean.kind == "llm" and not mean.user.has_usable_password()
+    assert mean.agent == "llm" and not mean.user.has_usable_password()
     assert mean.name == f"mean-of-three-judges-{panel.pk}"
     values = dict(Annotation.objects.filter(annotator=mean).values_list("item_id", "value"))
     assert values == {items[0].pk: {"d1": 7.0, "d2": 0.3333}, items[1].pk: {"d1": 8.3333, "d2": 2.0}}

@@ -19,7 +19,7 @@ from annotation.llm.request_claims import Claim, Pending, claim, claim_many, sto
 from annotation.llm.run_control import cancel_run, create_run, is_stalled, pause_run, resume_run
 from annotation.llm.run_executor import acquire, execute_run
 from annotation.llm.run_progress import run_progress
-from annotation.models import Annotation, Lease
+from annotation.models import Annotation, Hold
 from hume.jobs.lease import LeaseLost
 from hume.jobs.lease import claim as claim_job
 from tests.llm_helpers import API_KEY_ENV, make_batch, make_judge, make_task
@@ -78,8 +78,8 @@ def test_answers_never_take_leases_and_the_annotator_is_a_model() -> None:
     with ChatServer(answers) as server:
         judge = make_judge("judge-a", server.base_url)
         run_to_end(create_run(judge.annotator, task=task))
-    assert Lease.objects.count() == 0
-    assert judge.annotator.kind == "llm"
+    assert Hold.objects.count() == 0
+    assert judge.annotator.agent == "llm"
     assert not judge.annotator.user.has_usable_password()
     assert stored(judge.annotator) == answers
 

@@ -42,7 +42,7 @@ def test_next_gives_the_item_the_task_and_progress(alice):
     assert data["answer_url"] == answer_url(batch, data["item"]["id"])
 
 
-def test_next_is_the_same_item_while_the_lease_lives(alice):
+def test_next_is_the_same_item_while_the_hold_lives(alice):
     batch = batch_of("pairwise", [alice])
     client = api_as(alice)
     assert next_of(client, batch)["item"]["id"] == next_of(client, batch)["item"]["id"]
@@ -59,7 +59,7 @@ def test_an_answer_is_created_once_and_a_replay_is_200_without_a_second_row(alic
     assert replay.status_code == 200 and replay.json()["created"] is False
     annotation = Annotation.objects.get(annotator=alice, item_id=item)
     assert annotation.source == "api"
-    assert 0 <= annotation.time_spent_ms <= 4200  # the client's figure, bounded by the server's lease clock
+    assert 0 <= annotation.time_spent_ms <= 4200  # the client's figure, bounded by the server's hold clock
 
 
 def test_an_invalid_value_is_a_400_naming_the_problem(alice):
@@ -109,14 +109,14 @@ def test_skip_and_flag_take_the_item_out_of_my_queue(alice):
     assert client.get(f"/api/v1/batches/{batch.pk}/next/").status_code == 204
 
 
-def test_an_item_never_leased_to_me_is_refused_with_a_clear_message(alice):
+def test_an_item_never_held_to_me_is_refused_with_a_clear_message(alice):
     batch = batch_of("classification", [alice])
     client = api_as(alice)
     given = next_of(client, batch)["item"]["id"]
     other = batch.batch_items.exclude(item_id=given).first().item_id
     response = client.post(answer_url(batch, other), {"value": "positive"}, format="json")
     assert response.status_code == 409
-    assert response.json()["code"] == "not_leased" and response.json()["detail"]
+    assert response.json()["code"] == "not_held" and response.json()["detail"]
 
 
 def test_batches_items_and_annotations_of_others_are_404(alice, bob):

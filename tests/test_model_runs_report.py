@@ -110,7 +110,7 @@ def test_an_in_app_run_joins_the_comparison_as_a_model_next_to_the_humans() -> N
     task.save()
     comparison = build()
     entry = comparison.entries["jaccard (run here)"]
-    assert (entry.kind, entry.origin) == ("model", "this project")
+    assert (entry.agent, entry.origin) == ("model", "this project")
     (score,) = [s for s in comparison.scores if s.name == "jaccard (run here)"]
     assert (score.task, score.language) == ("SummPreference", "eng-Latn")
     assert score.score == pytest.approx(ModelRun.objects.get().scores["gold"]["main_score"])

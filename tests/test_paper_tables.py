@@ -110,8 +110,8 @@ def test_table_2_puts_each_llm_annotator_beside_the_human_on_the_same_subsets() 
     from agreement.results.paper_tables import table2
     from measures.results.subset_scores import SubsetScore
 
-    def score(name: str, kind: str, task: str, language: str, value: float) -> SubsetScore:
-        return SubsetScore(name, kind, task, language, value)
+    def score(name: str, agent: str, task: str, language: str, value: float) -> SubsetScore:
+        return SubsetScore(name, agent, task, language, value)
 
     scores = [score("H", "human", "HUMESTS22", "eng-Latn", 0.8), score("H", "human", "HUMESTS12", "eng-Latn", 0.9),
               score("H", "human", "HUMEEmotionClassification", "eng-Latn", 0.5),

@@ -42,7 +42,7 @@ def test_the_one_check_refuses_weak_passwords_with_the_validators_message(passwo
 
 
 def test_a_weak_password_is_refused_by_the_api_and_nothing_is_created(carol) -> None:
-    body = {"username": "hana", "password": "123", "kind": "human", "languages": [{"language": "eng-Latn"}]}
+    body = {"username": "hana", "password": "123", "agent": "human", "languages": [{"language": "eng-Latn"}]}
     response = client_for(carol).post("/api/v1/annotators/", body, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["password"] == [TOO_SHORT, COMMON, NUMERIC]
@@ -50,7 +50,7 @@ def test_a_weak_password_is_refused_by_the_api_and_nothing_is_created(carol) -> 
 
 
 def test_a_password_like_the_user_name_is_refused_by_the_api(carol) -> None:
-    body = {"username": "hana-hansen", "password": "hana-hansen", "kind": "human",
+    body = {"username": "hana-hansen", "password": "hana-hansen", "agent": "human",
             "languages": [{"language": "eng-Latn"}]}
     response = client_for(carol).post("/api/v1/annotators/", body, content_type="application/json")
     assert (response.status_code, response.json()["password"]) == (400, [LIKE_NAME])
@@ -58,7 +58,7 @@ def test_a_password_like_the_user_name_is_refused_by_the_api(carol) -> None:
 
 
 def test_a_weak_password_is_refused_on_the_page_beside_the_field_and_nothing_is_created(carol) -> None:
-    data = {"username": "hana", "password": "123", "kind": "human", "languages-TOTAL_FORMS": "1",
+    data = {"username": "hana", "password": "123", "agent": "human", "languages-TOTAL_FORMS": "1",
             "languages-INITIAL_FORMS": "0", "languages-MIN_NUM_FORMS": "0", "languages-MAX_NUM_FORMS": "1000",
             "languages-0-language": "eng-Latn", "languages-0-proficiency": "native"}
     response = client_for(carol).post("/manage/annotators/new/", data)

@@ -89,7 +89,7 @@ def test_active_sampling_covers_and_narrows_the_interval_over_1000_seeded_draws(
 
 
 def add_judge(task, name: str, values: np.ndarray) -> None:
-    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_kind": "llm",
+    import_answers(task, [{"item": str(i + 1), "annotator": name, "annotator_agent": "llm",
                            "value": {"overall": int(v)}} for i, v in enumerate(values)])
 
 

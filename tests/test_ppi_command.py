@@ -79,7 +79,7 @@ def test_sixty_labels_without_a_rare_label_never_say_stop(tmp_path) -> None:
     truth = rng.choice(["common", "other", "rare"], size=300, p=[0.64, 0.30, 0.06])
     judge = np.where(rng.random(300) < 0.8, truth, rng.choice(["common", "other", "rare"], size=300))
     records = [{"text": f"text {i}"} for i in range(300)]
-    answers = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": str(judge[i])}
+    answers = [{"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm", "value": str(judge[i])}
                for i in range(300)]
     without_rare = [i for i in rng.permutation(300) if truth[i] != "rare"][:60]
     answers += [{"item": str(i + 1), "annotator": "alice", "value": str(truth[i])} for i in without_rare]

@@ -139,7 +139,7 @@ def confident_study(name: str, n_items: int, labelled: list[int], *, seed: int =
     confidence = rng.random(n_items)
     judge = np.clip(np.round(truth + 0.5 + rng.normal(0, 1, n_items) * 2.5 * (1 - confidence) ** 2), 1, 7)
     task = build_task("likert", name, likert_records(n_items), axes=["overall"])
-    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": {"overall": int(judge[i])}}
+    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm", "value": {"overall": int(judge[i])}}
             for i in range(n_items)]
     rows += [{"item": str(i + 1), "annotator": "alice", "value": {"overall": int(truth[i])}} for i in labelled]
     import_answers(task, rows)

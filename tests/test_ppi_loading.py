@@ -64,7 +64,7 @@ def test_systems_get_their_own_estimates_and_a_difference() -> None:
 
 def judged(kind: str, name: str, records: list[dict], judge: list, humans: dict[str, list], **fields) -> object:
     task = build_task(kind, name, records, **fields)
-    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": v} for i, v in enumerate(judge)]
+    rows = [{"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm", "value": v} for i, v in enumerate(judge)]
     rows += [{"item": str(i + 1), "annotator": who, "value": v}
              for who, values in humans.items() for i, v in enumerate(values) if v is not None]
     import_answers(task, rows)
@@ -140,7 +140,7 @@ def test_answers_off_the_tasks_scale_are_refused_naming_item_and_annotator() -> 
 
 def test_kinds_without_a_mean_are_refused() -> None:
     task = build_task("reranking", "ppi-rerank", [{"query": "q", "candidates": [{"id": "c1", "text": "t"}]}])
-    annotator_named(JUDGE, Annotator.Kind.LLM)
+    annotator_named(JUDGE, Annotator.Agent.LLM)
     with pytest.raises(PPIInputError, match="reranking tasks have no PPI estimate"):
         load_numbers(task, JUDGE)
 
@@ -149,7 +149,7 @@ def test_import_keeps_system_and_group_beside_the_payload_where_annotators_never
     records = [{"context": "c1", "text": "same output", "system": "sys-a", "group": "news"},
                {"context": "c1", "text": "same output", "system": "sys-b", "group": "news"},  # two systems: two items
                {"context": "c2", "text": "other"}]
-    answers = [{"item": str(i), "annotator": JUDGE, "annotator_kind": "llm", "value": {"overall": 5}}
+    answers = [{"item": str(i), "annotator": JUDGE, "annotator_agent": "llm", "value": {"overall": 5}}
                for i in (1, 2, 3)] + [{"item": "1", "annotator": "alice", "value": {"overall": 4}}]
     task = import_study(tmp_path, "likert", "ppi-import", records, answers, axes="overall")
     items = list(task.items.order_by("position").values_list("system", "group", "payload"))

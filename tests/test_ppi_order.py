@@ -29,7 +29,7 @@ def sts_study(size: int, labelled: int, seed: int) -> tuple[list[dict], list[dic
     truth = np.clip(np.round(rng.normal(2.6, 1.3, size) * 2) / 2, 0, 5)
     judge = np.clip(np.round((truth + 0.5 + rng.normal(0, 0.7, size)) * 2) / 2, 0, 5)
     records = [{"sentence1": f"left {i}", "sentence2": f"right {i}", "score": float(truth[i])} for i in range(size)]
-    judged = [{"item": str(i + 1), "annotator": JUDGE, "annotator_kind": "llm", "value": float(judge[i])}
+    judged = [{"item": str(i + 1), "annotator": JUDGE, "annotator_agent": "llm", "value": float(judge[i])}
               for i in range(size)]
     people = [{"item": str(i + 1), "annotator": "alice", "value": float(truth[i])}
               for i in rng.choice(size, labelled, replace=False)]

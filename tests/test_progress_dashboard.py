@@ -45,11 +45,11 @@ def busy_batch(alice, erin):
     return batch
 
 
-def test_progress_counts_done_leased_remaining_and_median_time(busy_batch):
+def test_progress_counts_done_held_remaining_and_median_time(busy_batch):
     figures = batch_progress(busy_batch)
-    assert (figures.items, figures.needed, figures.done, figures.leased, figures.remaining) == (3, 6, 3, 1, 2)
+    assert (figures.items, figures.needed, figures.done, figures.held, figures.remaining) == (3, 6, 3, 1, 2)
     assert (figures.complete_items, figures.percent, figures.median_ms) == (1, 50, 40_000)
-    rows = {r.name: (r.status, r.done, r.skipped, r.flagged, r.leased, r.remaining, r.median_ms)
+    rows = {r.name: (r.status, r.done, r.skipped, r.flagged, r.held, r.remaining, r.median_ms)
             for r in figures.annotators}
     assert rows == {"alice": ("done", 2, 1, 0, 0, 0, 40_000), "erin": ("working", 1, 0, 1, 1, 2, 40_000)}
     assert [(a.annotator.name, a.skipped, a.flagged) for a in figures.issues] == [("erin", False, True),
@@ -93,7 +93,7 @@ def test_the_progress_csv_has_one_row_per_annotator(busy_batch, carol):
     response = client_for(carol).get(f"/manage/batches/{busy_batch.pk}/progress.csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    assert [(r["annotator"], r["status"], r["done"], r["leased"], r["remaining"], r["median_seconds"])
+    assert [(r["annotator"], r["status"], r["done"], r["held"], r["remaining"], r["median_seconds"])
             for r in rows] == [("alice", "done", "2", "0", "0", "40.0"), ("erin", "working", "1", "1", "2", "40.0")]
 
 
@@ -114,8 +114,9 @@ def test_csv_cells_starting_with_formula_characters_are_quoted_unless_plain_numb
 
 def test_the_progress_api_returns_the_same_figures(busy_batch, dave):
     body = client_for(dave).get(f"/api/v1/batches/{busy_batch.pk}/progress/").json()
-    assert (body["done"], body["leased"], body["remaining"], body["percent"]) == (3, 1, 2, 50)
-    assert [(a["name"], a["status"]) for a in body["annotators"]] == [("alice", "done"), ("erin", "working")]
+    assert (body["done"], body["held"], body["remaining"], body["percent"]) == (3, 1, 2, 50)
+    assert [(a["name"], a["agent"], a["status"], a["held"]) for a in body["annotators"]] == [
+        ("alice", "human", "done", 0), ("erin", "human", "working", 1)]
     assert body["issues"][0]["flag_comment"].endswith("label set misses neutral")
 
 

@@ -27,7 +27,7 @@ GOLD = {1: "joy", 2: "sad", 3: "sad", 4: "anger"}
 
 
 def test_label_charts_hold_the_confusion_matrix_the_label_counts_and_each_annotators_ci() -> None:
-    charts = score_task("classification", ANSWERS, GOLD, annotator_kinds={"gpt": "llm"}, with_charts=True)["charts"]
+    charts = score_task("classification", ANSWERS, GOLD, annotator_agents={"gpt": "llm"}, with_charts=True)["charts"]
 
     confusion = charts["confusion"]
     assert confusion["labels"] == ["anger", "joy", "sad"]
@@ -39,7 +39,7 @@ def test_label_charts_hold_the_confusion_matrix_the_label_counts_and_each_annota
     assert (rows["bob"]["score"], rows["bob"]["n"]) == (pytest.approx(2 / 3), 3)
     assert (rows["bob"]["ci_low"], rows["bob"]["ci_high"]) == pytest.approx(m.wilson_interval(2, 3))
     assert (rows["alice"]["ci_low"], rows["alice"]["ci_high"]) == pytest.approx(m.wilson_interval(4, 4))
-    assert rows["gpt"]["kind"] == "llm"
+    assert rows["gpt"]["agent"] == "llm"
 
 
 def test_rating_charts_plot_ratings_against_gold_and_the_pair_sharing_most_items() -> None:

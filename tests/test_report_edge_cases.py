@@ -99,13 +99,13 @@ def test_clustering_a_set_of_two_texts_is_answered() -> None:
 def test_llm_annotators_are_scored_but_never_count_toward_human_agreement() -> None:
     task = classification("with-llm", 4)
     import_answers(task, answers_from_columns({"alice": ["a", "a", "b", "a"], "bob": ["a", "b", "b", "a"]}))
-    import_answers(task, answers_from_columns({"gpt": ["c", "c", "c", "c"]}, kind="llm"))
+    import_answers(task, answers_from_columns({"gpt": ["c", "c", "c", "c"]}, agent="llm"))
 
     doc = cli_report(task)
 
     assert doc["n_annotators"] == 2
     assert doc["llm"]["annotators"] == ["gpt"] and doc["llm"]["included_in_human"] is False
-    assert {a["name"]: a["kind"] for a in doc["annotators"]} == {"alice": "human", "bob": "human", "gpt": "llm"}
+    assert {a["name"]: a["agent"] for a in doc["annotators"]} == {"alice": "human", "bob": "human", "gpt": "llm"}
     assert doc["agreement"]["percent_agreement"] == pytest.approx(0.75)  # alice and bob agree on 3 of 4
 
 

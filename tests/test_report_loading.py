@@ -43,7 +43,7 @@ def test_the_parallel_read_equals_the_read_in_order_and_closes_its_connection() 
         in_order = loading.load_answers(task)  # inside one: both on this connection
 
     assert open_connections() == before
-    for field in ("items", "annotators", "values", "item_starts", "annotator_kinds", "batches", "gold",
+    for field in ("items", "annotators", "values", "item_starts", "annotator_agents", "batches", "gold",
                   "answers_digest", "inputs_digest"):
         assert getattr(parallel, field) == getattr(in_order, field), field
     assert np.array_equal(parallel.flagged, in_order.flagged) and np.array_equal(parallel.batch_ids, in_order.batch_ids)
@@ -70,8 +70,8 @@ def varied_task(name: str) -> Task:
     import_answers(task, [{"item": f"ítem-{i}-😀", "annotator": "عمر", "value": LABELS[i % 4]} for i in (0, 1, 3)]
                    + [{"item": "ítem-2-😀", "annotator": "عمر", "skipped": True, "skip_reason": "?"}], arabic)
     import_answers(task, [{"item": "no-gold", "annotator": "zoë", "value": "a,b"},
-                          {"item": "ítem-1-😀", "annotator": "judge", "annotator_kind": "llm", "value": "null"},
-                          {"item": "ítem-3-😀", "annotator": "judge", "annotator_kind": "llm", "value": 'q"]'}])
+                          {"item": "ítem-1-😀", "annotator": "judge", "annotator_agent": "llm", "value": "null"},
+                          {"item": "ítem-3-😀", "annotator": "judge", "annotator_agent": "llm", "value": 'q"]'}])
     answers = Annotation.objects.filter(item__task=task)
     answers.filter(item__external_id="ítem-3-😀", annotator__user__username="judge").update(value=json_null())
     answers.filter(item__external_id="ítem-0-😀", annotator__user__username="عمر").update(skipped=True)  # keeps a value
@@ -105,7 +105,7 @@ def test_the_aggregated_read_equals_the_row_read_field_for_field() -> None:
     assert logged.values_json == columns.values_json and logged.item_ids.tolist() == columns.item_ids.tolist()
     assert logged.flagged.tolist() == columns.flagged.tolist() and logged.skipped.tolist() == columns.skipped.tolist()
 
-    for field in ("items", "annotators", "values", "item_starts", "annotator_kinds", "batches", "gold",
+    for field in ("items", "annotators", "values", "item_starts", "annotator_agents", "batches", "gold",
                   "answers_digest", "inputs_digest"):
         assert getattr(aggregated, field) == getattr(by_rows, field), field
     assert np.array_equal(aggregated.flagged, by_rows.flagged)
@@ -119,7 +119,7 @@ def test_the_aggregated_read_equals_the_row_read_field_for_field() -> None:
     assert aggregated.flagged.sum() == 1 and aggregated.values[aggregated.flagged.argmax()] == "null"
     arabic = Batch.objects.get(task=task, name="جولة 2").pk
     assert aggregated.batches[arabic] == ("جولة 2", "ara-Arab") and (aggregated.batch_ids == 0).sum() == 3
-    assert aggregated.annotator_kinds == {"zoë": "human", "عمر": "human", "judge": "llm"}
+    assert aggregated.annotator_agents == {"zoë": "human", "عمر": "human", "judge": "llm"}
     assert aggregated.gold == {f"ítem-{i}-😀": LABELS[i % 4] for i in range(6)}
 
 

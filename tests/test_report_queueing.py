@@ -242,7 +242,7 @@ def test_the_api_and_the_button_queue_a_report_for_a_worker(empty_queue, dave, c
 def test_an_annotation_import_schedules_one_report_after_it_commits(empty_queue, settings, tmp_path) -> None:
     settings.REPORT_DEBOUNCE_SECONDS = 120
     task = fresh_task("imported", 3)
-    rows = [{"item": ext, "annotator": who, "annotator_kind": "human", "value": "a"}
+    rows = [{"item": ext, "annotator": who, "annotator_agent": "human", "value": "a"}
             for ext in task.items.values_list("external_id", flat=True) for who in ("ext-1", "ext-2")]
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")

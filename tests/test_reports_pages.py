@@ -39,7 +39,7 @@ def task():
     import_answers(task, [{"item": "t1", "annotator": "reader3", "skipped": True, "skip_reason": "unclear",
                            "flag_comment": "the text is code, not a review"}], batch=batch)
     import_answers(task, answers_from_columns({"llm-judge": ["neg", "neg", "neg", "neg"]}, ["t1", "t2", "t3", "t4"],
-                                              kind="llm"))
+                                              agent="llm"))
     report_in_process(task)
     return task
 
@@ -182,11 +182,11 @@ def test_raw_answers_export_in_the_annotation_import_format(dave, task) -> None:
     assert len(lines) == 4 + 4 + 1 + 4
     times = [datetime.fromisoformat(line.pop("submitted_at")) for line in lines]  # each answer's own time
     assert all(when.tzinfo is not None for when in times)
-    assert lines[0] == {"item": "t1", "annotator": "llm-judge", "annotator_kind": "llm", "value": "neg",
+    assert lines[0] == {"item": "t1", "annotator": "llm-judge", "annotator_agent": "llm", "value": "neg",
                         "skipped": False, "skip_reason": "", "flag_comment": "", "time_spent_ms": None,
                         "excluded": False}
     skip = next(line for line in lines if line["skipped"])
-    assert skip == {"item": "t1", "annotator": "reader3", "annotator_kind": "human", "value": None, "skipped": True,
+    assert skip == {"item": "t1", "annotator": "reader3", "annotator_agent": "human", "value": None, "skipped": True,
                     "skip_reason": "unclear", "flag_comment": "the text is code, not a review", "time_spent_ms": None,
                     "excluded": False}
 

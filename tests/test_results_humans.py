@@ -63,7 +63,7 @@ def import_model(tmp_path: Path, score: float = 0.9) -> None:
 def study(db, alice, tmp_path):
     """alice: 5/5, 4/5 and 3/5 correct; the LLM: 4/5, 3/5 and 1/5 — the same order of difficulty."""
     erin = make_annotator("erin", {"eng-Latn": "native"})
-    llm = make_annotator("gpt-test", {"eng-Latn": "native"}, kind="llm")
+    llm = make_annotator("gpt-test", {"eng-Latn": "native"}, agent="llm")
     tasks = [make_task(f"task {n}", mteb, ["a"] * 5) for n, mteb in enumerate(MAPPED)]
     for task, human, machine in zip(tasks, ("aaaaa", "aaaab", "aaabb"), ("aaaab", "aaabb", "abbbb"), strict=True):
         answer(task, alice, human)
@@ -77,9 +77,9 @@ def study(db, alice, tmp_path):
 def test_mapped_tasks_bring_this_projects_humans_and_llms_into_the_leaderboard(study):
     rows = {row["name"]: row for row in leaderboard_rows(build(), ["eng-Latn"])}
     humans, llm, model = rows[PROJECT_HUMANS], rows["gpt-test"], rows["acme/embedder"]
-    assert (humans["kind"], humans["origin"], humans["n_subsets"]) == ("human", "this project", 3)
+    assert (humans["agent"], humans["origin"], humans["n_subsets"]) == ("human", "this project", 3)
     assert humans["columns"]["Classification/eng-Latn"] == pytest.approx((1.0 + 0.8 + 0.6) / 3)
-    assert (llm["kind"], llm["n_subsets"]) == ("llm", 3)
+    assert (llm["agent"], llm["n_subsets"]) == ("llm", 3)
     assert llm["columns"]["Classification/eng-Latn"] == pytest.approx((0.8 + 0.6 + 0.2) / 3)
     # the model also has MultilingualSentiment: by default all three are ranked over the 3 subsets they share
     # (3 rows × 3 subsets beats the model alone on 4): model 0.9, humans (1.0 + 0.8 + 0.6) / 3 = 0.8, LLM 0.533
@@ -138,7 +138,7 @@ def test_the_pages_default_to_this_projects_humans_and_show_the_llm(study, dave)
     assert response.context["selection"].humans == [PROJECT_HUMANS]
     assert [row["name"] for row in response.context["llm_correlations"]] == ["gpt-test"]
     html = response.content.decode()
-    assert 'data-name="gpt-test"' in html and "kind-llm" in html
+    assert 'data-name="gpt-test"' in html and "agent-llm" in html
     detail = client.get("/results/tasks/HUMEEmotionClassification/?lang=eng-Latn")
     (mapping,) = detail.context["mappings"]["project"]
     assert (mapping["task"], mapping["mteb_subset"], mapping["n_annotators"]) == ("task 0", "default", 2)

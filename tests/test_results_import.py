@@ -44,8 +44,8 @@ def test_the_hume_folder_imports_every_model_revision_and_subset():
     assert "14 model(s); 18 new revision(s); 456 score(s) added" in output
     assert revision_counts() == {"models": 14, "revisions": 18, "scores": 456}
     human = ResultModel.objects.get(name="baseline/Human")
-    assert human.kind == ResultModel.Kind.HUMAN_REFERENCE
-    assert ResultModel.objects.filter(kind=ResultModel.Kind.MODEL).count() == 13
+    assert human.agent == ResultModel.Agent.HUMAN_REFERENCE
+    assert ResultModel.objects.filter(agent=ResultModel.Agent.MODEL).count() == 13
     jasper = ResultModel.objects.get(name="NovaSearch/jasper_en_vision_language_v1")
     assert jasper.meta["reference"] == "https://huggingface.co/NovaSearch/jasper_en_vision_language_v1"
 

@@ -55,8 +55,8 @@ def test_the_human_reference_ranks_4th_behind_three_large_models(hume_results):
         ("jasper_en_vision_language_v1", 1), ("SFR-Embedding-Mistral", 2), ("e5-mistral-7b-instruct", 3),
         ("Human", 4), ("gte-Qwen2-1.5B-instruct", 5)]
     human = rows[3]
-    assert (human["kind"], human["rank_among_models"], human["origin"]) == ("human", 4, "imported")
-    assert {row["kind"] for row in rows} == {"model", "human"}
+    assert (human["agent"], human["rank_among_models"], human["origin"]) == ("human", 4, "imported")
+    assert {row["agent"] for row in rows} == {"model", "human"}
 
 
 @pytest.mark.django_db

@@ -39,6 +39,7 @@ def test_the_dashboard_shows_the_stored_leaderboard_with_deltas_and_curves(dave)
     assert page.status_code == 200
     assert '<th class="num">average of judges</th>' in html and "judge:judge-a" in html and "<svg" in html
     assert "(+0.0000)" in html  # the baseline's own delta
+    assert "<th>Method</th>" in html and "<td>imported TREC run</td>" in html  # the rankings panel's method column
     judges = Evaluation.objects.get().judges["en"]
     units = PoolUnit.objects.count()
     assert [(p["a"], p["b"], p["pairs"]) for p in judges["pairwise"]] == [("judge-a", "judge-b", units)]

@@ -194,7 +194,7 @@ def reference_qrels(reference: str, subset: Subset, scale: int) -> dict[str, dic
     if reference.startswith("judge:"):
         answers = answers.filter(annotator__user__username=reference[6:])
     else:
-        answers = answers.filter(annotator__kind="llm" if reference == "judges:mean" else "human")
+        answers = answers.filter(annotator__agent="llm" if reference == "judges:mean" else "human")
     scores: dict[tuple[str, str], list[float]] = defaultdict(list)
     for qid, did, value in answers.values_list("item__retrieval_unit__query__query_id",
                                                "item__retrieval_unit__document__doc_id", "value"):

@@ -62,8 +62,8 @@ def test_the_api_answers_each_role_through_the_same_classes(client, alice, carol
 def test_create_annotator_makes_a_login_in_the_annotator_group_with_its_languages(db):
     annotator = create_annotator("erin", languages={"eng-Latn": "fluent", "ara-Arab": None})
     assert Group.objects.get(name=ANNOTATOR) in annotator.user.groups.all()
-    assert (annotator.kind, annotator.user.has_usable_password()) == (Annotator.Kind.HUMAN, False)
+    assert (annotator.agent, annotator.user.has_usable_password()) == (Annotator.Agent.HUMAN, False)
     assert dict(annotator.languages.values_list("language", "proficiency")) == {"eng-Latn": "fluent",
                                                                                "ara-Arab": "native"}
-    llm = create_annotator("judge", kind=Annotator.Kind.LLM, password="a long enough passphrase")
-    assert llm.kind == "llm" and llm.user.check_password("a long enough passphrase")
+    llm = create_annotator("judge", agent=Annotator.Agent.LLM, password="a long enough passphrase")
+    assert llm.agent == "llm" and llm.user.check_password("a long enough passphrase")

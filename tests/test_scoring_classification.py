@@ -22,13 +22,13 @@ ANSWERS = {
     4: {"alice": "anger", "bob": None, "gpt": "anger"},
 }
 GOLD = {1: "joy", 2: "sad", 3: "sad", 4: "anger"}
-ANNOTATOR_KINDS = {"alice": "human", "bob": "human", "gpt": "llm"}
+ANNOTATOR_AGENTS = {"alice": "human", "bob": "human", "gpt": "llm"}
 
 
 @pytest.fixture
 def report() -> dict:
     # three shared items: below the default minimum of 10 for Cohen's κ, so this tiny task lowers it
-    return score_task("classification", ANSWERS, GOLD, annotator_kinds=ANNOTATOR_KINDS, kappa_min_shared=3)
+    return score_task("classification", ANSWERS, GOLD, annotator_agents=ANNOTATOR_AGENTS, kappa_min_shared=3)
 
 
 def test_human_score_is_majority_vote_accuracy_with_a_wilson_ci(report: dict) -> None:
@@ -76,14 +76,14 @@ def test_every_annotator_is_scored_and_llms_are_reported_apart(report: dict) -> 
     assert by_name["alice"]["scores"]["accuracy"] == pytest.approx(1.0)
     assert by_name["bob"]["scores"]["accuracy"] == pytest.approx(2 / 3)
     assert (by_name["bob"]["n_answers"], by_name["bob"]["n_skipped"]) == (3, 1)
-    assert by_name["gpt"]["kind"] == "llm"
+    assert by_name["gpt"]["agent"] == "llm"
     assert by_name["gpt"]["scores"]["accuracy"] == pytest.approx(3 / 4)
     assert report["llm"] == {"annotators": ["gpt"], "included_in_human": False, "main_score_mean": 0.75}
     assert (report["n_items"], report["n_annotators"], report["n_answers"], report["n_skipped"]) == (4, 2, 7, 1)
 
 
 def test_include_llm_lets_the_llm_vote(report: dict) -> None:
-    with_llm = score_task("classification", ANSWERS, GOLD, annotator_kinds=ANNOTATOR_KINDS, include_llm=True)
+    with_llm = score_task("classification", ANSWERS, GOLD, annotator_agents=ANNOTATOR_AGENTS, include_llm=True)
     # item 2 becomes sad (alice, gpt) and item 3 stays sad (alice, bob): all 4 correct
     assert with_llm["human"]["main_score"] == pytest.approx(1.0)
     assert with_llm["n_annotators"] == 3
@@ -108,7 +108,7 @@ def test_the_report_is_strict_json(report: dict) -> None:
 def test_labels_from_the_task_and_an_item_without_gold() -> None:
     answers = {**ANSWERS, 5: {"alice": "fear", "bob": "fear"}}
     labels = ["anger", "fear", "joy", "sad", "surprise"]
-    report = score_task("classification", answers, GOLD, labels=labels, annotator_kinds=ANNOTATOR_KINDS)
+    report = score_task("classification", answers, GOLD, labels=labels, annotator_agents=ANNOTATOR_AGENTS)
     assert {"item": 5, "reason": "no gold"} in report["excluded"]
     assert report["human"]["n_items_scored"] == 4
     # item 5 still counts for agreement: items 1, 2, 3, 5 → P̄ = 3/4
@@ -133,7 +133,7 @@ def test_the_tie_rule_is_named_with_the_tied_share_and_a_seeded_random_tie_score
     assert human["combination"] == "majority vote per item, ties to the lexicographically first label"
     assert (human["n_tied_items"], human["tied_share"]) == (1, 0.25)
     assert (human["main_score"], human["main_score_random_ties"], human["tie_seed"]) == (0.75, 1.0, 0)
-    assert score_task("classification", ANSWERS, GOLD, annotator_kinds=ANNOTATOR_KINDS)["human"] == human  # seeded
+    assert score_task("classification", ANSWERS, GOLD, annotator_agents=ANNOTATOR_AGENTS)["human"] == human  # seeded
 
 
 def test_a_random_tie_break_picks_only_among_the_tied_labels_and_evenly() -> None:

@@ -25,7 +25,7 @@ def test_every_kind_gives_a_strict_json_report_with_the_stable_keys(kind: str) -
     assert report["kind"] == kind
     assert report["human"]["main_score"] is not None
     assert set(report["human"]) >= {"main_metric", "main_score", "ci_low", "ci_high", "ci_method", "scores"}
-    assert {"name", "kind", "n_answers", "n_skipped", "scores"} <= set(report["annotators"][0])
+    assert {"name", "agent", "n_answers", "n_skipped", "scores"} <= set(report["annotators"][0])
     assert set(report["flags"]) >= {"low_agreement", "message"}
 
 
@@ -68,7 +68,7 @@ def test_all_answers_in_one_category_leave_kappa_undefined_with_a_reason() -> No
 
 def test_only_llm_annotators_means_no_human_score_but_llm_scores() -> None:
     answers, gold = TASKS["classification"]
-    report = score_task("classification", answers, gold, annotator_kinds={"alice": "llm", "bob": "llm"})
+    report = score_task("classification", answers, gold, annotator_agents={"alice": "llm", "bob": "llm"})
     assert report["n_annotators"] == 0
     assert report["human"]["main_score"] is None
     assert report["human"]["reason"] == "n/a: no human annotators"

@@ -29,7 +29,7 @@ def test_the_admin_answers_for_a_superuser(client: Client, django_user_model) ->
                   b"Result scores", b"Llm runs"):
         assert model in response.content, model
     for path in ("/admin/agreement/report/", "/admin/agreement/resultmodel/", "/admin/agreement/resultscore/",
-                 "/admin/annotation/lease/", "/admin/annotation/llmrun/", "/admin/tasks_app/item/"):
+                 "/admin/annotation/hold/", "/admin/annotation/llmrun/", "/admin/tasks_app/item/"):
         assert client.get(path).status_code == 200, path
 
 

@@ -113,7 +113,7 @@ def test_an_admin_creates_a_batch_of_the_task_from_its_page(carol, alice, bob) -
     form = client.get(link.replace("&amp;", "&")).content.decode()
     assert f'<option value="{task.pk}" selected>reviews (classification, eng-Latn)</option>' in form
 
-    response = client.post(link, {"task": task.pk, "language": "dan-Latn", "overlap": "1", "lease_minutes": "15",
+    response = client.post(link, {"task": task.pk, "language": "dan-Latn", "overlap": "1", "hold_minutes": "15",
                                   "annotators": [alice.pk]})
 
     batch = Batch.objects.get(task=task)

@@ -47,7 +47,7 @@ def draw_next_batch(campaign: Campaign, n_items: int) -> Batch:
 
 
 def stop_batches(campaign: Campaign) -> int:
-    """Stop the campaign's batches: no new item is handed out; the leases stay, so an answer already on someone's
+    """Stop the campaign's batches: no new item is handed out; the holds stay, so an answer already on someone's
     screen is still stored (after the stopping point: the stored final estimate does not change). Returns the
     batches stopped."""
     return Batch.objects.filter(campaigns=campaign, hands_out=True).update(hands_out=False)

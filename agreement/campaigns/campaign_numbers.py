@@ -63,5 +63,5 @@ def spec_for(bounds: tuple[float, float], target_half_width: float, level: float
 
 def labelled_by_people(task: Task) -> set[int]:
     """Items any person answered (a counted human answer, skips included): never drawn into a campaign batch."""
-    return set(Annotation.objects.counted().filter(item__task=task, annotator__kind=Annotator.Kind.HUMAN)
+    return set(Annotation.objects.counted().filter(item__task=task, annotator__agent=Annotator.Agent.HUMAN)
                .values_list("item_id", flat=True))

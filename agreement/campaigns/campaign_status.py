@@ -14,7 +14,7 @@ def batch_rows(campaign: Campaign) -> list[dict[str, Any]]:
     rows = []
     for batch in campaign.batches.order_by("created_at", "pk"):
         items = list(BatchItem.objects.filter(batch=batch).values_list("item_id", flat=True))
-        answers = (Annotation.objects.counted().filter(item_id__in=items, annotator__kind=Annotator.Kind.HUMAN)
+        answers = (Annotation.objects.counted().filter(item_id__in=items, annotator__agent=Annotator.Agent.HUMAN)
                    .values_list("item_id", flat=True))
         per_item: dict[int, int] = {}
         for item_id in answers:

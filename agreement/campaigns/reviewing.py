@@ -36,7 +36,7 @@ def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndar
     values; an item counts as answered once it has `overlap` answers, skips included."""
     drawn = drawn_items(campaign)
     draw_index = {pk: index for index, pk in enumerate(drawn)}
-    answers = (Annotation.objects.counted().filter(item_id__in=drawn, annotator__kind=Annotator.Kind.HUMAN)
+    answers = (Annotation.objects.counted().filter(item_id__in=drawn, annotator__agent=Annotator.Agent.HUMAN)
                .order_by("submitted_at", "pk").values_list("item_id", "value", "skipped", "submitted_at"))
     per_item: dict[int, list[tuple[float, Any]]] = defaultdict(list)
     answered: dict[int, int] = defaultdict(int)

@@ -46,7 +46,7 @@ def find_people(task: Task, names: Sequence[str] | None) -> list[Annotator]:
     unknown = [n for n in names if n not in found]
     if unknown:
         raise CampaignError(f"annotators: no annotator named {', '.join(map(repr, unknown))}")
-    machines = [n for n in names if found[n].kind != Annotator.Kind.HUMAN]
+    machines = [n for n in names if found[n].agent != Annotator.Agent.HUMAN]
     if machines:
         raise CampaignError(f"annotators: {', '.join(map(repr, machines))} are not people (LLM annotators)")
     speakers = set(AnnotatorLanguage.objects.filter(annotator__in=found.values(), language=task.language)

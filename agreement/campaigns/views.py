@@ -85,7 +85,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     rows = [status(campaign) for campaign in Campaign.objects.select_related("task", "judge__user", "judge_run")]
     context = {"rows": rows, "can_start": is_admin(request.user), "problem": problem, "posted": posted,
                "tasks": visible_tasks(request.user).order_by("name").values_list("name", flat=True),
-               "judges": Annotator.objects.exclude(kind=Annotator.Kind.HUMAN).order_by("user__username")
+               "judges": Annotator.objects.exclude(agent=Annotator.Agent.HUMAN).order_by("user__username")
                .values_list("user__username", flat=True)}
     return render(request, "agreement/campaigns/list.html", context, status=code)
 

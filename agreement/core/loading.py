@@ -41,7 +41,7 @@ from tasks_app.models import Task
 #    was excluded), as pytrec_eval and MTEB count it; human.n_excluded_queries became n_queries_without_relevant.
 # 6: Gwet's AC1/AC2 with agreement_intervals, the aggregation (part of inputs_digest) and annotator_models.
 # 7: each of excluded_annotators carries n_answers (their answers on the task left out).
-REPORT_FORMAT_VERSION = 7
+REPORT_FORMAT_VERSION = 8
 A = TypeVar("A")
 B = TypeVar("B")
 
@@ -62,7 +62,7 @@ class LoadedAnswers:
     values: list[Any]
     flagged: np.ndarray
     batch_ids: np.ndarray
-    annotator_kinds: dict[str, str]
+    annotator_agents: dict[str, str]
     batches: dict[int, tuple[str, str]]
     gold: dict[str, Any]
     answers_digest: str
@@ -123,7 +123,7 @@ def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns, aggregation
     items, gold, gold_digest = read.columns, read.gold, read.gold_digest
     starts = run_starts(answers.item_ids)
     run_items = external_ids_of(items, answers.item_ids[starts])
-    people = dict_by_id(Annotator.objects.filter(pk__in=distinct_ids(answers.annotator_ids)), "user__username", "kind")
+    people = dict_by_id(Annotator.objects.filter(pk__in=distinct_ids(answers.annotator_ids)), "user__username", "agent")
     batches = dict_by_id(Batch.objects.filter(pk__in=distinct_ids(answers.batch_ids)), "name", "language")
     names, name_of_row = index_column(answers.annotator_ids, {pk: name for pk, (name, _) in people.items()})
     values = decode_json_array(answers.values_json, len(answers))
@@ -136,7 +136,7 @@ def assemble(task: Task, read: ItemsAndGold, answers: AnswerColumns, aggregation
         items=run_items, item_starts=starts.tolist(),
         annotators=np.array(names, dtype=object)[name_of_row].tolist(), values=values,
         flagged=answers.flagged, batch_ids=answers.batch_ids,
-        annotator_kinds={name: kind for name, kind in people.values()}, batches=batches, gold=gold,
+        annotator_agents=dict(people.values()), batches=batches, gold=gold,
         answers_digest=digest, inputs_digest=inputs_digest(task, digest, gold_digest, placed, aggregation),
         aggregation=aggregation)
 

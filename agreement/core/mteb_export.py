@@ -74,7 +74,7 @@ def subset_entry(task: Task, doc: ReportDocument) -> dict[str, Any]:
     if human["main_score"] is None:
         raise ExportError(f"task {task.name!r} has no human main score ({human.get('reason') or 'undefined'})")
     entry = {**mteb_keys(doc["kind"], human["scores"]), "main_score": human["main_score"]}
-    people = [a for a in doc["annotators"] if a["kind"] == "human"]
+    people = [a for a in doc["annotators"] if a["agent"] == "human"]
     if people:
         entry["scores_per_experiment"] = [mteb_keys(doc["kind"], a["scores"]) for a in people]
     entry["agreement"] = agreement_block(doc)
@@ -111,7 +111,7 @@ def annotator_results(reports: list[tuple[Task, dict[str, Any]]]) -> dict[str, d
         main = doc["human"]["main_metric"]
         for person in doc["annotators"]:
             score = person["scores"].get(main)
-            if person["kind"] != "human" or score is None:
+            if person["agent"] != "human" or score is None:
                 continue
             alone = {**doc, "human": {**doc["human"], "main_score": score, "scores": person["scores"]},
                      "annotators": []}

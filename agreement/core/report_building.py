@@ -124,7 +124,7 @@ def score_rows(task: Task, loaded: LoadedAnswers, rows: np.ndarray | None = None
         gold = {key: gold[key] for key in answers if key in gold}
     lo, hi, _ = task.scale
     result = score_task(task.kind, answers, gold, labels=task.labels or None, scale=(lo, hi) if hi > lo else None,
-                        axes=task.axes or None, annotator_kinds=loaded.annotator_kinds,
+                        axes=task.axes or None, annotator_agents=loaded.annotator_agents,
                         kappa_min_shared=settings.KAPPA_MIN_SHARED_ITEMS, with_charts=rows is None,
                         aggregation=loaded.aggregation,
                         annotator_models_max_answers=settings.ANNOTATOR_MODELS_MAX_ANSWERS if rows is None else 0)

@@ -36,7 +36,7 @@ class AnnotatorRow(TypedDict):
     """One of `annotators`: a person or an LLM with its own scores against gold."""
 
     name: str
-    kind: str  # "human" or "llm"
+    agent: str  # "human" or "llm"
     n_answers: int
     n_skipped: int
     scores: dict[str, Value]

@@ -18,7 +18,7 @@ from annotation.models import Annotation
 from hume.lib.csv_safety import safe_cell
 from tasks_app.models import Task
 
-CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotator", "annotator_kind",
+CSV_COLUMNS = ("task", "kind", "language", "scope", "group", "section", "annotator", "annotator_agent",
                "metric", "value", "band", "note")
 
 
@@ -32,7 +32,7 @@ PART_KEYS = ("batch_id", "batch", "language", "n_items", "n_annotators", "n_answ
              "disagreement", "excluded")
 HUMAN_KEYS = ("main_metric", "main_score", "ci_low", "ci_high", "ci_method", "ci_note", "reason", "n_items_scored",
               "n_annotators_scored", "scores")
-ANNOTATOR_KEYS = ("name", "kind", "n_answers", "n_skipped", "n_flagged", "scores")
+ANNOTATOR_KEYS = ("name", "agent", "n_answers", "n_skipped", "n_flagged", "scores")
 ITEM_KEYS = ("item", "disagreement", "gold_disagreement", "reason")
 
 
@@ -89,7 +89,7 @@ def part_rows(part: dict[str, Any], scope: str, group: str) -> Iterator[dict[str
     if scope == "task":  # a whole-task block: the batch and language parts inherit it unchanged
         yield from spread_rows(part.get("annotator_models"), base)
     for annotator in part["annotators"]:
-        who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_kind": annotator["kind"]}
+        who = {**base, "section": "annotator", "annotator": annotator["name"], "annotator_agent": annotator["agent"]}
         for metric in ("n_answers", "n_skipped", "n_flagged"):
             yield {**who, "metric": metric, "value": annotator.get(metric)}
         for metric, value in annotator["scores"].items():
@@ -164,13 +164,13 @@ def answer_lines(task: Task) -> Iterator[str]:
     rows = (
         Annotation.objects.marked().filter(item__task=task)
         .order_by("item__position", "annotator__user__username")
-        .values_list("item__external_id", "annotator__user__username", "annotator__kind", "value", "skipped",
+        .values_list("item__external_id", "annotator__user__username", "annotator__agent", "value", "skipped",
                      "skip_reason", "flag_comment", "time_spent_ms", "confidence", "excluded",
                      "annotator__excluded_reason", "submitted_at")
     )
-    for (item, name, kind, value, skipped, skip_reason, flag_comment, time_spent_ms,
+    for (item, name, agent, value, skipped, skip_reason, flag_comment, time_spent_ms,
          confidence, excluded, excluded_reason, submitted_at) in rows.iterator(chunk_size=5000):
-        line = {"item": item, "annotator": name, "annotator_kind": kind, "value": None if skipped else value,
+        line = {"item": item, "annotator": name, "annotator_agent": agent, "value": None if skipped else value,
                 "skipped": skipped, "skip_reason": skip_reason, "flag_comment": flag_comment,
                 "time_spent_ms": time_spent_ms, "submitted_at": submitted_at.isoformat(), "excluded": excluded}
         if excluded:

@@ -9,7 +9,7 @@ kinds/scorers.py and kinds/rating_scorers.py), looked up in the registry (`SCORE
 tasks_app/kind_parts.py); everything they share (counts, exclusions, bands, validity flag, sorting) lives
 here in `score_task`.
 
-Scores are on a 0..1 scale (the HUME paper prints them ×100). Only annotators of kind "human"
+Scores are on a 0..1 scale (the HUME paper prints them ×100). Only annotators whose agent is "human"
 count toward agreement and the human score unless `include_llm=True`; every annotator, LLM or
 human, is scored individually in "annotators".
 """
@@ -62,7 +62,7 @@ def score_task(
     labels: Sequence[Hashable] | None = None,
     scale: tuple[float, float] | None = None,
     axes: Sequence[str] | None = None,
-    annotator_kinds: Mapping[str, str] | None = None,
+    annotator_agents: Mapping[str, str] | None = None,
     include_llm: bool = False,
     k: int = 10,
     relevance_threshold: float = 1.0,
@@ -92,14 +92,14 @@ def score_task(
         raise ValueError(f"unknown task kind {kind!r}; expected one of {sorted(SCORERS)}")
     check_aggregation(kind, aggregation)
     names = sorted({n for votes in answers.values() for n in votes}, key=str)
-    kinds = {n: (annotator_kinds or {}).get(n, "human") for n in names}
+    agents = {n: (annotator_agents or {}).get(n, "human") for n in names}
     lo, hi = scale or (KINDS[kind].default_scale or (0.0, 1.0))[:2]
     if axes is None and KINDS[kind].needs_axes:
         given = [*gold.values(), *(v for votes in answers.values() for v in votes.values())]
         axes = sorted({axis for value in given if value for axis in value})
     ctx = Context(
         kind=kind, answers=answers, gold=gold, items=list(answers), names=names,
-        pool=[n for n in names if include_llm or kinds[n] == "human"], kinds=kinds, labels=list(labels or ()),
+        pool=[n for n in names if include_llm or agents[n] == "human"], agents=agents, labels=list(labels or ()),
         scale=(float(lo), float(hi)), axes=list(axes or ()), k=k,
         threshold=float(relevance_threshold),
         include_llm=include_llm, spearman_variance=spearman_variance, gains=gains,
@@ -160,7 +160,7 @@ def _report(scorer: KindScorer, with_charts: bool = False, annotator_models_max_
         "agreement_intervals": scorer.agreement_intervals(),
         "aggregation": ctx.aggregation,
         "human": _human_block(scorer, human),
-        "annotators": [{"name": n, "kind": ctx.kinds[n], "n_answers": counts[n][0], "n_skipped": counts[n][1],
+        "annotators": [{"name": n, "agent": ctx.agents[n], "n_answers": counts[n][0], "n_skipped": counts[n][1],
                         "scores": per_annotator[n]} for n in ctx.names],
         "llm": _llm_block(ctx, scorer, per_annotator),
         "excluded": excluded,
@@ -223,7 +223,7 @@ def _human_block(scorer: KindScorer, human: Human) -> dict[str, Any]:
 
 def _llm_block(ctx: Context, scorer: KindScorer, per_annotator: dict[str, Scores]) -> dict[str, Any]:
     """LLM annotators apart (HUME §3.6): their names and mean main score, never in the human's."""
-    llms = [n for n in ctx.names if ctx.kinds[n] == "llm"]
+    llms = [n for n in ctx.names if ctx.agents[n] == "llm"]
     return {"annotators": llms, "included_in_human": ctx.include_llm,
             "main_score_mean": mean_or_none([per_annotator[n].get(scorer.main()) for n in llms])}
 

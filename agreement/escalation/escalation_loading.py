@@ -35,7 +35,7 @@ def find_judges(task: Task, names: list[str]) -> list[Annotator]:
     unknown = [name for name in names if name not in found]
     if unknown:
         raise EscalationProblem(f"no annotator named {', '.join(map(repr, unknown))}")
-    people = [name for name in names if found[name].kind != Annotator.Kind.LLM]
+    people = [name for name in names if found[name].agent != Annotator.Agent.LLM]
     if people:
         raise EscalationProblem(f"{', '.join(map(repr, people))}: a person, not an LLM annotator; only LLM "
                                 "annotators can be judges")
@@ -57,7 +57,7 @@ def find_judges(task: Task, names: list[str]) -> list[Annotator]:
 def human_answers(task: Task) -> dict[int, list[Any]]:
     """Item id → the people's answers (skips left out)."""
     answers: dict[int, list[Any]] = defaultdict(list)
-    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__agent=Annotator.Agent.HUMAN)
     for item_id, value in rows.values_list("item_id", "value").iterator(chunk_size=5000):
         answers[item_id].append(value)
     return answers
@@ -140,7 +140,7 @@ def alt_test_for_task(task: Task, judge_name: str, epsilon: float, *, q: float =
     annotator = Annotator.objects.filter(user__username=judge_name).first()
     if annotator is None:
         raise EscalationProblem(f"no annotator named {judge_name!r}")
-    if annotator.kind != Annotator.Kind.LLM:
+    if annotator.agent != Annotator.Agent.LLM:
         raise EscalationProblem(f"{judge_name!r}: a person, not an LLM annotator")
     if annotator.excluded_at is not None:
         raise EscalationProblem(f"{judge_name!r}: excluded, so its answers count in no test; include it again "
@@ -161,7 +161,7 @@ def alt_test_for_task(task: Task, judge_name: str, epsilon: float, *, q: float =
         return float(value)
 
     humans: dict[str, dict[int, Any]] = defaultdict(dict)
-    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__agent=Annotator.Agent.HUMAN)
     for name, item_id, value in rows.values_list("annotator__user__username", "item_id", "value"):
         humans[name][item_id] = comparable(value)
     if len(humans) < MIN_ALT_TEST_ANNOTATORS:

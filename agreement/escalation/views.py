@@ -86,7 +86,7 @@ def index(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"The job queue is unavailable ({error}); the plan is stored, queued.")
             return redirect("escalation:index")
         return redirect("escalation:detail", plan_id=plan.pk)
-    judges = Annotator.objects.filter(kind=Annotator.Kind.LLM).select_related("user").order_by("user__username")
+    judges = Annotator.objects.filter(agent=Annotator.Agent.LLM).select_related("user").order_by("user__username")
     return render(request, "agreement/escalation/index.html", {
         "plans": EscalationPlan.objects.select_related("task")[:50], "tasks": tasks,
         "judges": [judge.name for judge in judges]})

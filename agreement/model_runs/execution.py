@@ -51,7 +51,7 @@ def load_inputs(task: Task) -> Inputs:
     gold = dict(values_with_json(ItemGold.objects.filter(item__task=task), "item_id", json_field="value"))
     humans: dict[int, list[Any]] = {}
     rows = Annotation.objects.counted().filter(item__task=task, skipped=False, value__isnull=False,
-                                     annotator__kind="human").order_by("item_id", "annotator_id")
+                                     annotator__agent="human").order_by("item_id", "annotator_id")
     for item_id, value in values_with_json(rows, "item_id", json_field="value"):
         humans.setdefault(item_id, []).append(value)
     return items, gold, humans

@@ -55,7 +55,7 @@ def judges_of(task: Task) -> list[str]:
     # One EXISTS per LLM annotator (few), each stopping at its first answer, rather than a scan of the task's
     # answers on every report page view.
     answered = Exists(Annotation.objects.counted().filter(annotator=OuterRef("pk"), item__task=task))
-    return sorted(Annotator.objects.filter(kind=Annotator.Kind.LLM).filter(answered)
+    return sorted(Annotator.objects.filter(agent=Annotator.Agent.LLM).filter(answered)
                   .values_list("user__username", flat=True))
 
 

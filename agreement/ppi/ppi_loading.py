@@ -53,8 +53,8 @@ def find_judge(task: Task, name: str) -> Annotator:
     judge = Annotator.objects.select_related("user").filter(user__username=name).first()
     if judge is None:
         raise PPIInputError(f"no annotator named {name!r}: give the judge's name (an LLM annotator, or imported "
-                            "answers with annotator_kind llm)")
-    if judge.kind != Annotator.Kind.LLM:
+                            "answers with annotator_agent llm)")
+    if judge.agent != Annotator.Agent.LLM:
         raise PPIInputError(f"{name!r} is a person (a human annotator), not a judge: PPI combines the humans' "
                             "answers with a machine's; give an LLM annotator's name")
     if judge.excluded_at is not None:  # its answers count in no number (docs/crowd.md, "Exclusion")
@@ -79,7 +79,7 @@ def load_numbers(task: Task, judge_name: str, *, threshold: float | None = None)
         raise PPIInputError(f"task {task.name!r} has no items")
     pool = {row[0] for row in items}
     answers = (Annotation.objects.counted().filter(item__task=task, skipped=False)
-               .filter(Q(annotator__kind=Annotator.Kind.HUMAN) | Q(annotator=judge))
+               .filter(Q(annotator__agent=Annotator.Agent.HUMAN) | Q(annotator=judge))
                .order_by("item_id", "annotator_id")
                .values_list("item_id", "annotator_id", "annotator__user__username", "value", "submitted_at"))
     judge_values: dict[int, Any] = {}
@@ -108,7 +108,7 @@ def label_order(task: Task, items: list[tuple[int, str, dict[str, Any], str, str
     are broken by a digest of the item's id: an order no file's line order can change (a file sorted by value
     would otherwise put its values in order)."""
     revised = (AnnotationRevision.objects
-               .filter(annotation__item__task=task, annotation__annotator__kind=Annotator.Kind.HUMAN, skipped=False)
+               .filter(annotation__item__task=task, annotation__annotator__agent=Annotator.Agent.HUMAN, skipped=False)
                .values_list("annotation__item_id").annotate(first=Min("previous_submitted_at")))
     first = dict(first_label)
     for item_id, earlier in revised:

@@ -9,7 +9,7 @@ turns the database into the inputs of the pure table modules (``subset_scores.py
   files by :func:`reference_intervals` (rules below);
 * **this project's humans** — the stored agreement report of every project Task mapped to an MTEB task
   (``Task.mteb_task_name``), one subset per language of its batches (a task without one is ``pending``);
-* **LLM annotators** — the report's ``annotators`` of kind ``llm``, each its own row (HUME §3.6, §4.4).
+* **LLM annotators** — the report's ``annotators`` whose ``agent`` is ``llm``, each its own row (HUME §3.6, §4.4).
 
 Subsets are matched by (MTEB task, language) as in the pure layer, never by ``hf_subset`` spelling.
 
@@ -144,7 +144,7 @@ def build(revision_ids: Collection[int] = (), *, with_project: bool = True) -> C
                         for task in {score.task for score in comparison.scores}}
     kind_of = comparison.kinds.__getitem__
     for name, entry in entries.items():
-        if entry.kind == "human" and entry.origin == "imported":
+        if entry.agent == "human" and entry.origin == "imported":
             own = [row for row in board if row.model_name == name]
             related = evaluation_rows(row for row in rows if row.model_name == name and row.annotator_id is None)
             annotators = evaluation_rows(row for row in rows if row.model_name == name and row.annotator_id)
@@ -179,14 +179,14 @@ def leaderboard_rows(comparison: Comparison, languages: Collection[str], *, rank
     scores = reference_scores(comparison, languages) if reference else comparison.for_languages(languages)
     subsets = ranked_subsets(scores, rank_over=rank_over, languages=languages)
     rows = table1(scores, languages=languages, kinds=comparison.kinds, subsets=subsets)
-    model_rows = [row for row in rows if row["kind"] == "model"]
+    model_rows = [row for row in rows if row["agent"] == "model"]
     for row in rows:
         entry = comparison.entries.get(row["name"])
         row["origin"] = entry.origin if entry else ""
         row["revision"] = entry.revision if entry else ""
         row["is_current"] = entry.is_current if entry else True
         row["rank_among_models"] = (
-            None if row["kind"] == "model" or row["overall"] is None
+            None if row["agent"] == "model" or row["overall"] is None
             else 1 + sum(model["overall"] > row["overall"] for model in model_rows if model["overall"] is not None))
     return rows
 
@@ -209,7 +209,7 @@ def ranking_summary(comparison: Comparison, languages: Collection[str], rows: Se
             "unranked": [row for row in rows if row["rank"] is None]}
 
 
-EXPORT_KEYS = ("rank", "name", "kind", "overall", "n_subsets", "complete", "rank_among_models", "origin",
+EXPORT_KEYS = ("rank", "name", "agent", "overall", "n_subsets", "complete", "rank_among_models", "origin",
                "revision", "columns")
 
 

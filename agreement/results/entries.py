@@ -74,7 +74,7 @@ class Entry:
     """One row of the comparison: a model revision, a human entry or an LLM annotator."""
 
     name: str
-    kind: str  # model / human / llm (the pure layer's kinds)
+    agent: str  # model / human / llm (the pure layer's ENTRY_AGENTS)
     origin: str  # "imported" or "this project"
     revision: str = ""
     revision_id: int | None = None
@@ -93,8 +93,8 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
     pending: list[PendingReport] = field(default_factory=list)  # project tasks whose report is not stored yet
 
-    def names(self, kind: str) -> list[str]:
-        return sorted(name for name, entry in self.entries.items() if entry.kind == kind)
+    def names(self, agent: str) -> list[str]:
+        return sorted(name for name, entry in self.entries.items() if entry.agent == agent)
 
     def default_human(self, languages: Collection[str] | None = None) -> str | None:
         """The human entry with scores on the most subsets (of `languages`, when given), this project's humans on
@@ -105,7 +105,7 @@ class Comparison:
         if not humans:
             return None
         counts = Counter(score.name for score in self.scores
-                         if score.kind == "human" and (languages is None or score.language in languages))
+                         if score.agent == "human" and (languages is None or score.language in languages))
         return max(humans, key=lambda name: (counts[name], name == PROJECT_HUMANS))
 
     def ci(self, human: str) -> dict[SubsetKey, tuple[float, float]]:

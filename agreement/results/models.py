@@ -26,12 +26,12 @@ from measures.results.mteb_files import ScoreRow
 class ResultModel(models.Model):
     """A model (or a human reference) that MTEB results were imported for, e.g. ``intfloat/e5-mistral-7b``."""
 
-    class Kind(models.TextChoices):
+    class Agent(models.TextChoices):  # what produced the scores (docs/style.md, "Naming")
         MODEL = "model", "model"
         HUMAN_REFERENCE = "human_reference", "human reference"
 
     name = models.CharField(max_length=300, unique=True, help_text="As in model_meta.json, e.g. org/model.")
-    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.MODEL)
+    agent = models.CharField(max_length=20, choices=Agent.choices, default=Agent.MODEL)
     meta = models.JSONField(default=dict, blank=True, help_text="A few fields of model_meta.json.")
     current_pinned = models.BooleanField(
         default=False, help_text="An admin chose the current revision; imports leave that choice alone."
@@ -47,7 +47,7 @@ class ResultModel(models.Model):
 
     @property
     def is_human_reference(self) -> bool:
-        return self.kind == self.Kind.HUMAN_REFERENCE
+        return self.agent == self.Agent.HUMAN_REFERENCE
 
 
 class ResultRevision(models.Model):
@@ -113,15 +113,15 @@ def stored_rows(**filters: Any) -> list[ScoreRow]:
     ``filters`` narrow ``ResultScore`` (e.g. ``revision__model=model``). The rows carry the revision's
     name; callers that need database ids join them by (model name, revision).
     """
-    fields = ("revision__model__name", "revision__model__kind", "revision__revision", "revision__annotator_id",
+    fields = ("revision__model__name", "revision__model__agent", "revision__revision", "revision__annotator_id",
               "mteb_task_name", "split", "hf_subset", "languages", "main_score", "metrics", "dataset_revision",
               "mteb_version", "source_path", "agreement")
     queryset = ResultScore.objects.filter(**filters).order_by("pk").values_list(*fields)
     return [
-        ScoreRow(model_name=name, revision=revision, is_human_reference=kind == ResultModel.Kind.HUMAN_REFERENCE,
+        ScoreRow(model_name=name, revision=revision, is_human_reference=agent == ResultModel.Agent.HUMAN_REFERENCE,
                  annotator_id=annotator or None, mteb_task_name=task, split=split, hf_subset=subset,
                  languages=list(languages), main_score=score, metrics=metrics, dataset_revision=dataset,
                  mteb_version=version or None, source_path=source, agreement=agreement)
-        for (name, kind, revision, annotator, task, split, subset, languages, score, metrics, dataset, version,
+        for (name, agent, revision, annotator, task, split, subset, languages, score, metrics, dataset, version,
              source, agreement) in queryset
     ]

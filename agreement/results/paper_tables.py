@@ -41,14 +41,14 @@ def table2(
 ) -> list[dict[str, Any]]:
     """HUME Table 2 rows: one per task kind plus ``Average``; cells are mean scores (0–1)."""
     by_entry: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)
-    entry_kind: dict[str, str] = {}
+    entry_agent: dict[str, str] = {}
     for item in scores:
         if item.language in languages and task_kind(item.task, kinds) in task_kinds:
             by_entry[item.name][(item.task, item.language)] = item.score
-            entry_kind[item.name] = item.kind
+            entry_agent[item.name] = item.agent
     subsets = set(by_entry.get(human, {}))
-    llms = sorted(name for name, kind in entry_kind.items() if kind == "llm")
-    models = sorted(name for name, kind in entry_kind.items() if kind == "model")
+    llms = sorted(name for name, agent in entry_agent.items() if agent == "llm")
+    models = sorted(name for name, agent in entry_agent.items() if agent == "model")
     rows = []
     for label in (*task_kinds, "Average"):
         keys = {key for key in subsets if label == "Average" or task_kind(key[0], kinds) == label}
@@ -72,21 +72,21 @@ def _mean_over(values: Mapping[tuple[str, str], float], keys: Collection[tuple[s
 
 def dataset_table(
     scores: Iterable[SubsetScore], kind: str, *, kinds: Mapping[str, str] | None = None,
-    languages: Collection[str] | None = None, entry_kinds: Collection[str] = ("model", "human"),
+    languages: Collection[str] | None = None, entry_agents: Collection[str] = ("model", "human"),
 ) -> dict[str, Any]:
     """HUME Tables 4–7: each entry's score per MTEB task of ``kind``, averaged across languages (all of
     them unless ``languages`` is given)."""
     cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     order: dict[str, str] = {}
     for item in scores:
-        if (languages is None or item.language in languages) and item.kind in entry_kinds \
+        if (languages is None or item.language in languages) and item.agent in entry_agents \
                 and task_kind(item.task, kinds) == kind:
             cells[item.name][item.task].append(item.score)
-            order[item.name] = item.kind
+            order[item.name] = item.agent
     tasks = sorted({task for row in cells.values() for task in row})
     names = sorted(cells, key=lambda n: (order[n] != "model", n.split("/")[-1].lower()))
     return {"kind": kind, "tasks": tasks,
-            "rows": [{"name": name, "kind": order[name],
+            "rows": [{"name": name, "agent": order[name],
                       "scores": {task: statistics.fmean(cells[name][task]) if cells[name][task] else None
                                  for task in tasks}} for name in names]}
 

@@ -7,7 +7,7 @@ Batches may be in other languages than the task's own; each language is its own 
 MultilingualSentiment has an Arabic, a Norwegian and a Russian part.
 
 Scores come from the agreement report (``scoring.score_task``, HUME's protocol): the human block gives
-the score, its CI and the agreement; the ``annotators`` entries of kind ``llm`` give one row per LLM
+the score, its CI and the agreement; the ``annotators`` entries whose ``agent`` is ``llm`` give one row per LLM
 annotator, scored exactly like a human and never part of the human score (HUME §3.6).
 
 Only stored reports are read: metrics are computed by workers, never while a page is built. A mapped task
@@ -140,7 +140,7 @@ def _add_llms(comparison: Comparison, task: Task, language: str, report: dict[st
     main = (report.get("human") or {}).get("main_metric")
     for annotator in report.get("annotators") or []:
         score = (annotator.get("scores") or {}).get(main)
-        if annotator.get("kind") != "llm" or score is None:
+        if annotator.get("agent") != "llm" or score is None:
             continue
         name = _llm_entry_name(comparison, annotator["name"])
         comparison.entries.setdefault(name, Entry(name, "llm", "this project"))
@@ -150,7 +150,7 @@ def _add_llms(comparison: Comparison, task: Task, language: str, report: dict[st
 def _llm_entry_name(comparison: Comparison, name: str) -> str:
     """An LLM annotator keeps its name unless a model or human already uses it."""
     entry = comparison.entries.get(name)
-    return name if entry is None or entry.kind == "llm" else f"{name} (LLM annotator)"
+    return name if entry is None or entry.agent == "llm" else f"{name} (LLM annotator)"
 
 
 def _mapping_row(task: Task, language: str, report: dict[str, Any], origin: str) -> dict[str, Any]:

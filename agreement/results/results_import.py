@@ -256,10 +256,10 @@ def save(loaded: Loaded) -> ImportSummary:
 def _upsert_models(loaded: Loaded) -> dict[str, ResultModel]:
     models: dict[str, ResultModel] = {}
     for name in sorted({row.model_name for row in loaded.rows}):
-        kind = ResultModel.Kind.HUMAN_REFERENCE if name in HUMAN_REFERENCE_MODELS else ResultModel.Kind.MODEL
+        agent = ResultModel.Agent.HUMAN_REFERENCE if name in HUMAN_REFERENCE_MODELS else ResultModel.Agent.MODEL
         meta = loaded.metas.get(name, {})
         model, created = ResultModel.objects.select_for_update().get_or_create(
-            name=name, defaults={"kind": kind, "meta": meta})
+            name=name, defaults={"agent": agent, "meta": meta})
         if not created and meta and model.meta != meta:
             model.meta = meta
             model.save(update_fields=["meta", "updated_at"])

@@ -25,12 +25,12 @@ def table1_to_csv(
 ) -> str:
     """Table 1 as CSV, scores scaled like the paper (×100, one decimal)."""
     columns = list(rows[0]["columns"]) if rows else []
-    header = ["rank", "name", "kind", *columns, "overall", "n_subsets"]
+    header = ["rank", "name", "agent", *columns, "overall", "n_subsets"]
     body = [
         [
             row["rank"],
             row["name"],
-            row["kind"],
+            row["agent"],
             *(fmt_score(row["columns"][column], scale, digits) for column in columns),
             fmt_score(row["overall"], scale, digits),
             row["n_subsets"],
@@ -143,10 +143,10 @@ def _latex_value(
     text = fmt_score(value, scale, digits)
     present = [v for v in column if v is not None]
     models = [
-        v for v, row in zip(column, rows, strict=True) if v is not None and row["kind"] == "model"
+        v for v, row in zip(column, rows, strict=True) if v is not None and row["agent"] == "model"
     ]
     if value == max(present):
         text = rf"\textbf{{{text}}}"
-    if rows[position]["kind"] == "model" and models and value == max(models):
+    if rows[position]["agent"] == "model" and models and value == max(models):
         text = rf"\underline{{{text}}}"
     return text

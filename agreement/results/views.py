@@ -59,11 +59,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         context["win_rates"] = _win_rate_rows(rc.win_rate_table(comparison, selection.human, selection.languages))
         context["llm_correlations"] = rc.llm_correlations(comparison, selection.human, selection.languages)
         context["human_row"] = next((row for row in rows if row["name"] == selection.human), None)
-        context["ranked_humans"] = [row for row in rows if row["kind"] == "human" and row["rank_among_models"]
+        context["ranked_humans"] = [row for row in rows if row["agent"] == "human" and row["rank_among_models"]
                                     and row["name"] != selection.human]
-        context["best_model"] = next((row for row in rows if row["kind"] == "model" and row["rank"]), None)
-        context["n_models"] = sum(row["kind"] == "model" for row in rows)
-        context["n_ranked_models"] = sum(row["kind"] == "model" and row["rank"] is not None for row in rows)
+        context["best_model"] = next((row for row in rows if row["agent"] == "model" and row["rank"]), None)
+        context["n_models"] = sum(row["agent"] == "model" for row in rows)
+        context["n_ranked_models"] = sum(row["agent"] == "model" and row["rank"] is not None for row in rows)
         context["paper_figures"] = paper_figures.TITLES.items()
         context["paper_tables"] = ("2", "4", "5", "6", "7", "8", "5.1")
         if PROJECT_HUMANS in selection.humans and selection.human != PROJECT_HUMANS:
@@ -84,11 +84,11 @@ def _table1_layout(rows: list[dict[str, Any]]) -> dict[str, Any]:
     columns = list(rows[0]["columns"]) if rows else []
     kinds = [column.split("/")[0] for column in columns]
     best = {c: max((r["columns"][c] for r in rows if r["columns"][c] is not None), default=None) for c in columns}
-    best_model = {c: max((r["columns"][c] for r in rows if r["kind"] == "model" and r["columns"][c] is not None),
+    best_model = {c: max((r["columns"][c] for r in rows if r["agent"] == "model" and r["columns"][c] is not None),
                          default=None) for c in columns}
     for row in rows:
         row["cells"] = [{"value": row["columns"][c], "best": row["columns"][c] is not None
-                         and row["columns"][c] == best[c], "best_model": row["kind"] == "model"
+                         and row["columns"][c] == best[c], "best_model": row["agent"] == "model"
                          and row["columns"][c] is not None and row["columns"][c] == best_model[c]}
                         for c in columns]
     return {"rows": rows, "columns": columns, "languages_header": [c.split("/")[1] for c in columns],

@@ -6,7 +6,7 @@ command's process so the demo shows curves without waiting for a worker; each st
 is already there, so the run command may call it on every start. The judgments are written data
 (demo/retrieval/judgments.tsv: a score per (query, document) of its topic, and a `*` line giving the
 annotator's score for every other pooled pair), imported as the demo's other answers are (``hana``, ``ivan``,
-and ``demo-judge``, an annotator of kind llm, as the other demo tasks' ``demo-llm``).
+and ``demo-judge``, an annotator whose agent is llm, as the other demo tasks' ``demo-llm``).
 """
 from __future__ import annotations
 
@@ -72,10 +72,10 @@ def judgment_lines(pool: Pool) -> list[str]:
     units = PoolUnit.objects.filter(pool=pool).values_list("item__external_id", "query__query_id",
                                                            "document__doc_id")
     lines = []
-    for (name, kind), table in scores.items():
+    for (name, agent), table in scores.items():
         for pair, query_id, doc_id in units:
             score = table.get((query_id, doc_id), table["*", "*"])
-            lines.append(json.dumps({"item": pair, "annotator": name, "annotator_kind": kind,
+            lines.append(json.dumps({"item": pair, "annotator": name, "annotator_agent": agent,
                                      "value": {doc_id: score}}))
     return lines
 

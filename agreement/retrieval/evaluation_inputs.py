@@ -72,13 +72,13 @@ def pool_scores(subset: Subset, task: str | None = None) -> tuple[dict[str, Pair
     if task:
         answers = answers.filter(item__task__name=task)
     rows = answers.values_list(
-        "annotator__user__username", "annotator__kind", "item__retrieval_unit__query_id",
+        "annotator__user__username", "annotator__agent", "item__retrieval_unit__query_id",
         "item__retrieval_unit__document_id", "value")
     judges: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
     humans: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
-    for name, kind, query, doc, value in rows:
+    for name, agent, query, doc, value in rows:
         if isinstance(value, dict) and len(value) == 1:
-            target = judges if kind == Annotator.Kind.LLM else humans
+            target = judges if agent == Annotator.Agent.LLM else humans
             target[name][query, doc] = float(next(iter(value.values())))
     return dict(judges), dict(humans)
 

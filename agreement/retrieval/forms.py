@@ -108,7 +108,7 @@ class JudgingBatchForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = (Annotator.objects.filter(kind=Annotator.Kind.LLM, active=True,
+        self.fields["judge"].queryset = (Annotator.objects.filter(agent=Annotator.Agent.LLM, active=True,
                                                                   llm_config__isnull=False)
                                          .select_related("user").order_by("user__username"))
         self.fields["judge"].label_from_instance = lambda a: a.name

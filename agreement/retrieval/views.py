@@ -232,7 +232,7 @@ def pool_rows(target: Collection, bound: dict[str, forms.Form] | None = None) ->
                    .order_by("name"))
         judge_runs = LLMRun.objects.filter(task=pool.task).select_related("annotator__user").order_by("pk")
         answers = (Annotation.objects.counted().filter(item__retrieval_unit__pool=pool, skipped=False)
-                   .values("annotator__user__username", "annotator__kind").annotate(n=Count("pk"))
+                   .values("annotator__user__username", "annotator__agent").annotate(n=Count("pk"))
                    .order_by("annotator__user__username"))
         out.append({"pool": pool, "units": pool.units.count(), "answers": list(answers),
                     "usage": judge_usage(pool.subset), "rankings": [r.name for r in pool.rankings.all()],

@@ -16,7 +16,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.core import rawsql
-from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Hold
 from hume.roles import ADMIN, is_researcher, require_role
 from tasks_app.models import Item, Task
 
@@ -64,7 +64,7 @@ def batches_offered_to(annotator: Annotator) -> QuerySet[Batch]:
     """The batches the annotator's lists offer (the my-batches page, the home page, /api/v1/my/batches/): open ones
     they are assigned to, less the stopped ones (`Batch.hands_out` False: a campaign ended), except a stopped batch
     where they still hold an item, which they may still answer (docs/batches.md, "Stopping a batch")."""
-    holding = Exists(Lease.objects.filter(batch_item__batch_id=OuterRef("pk"), annotator_id=annotator.pk,
+    holding = Exists(Hold.objects.filter(batch_item__batch_id=OuterRef("pk"), annotator_id=annotator.pk,
                                           expires_at__gt=timezone.now()))
     return annotator.batches.filter(Q(hands_out=True) | holding, is_open=True)
 
@@ -91,8 +91,8 @@ def get_batch_to_annotate(user: User, batch_id: int | str) -> tuple[Annotator, B
 
 def get_item_to_write(user: User, batch_id: int | str, item_id: int | str) -> tuple[Annotator, Batch, Item]:
     """As get_batch_to_annotate, plus an item of the batch to answer, skip or flag (404 if it is not in the
-    batch), in the same statement. Unlike reading (get_batch_item_for: leased or answered items only), writing
-    leaves the decision to the engine, which accepts an answer whose lease expired while a slot is free, and
+    batch), in the same statement. Unlike reading (get_batch_item_for: held or answered items only), writing
+    leaves the decision to the engine, which accepts an answer whose hold expired while a slot is free, and
     otherwise says why (not handed to you, overlap full) instead of a 404."""
     annotator, batch, item = _seat_or_refuse(user, batch_id, item_id)
     if item is None:
@@ -146,17 +146,17 @@ def _seat(user: User, batch_id: int | str, item_id: int | str | None) -> tuple[A
 
 def visible_items(user: User, batch: Batch) -> QuerySet[Item]:
     """Items of a batch the user may see: all for readers of everything; for an annotator only the items
-    handed to them (a live lease) or already answered by them. Never carries gold (it is another table)."""
+    handed to them (a live hold) or already answered by them. Never carries gold (it is another table)."""
     items = Item.objects.filter(batch_items__batch=batch).select_related("task")
     if is_researcher(user):
         return items
     annotator = annotator_of(user)
     if annotator is None:
         return items.none()
-    leased = Lease.objects.filter(batch_item__batch=batch, batch_item__item_id=OuterRef("pk"),
+    held = Hold.objects.filter(batch_item__batch=batch, batch_item__item_id=OuterRef("pk"),
                                   annotator=annotator, expires_at__gt=timezone.now())
     answered = Annotation.objects.filter(item_id=OuterRef("pk"), annotator=annotator, batch=batch)
-    return items.filter(Exists(leased) | Exists(answered))
+    return items.filter(Exists(held) | Exists(answered))
 
 
 def get_batch_item_for(user: User, batch: Batch, item_id: int | str) -> Item:

@@ -48,17 +48,17 @@ def check_password(password: str, *, username: str = "", user: AbstractBaseUser 
     validate_password(password, user if user is not None else get_user_model()(username=username))
 
 
-def create_annotator(username: str, *, kind: str = Annotator.Kind.HUMAN, password: str | None = None,
+def create_annotator(username: str, *, agent: str = Annotator.Agent.HUMAN, password: str | None = None,
                      languages: Mapping[str, str | None] | None = None) -> Annotator:
-    """A new user `username` (human: in the annotator group) with an Annotator profile of `kind` and its `languages`
+    """A new user `username` (human: in the annotator group) with an Annotator profile of `agent` and its `languages`
     ({code: proficiency}; None = the default, native). Raises IntegrityError if the user name is taken."""
     if password:
         check_password(password, username=username)
     with transaction.atomic():
         user = get_user_model().objects.create_user(username=username, password=password or None)
-        if kind == Annotator.Kind.HUMAN:  # an LLM's account never logs in, so it holds no role
+        if agent == Annotator.Agent.HUMAN:  # an LLM's account never logs in, so it holds no role
             user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-        annotator = Annotator.objects.create(user=user, kind=kind)
+        annotator = Annotator.objects.create(user=user, agent=agent)
         AnnotatorLanguage.objects.bulk_create(
             AnnotatorLanguage(annotator=annotator, language=code, **({"proficiency": level} if level else {}))
             for code, level in (languages or {}).items())

@@ -18,11 +18,11 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.core.models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.models import Annotator, AnnotatorLanguage, Batch, BatchAssignee, BatchItem, Hold
 from tasks_app.core.models import Item, Task, language_code
 
 HUME_ENGLISH_OVERLAP = 2  # HUME: two annotators per English item, one for every other language
-DEFAULT_LEASE_SECONDS = 900
+DEFAULT_HOLD_SECONDS = 900
 
 
 class AssignmentProblem(ValueError):
@@ -55,7 +55,7 @@ class BatchSpec:
     language: str | None = None
     overlap: int | None = None
     name: str | None = None
-    lease_seconds: int = DEFAULT_LEASE_SECONDS
+    hold_seconds: int = DEFAULT_HOLD_SECONDS
     due_date: date | None = None
 
 
@@ -76,7 +76,7 @@ def create_batch(spec: BatchSpec, *, annotators: Iterable[Annotator] = (), overr
     with transaction.atomic():
         batch, created = Batch.objects.get_or_create(
             task=spec.task, name=name,
-            defaults={"language": language, "overlap": overlap, "lease_seconds": spec.lease_seconds,
+            defaults={"language": language, "overlap": overlap, "hold_seconds": spec.hold_seconds,
                       "due_date": spec.due_date, "created_by": created_by},
         )
         if created:
@@ -117,7 +117,7 @@ def unassign(batch: Batch, annotator: Annotator) -> None:
     """Take an annotator off a batch; items they held go back to the pool, their answers stay."""
     with transaction.atomic():
         BatchAssignee.objects.filter(batch=batch, annotator=annotator).delete()
-        Lease.objects.filter(batch_item__batch=batch, annotator=annotator).delete()
+        Hold.objects.filter(batch_item__batch=batch, annotator=annotator).delete()
 
 
 def multilingual_group(task: Task) -> list[Task]:
@@ -128,14 +128,14 @@ def multilingual_group(task: Task) -> list[Task]:
 
 
 def create_language_batches(tasks: Iterable[Task], *, overlap: int | None = None, assign_speakers: bool = True,
-                            lease_seconds: int = DEFAULT_LEASE_SECONDS, due_date: date | None = None,
+                            hold_seconds: int = DEFAULT_HOLD_SECONDS, due_date: date | None = None,
                             created_by: AbstractBaseUser | None = None) -> list[tuple[Batch, bool]]:
     """One batch per task of a multilingual set, in one transaction. Overlap None applies HUME's preset per
     language; with assign_speakers the active human annotators who list the language are assigned."""
     results = []
     with transaction.atomic():
         for task in tasks:
-            spec = BatchSpec(task=task, overlap=overlap, lease_seconds=lease_seconds, due_date=due_date)
+            spec = BatchSpec(task=task, overlap=overlap, hold_seconds=hold_seconds, due_date=due_date)
             speakers = speakers_of(task.language) if assign_speakers else []
             results.append(create_batch(spec, annotators=speakers, created_by=created_by))
     return results
@@ -144,5 +144,5 @@ def create_language_batches(tasks: Iterable[Task], *, overlap: int | None = None
 def speakers_of(language: str) -> list[Annotator]:
     """Active human annotators of `language`, study participants left out: each exists for its one study
     (docs/crowd.md), and a completed one stays active until its deadline only to revise its answers."""
-    return list(Annotator.objects.filter(active=True, kind=Annotator.Kind.HUMAN, languages__language=language,
+    return list(Annotator.objects.filter(active=True, agent=Annotator.Agent.HUMAN, languages__language=language,
                                          participant__isnull=True).select_related("user").distinct())

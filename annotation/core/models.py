@@ -1,6 +1,6 @@
-"""Annotators, batches, leases and annotations.
+"""Annotators, batches, holds and annotations.
 
-The database holds the invariants: one annotation per (item, annotator), one lease per (batch item,
+The database holds the invariants: one annotation per (item, annotator), one hold per (batch item,
 annotator), overlap k ≥ 1, and an answer that is either a value or a skip.
 """
 from __future__ import annotations
@@ -21,12 +21,12 @@ class AnnotatorQuerySet(models.QuerySet["Annotator"]):
 class Annotator(models.Model):
     """A person or a language model that answers items. LLM annotators are scored like humans."""
 
-    class Kind(models.TextChoices):
+    class Agent(models.TextChoices):  # what answers: a person or a language model (docs/style.md, "Naming")
         HUMAN = "human", "human"
         LLM = "llm", "LLM"
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator")
-    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.HUMAN)
+    agent = models.CharField(max_length=8, choices=Agent.choices, default=Agent.HUMAN)
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # An excluded annotator's answers stay stored but count in no number (Annotation.objects.counted); the report
@@ -75,7 +75,7 @@ class Batch(models.Model):
     name = models.CharField(max_length=200)
     language = models.CharField(max_length=16, validators=[language_code])
     overlap = models.PositiveSmallIntegerField(default=1, help_text="k: different annotators per item.")
-    lease_seconds = models.PositiveIntegerField(default=900)
+    hold_seconds = models.PositiveIntegerField(default=900)
     assignees = models.ManyToManyField(Annotator, through="BatchAssignee", related_name="batches")
     due_date = models.DateField(null=True, blank=True)
     is_open = models.BooleanField(default=True)
@@ -90,7 +90,7 @@ class Batch(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["task", "name"], name="batch_name_unique_per_task"),
             models.CheckConstraint(condition=Q(overlap__gte=1), name="batch_overlap_at_least_one"),
-            models.CheckConstraint(condition=Q(lease_seconds__gte=1), name="batch_lease_positive"),
+            models.CheckConstraint(condition=Q(hold_seconds__gte=1), name="batch_hold_positive"),
         ]
         verbose_name_plural = "batches"
 
@@ -121,7 +121,7 @@ class BatchItem(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="batch_items")
     position = models.PositiveIntegerField()
     # Kept by annotation.core.assignment under this row's lock so next_item can skip full items without
-    # counting; the overlap check itself always counts Annotation and Lease rows, so drift cannot overshoot k.
+    # counting; the overlap check itself always counts Annotation and Hold rows, so drift cannot overshoot k.
     human_answers = models.PositiveIntegerField(
         default=0, help_text="Non-skipped answers by human annotators in this batch (a cache the engine keeps)."
     )
@@ -139,22 +139,24 @@ class BatchItem(models.Model):
         return f"item {self.item_id} in batch {self.batch_id}"
 
 
-class Lease(models.Model):
-    """An item reserved for one annotator until expires_at; live leases count toward overlap k."""
+class Hold(models.Model):
+    """An item reserved for one annotator until expires_at; live holds count toward overlap k. The assignment's
+    word, apart from the job layer's lease on a job (hume/jobs/lease.py; docs/style.md, "Naming")."""
 
-    batch_item = models.ForeignKey(BatchItem, on_delete=models.CASCADE, related_name="leases")
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="leases")
-    leased_at = models.DateTimeField()
+    batch_item = models.ForeignKey(BatchItem, on_delete=models.CASCADE, related_name="holds")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="holds")
+    held_at = models.DateTimeField()
     expires_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["batch_item", "annotator"], name="one_lease_per_annotator_item")]
-        # expires_at: the live leases of a batch (progress, on every loop request) are a short range of this index;
-        # a scan of the table would also walk every lease answered since the last vacuum.
-        indexes = [models.Index(fields=["annotator", "expires_at"]), models.Index(fields=["expires_at"])]
+        constraints = [models.UniqueConstraint(fields=["batch_item", "annotator"], name="one_hold_per_annotator_item")]
+        # expires_at: the live holds of a batch (progress, on every loop request) are a short range of this index;
+        # a scan of the table would also walk every hold answered since the last vacuum.
+        indexes = [models.Index(fields=["annotator", "expires_at"], name="hold_annotator_expires_idx"),
+                   models.Index(fields=["expires_at"], name="hold_expires_idx")]
 
     def __str__(self) -> str:
-        return f"lease of {self.batch_item_id} to {self.annotator_id} until {self.expires_at:%H:%M:%S}"
+        return f"hold of {self.batch_item_id} to {self.annotator_id} until {self.expires_at:%H:%M:%S}"
 
 
 # The one rule of exclusion (docs/crowd.md, "Exclusion"): an answer counts in a number (a report, an estimate, a

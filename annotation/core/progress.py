@@ -1,6 +1,6 @@
 """Progress of batches for the admin dashboard and its CSV export: who is done, what is held, what is left.
 
-Counts, not metrics: agreement lives in `agreement/`. Every figure is read from the Annotation and Lease rows
+Counts, not metrics: agreement lives in `agreement/`. Every figure is read from the Annotation and Hold rows
 with a handful of grouped queries per batch (never one per item), so the dashboard can poll every 5 s.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.core.assignment import annotator_progress
-from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.models import Annotation, Annotator, Batch, BatchAssignee, BatchItem, Hold
 from hume.lib.csv_safety import to_csv
 
-HUMAN = Annotator.Kind.HUMAN
+HUMAN = Annotator.Agent.HUMAN
 ISSUES_SHOWN = 200
 
 
@@ -26,13 +26,13 @@ ISSUES_SHOWN = 200
 class AnnotatorRow:
     annotator_id: int
     name: str
-    kind: str
+    agent: str
     active: bool
     override_reason: str
     done: int = 0
     skipped: int = 0
     flagged: int = 0
-    leased: int = 0
+    held: int = 0
     remaining: int = 0  # items this annotator can still get
     median_ms: float | None = None
     last_submit: datetime | None = None
@@ -42,9 +42,9 @@ class AnnotatorRow:
         """At a glance: finished, working, not started, or inactive."""
         if not self.active:
             return "inactive"
-        if self.remaining == 0 and self.leased == 0:
+        if self.remaining == 0 and self.held == 0:
             return "done"
-        return "working" if self.done or self.skipped or self.leased else "not started"
+        return "working" if self.done or self.skipped or self.held else "not started"
 
 
 @dataclass
@@ -53,7 +53,7 @@ class BatchProgress:
     items: int
     needed: int  # items × k answers by humans
     done: int  # non-skipped human answers
-    leased: int  # live leases
+    held: int  # live holds
     complete_items: int
     median_ms: float | None
     annotators: list[AnnotatorRow] = field(default_factory=list)
@@ -61,7 +61,7 @@ class BatchProgress:
 
     @property
     def remaining(self) -> int:
-        return max(0, self.needed - self.done - self.leased)
+        return max(0, self.needed - self.done - self.held)
 
     @property
     def percent(self) -> int:
@@ -75,13 +75,13 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
     answers = Annotation.objects.filter(batch=batch)
     items = BatchItem.objects.filter(batch=batch).count()
     # Toward k count only the answers that count (as the engine does): an exclusion reopens the items it emptied.
-    per_item = list(answers.counted().filter(skipped=False, annotator__kind=HUMAN).order_by().values("item_id")
+    per_item = list(answers.counted().filter(skipped=False, annotator__agent=HUMAN).order_by().values("item_id")
                     .annotate(n=Count("pk")).values_list("n", flat=True))
     rows = annotator_rows(batch, now)
     times = [t for t in answers.filter(skipped=False).values_list("time_spent_ms", flat=True) if t]
     progress = BatchProgress(
         batch=batch, items=items, needed=items * batch.overlap, done=sum(per_item),
-        leased=Lease.objects.filter(batch_item__batch=batch, expires_at__gt=now).count(),
+        held=Hold.objects.filter(batch_item__batch=batch, expires_at__gt=now).count(),
         complete_items=sum(1 for n in per_item if n >= batch.overlap),
         median_ms=statistics.median(times) if times else None, annotators=rows,
     )
@@ -94,7 +94,7 @@ def batch_progress(batch: Batch, *, now: datetime | None = None, issues: int | N
 def annotator_rows(batch: Batch, now: datetime) -> list[AnnotatorRow]:
     assignees = list(BatchAssignee.objects.filter(batch=batch).select_related("annotator__user"))
     annotators = {a.annotator_id: a.annotator for a in assignees}
-    rows = {a.annotator_id: AnnotatorRow(annotator_id=a.annotator_id, name=a.annotator.name, kind=a.annotator.kind,
+    rows = {a.annotator_id: AnnotatorRow(annotator_id=a.annotator_id, name=a.annotator.name, agent=a.annotator.agent,
                                          active=a.annotator.active, override_reason=a.override_reason)
             for a in assignees}
     counts = (Annotation.objects.filter(batch=batch).order_by().values("annotator_id")
@@ -114,34 +114,35 @@ def annotator_rows(batch: Batch, now: datetime) -> list[AnnotatorRow]:
         row.median_ms = statistics.median(times[annotator_id]) if times[annotator_id] else None
         row.last_submit = last.get(annotator_id)
         figures = annotator_progress(annotators[annotator_id], batch, now=now)
-        row.leased, row.remaining = figures["leased"], figures["available"]
+        row.held, row.remaining = figures["held"], figures["available"]
     return sorted(rows.values(), key=lambda r: r.name)
 
 
 def overview(batches: Iterable[Batch], *, now: datetime | None = None) -> list[dict]:
-    """One line per batch (done / leased / remaining / percent) with three grouped queries in all."""
+    """One line per batch (done / held / remaining / percent) with three grouped queries in all."""
     now = now or timezone.now()
     batches = list(batches)
     ids = [b.pk for b in batches]
     items = dict(BatchItem.objects.filter(batch_id__in=ids).order_by().values("batch_id")
                  .annotate(n=Count("pk")).values_list("batch_id", "n"))
-    done = dict(Annotation.objects.counted().filter(batch_id__in=ids, skipped=False, annotator__kind=HUMAN).order_by()
+    done = dict(Annotation.objects.counted().filter(batch_id__in=ids, skipped=False, annotator__agent=HUMAN).order_by()
                 .values("batch_id").annotate(n=Count("pk")).values_list("batch_id", "n"))
-    leased = dict(Lease.objects.filter(batch_item__batch_id__in=ids, expires_at__gt=now).order_by()
-                  .values("batch_item__batch_id").annotate(n=Count("pk")).values_list("batch_item__batch_id", "n"))
+    held_by_batch = dict(Hold.objects.filter(batch_item__batch_id__in=ids, expires_at__gt=now).order_by()
+                         .values("batch_item__batch_id").annotate(n=Count("pk"))
+                         .values_list("batch_item__batch_id", "n"))
     lines = []
     for batch in batches:
         needed = items.get(batch.pk, 0) * batch.overlap
-        d, held = done.get(batch.pk, 0), leased.get(batch.pk, 0)
-        lines.append({"batch": batch, "items": items.get(batch.pk, 0), "needed": needed, "done": d, "leased": held,
+        d, held = done.get(batch.pk, 0), held_by_batch.get(batch.pk, 0)
+        lines.append({"batch": batch, "items": items.get(batch.pk, 0), "needed": needed, "done": d, "held": held,
                       "remaining": max(0, needed - d - held), "percent": round(100 * d / needed) if needed else 100})
     return lines
 
 
 # --- CSV ------------------------------------------------------------------------------------------------------
 
-ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "kind", "status", "done", "skipped", "flagged",
-                    "leased", "remaining", "median_seconds", "last_submit", "override_reason")
+ANNOTATOR_HEADER = ("batch_id", "batch", "language", "k", "annotator", "agent", "status", "done", "skipped", "flagged",
+                    "held", "remaining", "median_seconds", "last_submit", "override_reason")
 ISSUE_HEADER = ("batch_id", "item_external_id", "annotator", "skipped", "skip_reason", "flagged", "flag_comment",
                 "submitted_at")
 
@@ -158,8 +159,8 @@ def progress_csv(progress: BatchProgress) -> str:
     b = progress.batch
     rows = [_in_header_order(ANNOTATOR_HEADER, {
         "batch_id": b.pk, "batch": b.name, "language": b.language, "k": b.overlap, "annotator": r.name,
-        "kind": r.kind, "status": r.status, "done": r.done, "skipped": r.skipped, "flagged": r.flagged,
-        "leased": r.leased, "remaining": r.remaining,
+        "agent": r.agent, "status": r.status, "done": r.done, "skipped": r.skipped, "flagged": r.flagged,
+        "held": r.held, "remaining": r.remaining,
         "median_seconds": None if r.median_ms is None else round(r.median_ms / 1000, 1),
         "last_submit": r.last_submit, "override_reason": r.override_reason,
     }) for r in progress.annotators]

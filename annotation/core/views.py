@@ -114,7 +114,7 @@ def _refused(request: HttpRequest, batch: Batch, exc: AssignmentRefused) -> Http
 
 
 def _next(request: HttpRequest, annotator: Annotator, batch: Batch) -> HttpResponse:
-    """Render the annotator's next item (the same one again while their lease lives), or the done page."""
+    """Render the annotator's next item (the same one again while their hold lives), or the done page."""
     batch_url = reverse("annotation:batch", args=[batch.pk])
     try:
         item = next_item(annotator, batch)
@@ -166,7 +166,7 @@ def item_page(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse
 @require_GET
 @vary_on_htmx
 def back(request: HttpRequest, batch_id: int, item_id: int) -> HttpResponse:
-    """The answer given just before this item, opened for revision (the current item stays leased)."""
+    """The answer given just before this item, opened for revision (the current item stays held)."""
     annotator, batch = get_batch_to_annotate(request.user, batch_id)
     item = get_batch_item_for(request.user, batch, item_id)
     before = item if _own_annotation(annotator, item) else None

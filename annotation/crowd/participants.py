@@ -82,7 +82,7 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
         counts = row.passed if passed else row.unanswered if unanswered else row.failed
         counts[role] += 1
         row.n_flagged += bool(note)
-    answers = (Annotation.objects.filter(batch_id=link.batch_id, annotator__kind=Annotator.Kind.HUMAN)
+    answers = (Annotation.objects.filter(batch_id=link.batch_id, annotator__agent=Annotator.Agent.HUMAN)
                .values_list("item_id", "annotator_id", "value", "skipped", "annotator__excluded_at", "flagged"))
     by_item: dict[int, list[tuple[int, Any]]] = defaultdict(list)
     for item_id, annotator_id, value, skipped, excluded_at, flagged in answers:

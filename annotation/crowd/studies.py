@@ -3,7 +3,7 @@ instructions, practice and the work, serve check items between work items, and e
 
 The pages (annotation/crowd/views.py) and the commands call these. Work items go through the assignment
 engine (annotation/core/assignment.py) exactly as for any annotator, so overlap k stays exact: a participant who
-times out, leaves or declines is deactivated, which hands their leased items back to the pool at once
+times out, leaves or declines is deactivated, which hands their held items back to the pool at once
 (`set_active`). Check items never enter the engine or a report: their answers are CheckResult rows.
 
 One browser per run: an arrival with a known platform id must bring the secret of the browser that started the
@@ -35,8 +35,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.core.annotators import create_annotator
-from annotation.core.assignment import SubmitResult, next_item, release_leases, set_active, submit_answer
-from annotation.core.models import Annotation, Batch, BatchAssignee, BatchItem, Lease
+from annotation.core.assignment import SubmitResult, next_item, release_holds, set_active, submit_answer
+from annotation.core.models import Annotation, Batch, BatchAssignee, BatchItem, Hold
 from annotation.crowd import checks, held, identity
 from annotation.crowd.models import CheckResult, Participant, StudyLink
 from tasks_app.models import Item, ItemCheck, ItemGold
@@ -264,13 +264,13 @@ def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Admiss
 
 def _has_room(batch: Batch) -> bool:
     """Whether an item of the batch still takes an answer (the engine's cached count of included human answers
-    below k; one index probe). A lease held by someone else may still take the last room: the work step then
+    below k; one index probe). An item someone else holds may still take the last room: the work step then
     says the study is full."""
     return BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=batch.overlap).exists()
 
 
 def end(participant: Participant, stage: str, *, reason: str = "", now: datetime | None = None) -> None:
-    """Finish a participant's run (completed or returned with `reason`); their leased items go back to the
+    """Finish a participant's run (completed or returned with `reason`); their held items go back to the
     pool at once and the engine takes no new answers from them. Answers already given stay. A returned
     participant is deactivated; a completed one stays active until their deadline, only so that they may revise
     their answers from the completion page (annotation/crowd/item_actions.py), then `expire_overdue` deactivates
@@ -279,7 +279,7 @@ def end(participant: Participant, stage: str, *, reason: str = "", now: datetime
         changed = Participant.objects.filter(pk=participant.pk, stage__in=RUNNING).update(
             stage=stage, returned_reason=reason, finished_at=now or timezone.now(), check_item=None, check_role="")
         if changed and stage == Participant.Stage.COMPLETED:
-            release_leases(participant.annotator)
+            release_holds(participant.annotator)
         elif changed:
             set_active(participant.annotator, False)
     participant.refresh_from_db()
@@ -398,7 +398,7 @@ def attention_items(link: StudyLink) -> list[Item]:
 
 def current_step(participant: Participant, *, now: datetime | None = None) -> Step:
     """The page for the participant's stage; in the work stage the item on screen, a due check, or the next
-    work item from the engine (their own held lease first). Ends the run when the time or the work is up."""
+    work item from the engine (the item they hold first). Ends the run when the time or the work is up."""
     now = now or timezone.now()
     if participant.stage in RUNNING and participant.deadline < now:
         end(participant, Participant.Stage.RETURNED, reason="timed_out", now=now)
@@ -418,16 +418,16 @@ def current_step(participant: Participant, *, now: datetime | None = None) -> St
 
 def answered_work_step(participant: Participant, item_id: Any, *, now: datetime | None = None) -> Step | None:
     """The step an answer to `item_id` answers, read in one query when it is the common case: a running
-    participant in the work stage, no check item on screen, within their time, holding a live lease on that work
-    item of the study's batch (the engine leased it to them as their current item, below the quota). None
+    participant in the work stage, no check item on screen, within their time, holding a live hold on that work
+    item of the study's batch (the engine handed it to them as their current item, below the quota). None
     otherwise: `current_step` then decides, as for a page."""
     now = now or timezone.now()
     if (participant.stage != Participant.Stage.WORK or participant.check_item_id is not None
             or participant.deadline < now or not str(item_id or "").isdigit()):
         return None
     item = (Item.objects.filter(pk=int(item_id), batch_items__batch_id=participant.link.batch_id,
-                                batch_items__leases__annotator_id=participant.annotator_id,
-                                batch_items__leases__expires_at__gt=now).first())
+                                batch_items__holds__annotator_id=participant.annotator_id,
+                                batch_items__holds__expires_at__gt=now).first())
     if item is None:
         return None
     item.task = participant.link.batch.task
@@ -444,7 +444,7 @@ def _work_step(participant: Participant, now: datetime) -> Step:
         return Step(Participant.Stage.COMPLETED)
     attention = check_item_ids(link, CheckResult.Role.ATTENTION)
     if attention or link.gold_rate > 0:  # a study without checks never asks whether one is due
-        holds = Lease.objects.filter(annotator_id=participant.annotator_id, expires_at__gt=now).exists()
+        holds = Hold.objects.filter(annotator_id=participant.annotator_id, expires_at__gt=now).exists()
         check = None if holds else _due_check(participant, done, attention)
         if check is not None:
             item, role = check

@@ -344,7 +344,7 @@ def _act(request: HttpRequest, link: StudyLink, participant: Participant, tab: s
 
 
 def _answer(request: HttpRequest, link: StudyLink, participant: Participant, tab: str) -> HttpResponse:
-    try:  # the leased work item in one query; anything else (a check, the time up) as a page decides it
+    try:  # the held work item in one query; anything else (a check, the time up) as a page decides it
         step = studies.answered_work_step(participant, request.POST.get("item")) or studies.current_step(participant)
     except AssignmentRefused as refused:
         return _problem(request, link, "This study cannot go on", refused.message, 409)

@@ -112,7 +112,7 @@ class LLMAnnotatorViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mix
 
 class LLMRunSerializer(serializers.ModelSerializer):
     annotator = serializers.PrimaryKeyRelatedField(
-        queryset=Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=False))
+        queryset=Annotator.objects.filter(agent=Annotator.Agent.LLM, llm_config__isnull=False))
     annotator_name = serializers.CharField(source="annotator.name", read_only=True)
     task = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all(), required=False, allow_null=True)
     batch = serializers.PrimaryKeyRelatedField(queryset=Batch.objects.all(), required=False, allow_null=True)
@@ -208,7 +208,7 @@ class LLMRunViewSet(ResearchersReadAdminsWrite, mixins.ListModelMixin, mixins.Re
 
 class LLMPanelSerializer(serializers.ModelSerializer):
     judges = serializers.PrimaryKeyRelatedField(
-        many=True, queryset=Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=False))
+        many=True, queryset=Annotator.objects.filter(agent=Annotator.Agent.LLM, llm_config__isnull=False))
     mean_annotator_name = serializers.CharField(source="mean_annotator.name", read_only=True, default=None)
 
     class Meta:

@@ -85,7 +85,7 @@ class RunForm(ShortEchoes, forms.Form):
 
 
 def llm_annotators() -> Any:
-    return Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=False).select_related("user")
+    return Annotator.objects.filter(agent=Annotator.Agent.LLM, llm_config__isnull=False).select_related("user")
 
 
 class PanelForm(ShortEchoes, forms.ModelForm):

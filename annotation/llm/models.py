@@ -1,6 +1,6 @@
 """LLM annotators: endpoint configuration, runs, the request log, and judge panels.
 
-An LLM annotator is an ordinary `Annotator` of kind "llm" (a user with an unusable password) plus an
+An LLM annotator is an ordinary `Annotator` whose agent is "llm" (a user with an unusable password) plus an
 `LLMAnnotatorConfig` saying which OpenAI-compatible endpoint answers for it. Its answers are ordinary
 `Annotation` rows, so every report scores them exactly like a human's.
 
@@ -80,7 +80,7 @@ class LLMAnnotatorConfig(SpendCapped):
     """Which chat-completions endpoint answers for an LLM annotator, and how hard it may be pushed."""
 
     annotator = models.OneToOneField(
-        "annotation.Annotator", on_delete=models.CASCADE, related_name="llm_config", limit_choices_to={"kind": "llm"}
+        "annotation.Annotator", on_delete=models.CASCADE, related_name="llm_config", limit_choices_to={"agent": "llm"}
     )
     base_url = models.CharField(
         max_length=500, validators=[validate_endpoint_url],
@@ -288,7 +288,8 @@ class LLMJudgePanel(models.Model):
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="llm_panels")
     name = models.CharField(max_length=100)
-    judges = models.ManyToManyField("annotation.Annotator", related_name="llm_panels", limit_choices_to={"kind": "llm"})
+    judges = models.ManyToManyField("annotation.Annotator", related_name="llm_panels",
+                                    limit_choices_to={"agent": "llm"})
     mean_annotator = models.OneToOneField(
         "annotation.Annotator", null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_mean_of"
     )

@@ -30,12 +30,12 @@ MEAN_SOURCE = "llm-mean"
 
 
 def ensure_mean_annotator(panel: LLMJudgePanel) -> Annotator:
-    """The panel's virtual "mean of judges" annotator (kind llm, no endpoint, cannot log in)."""
+    """The panel's virtual "mean of judges" annotator (agent llm, no endpoint, cannot log in)."""
     if panel.mean_annotator_id:
         return panel.mean_annotator  # type: ignore[return-value]
     with transaction.atomic():
         name = f"mean-of-{slugify(panel.name) or 'judges'}-{panel.pk}"[:150]
-        panel.mean_annotator = create_annotator(name, kind=Annotator.Kind.LLM)
+        panel.mean_annotator = create_annotator(name, agent=Annotator.Agent.LLM)
         panel.save(update_fields=["mean_annotator"])
     return panel.mean_annotator
 

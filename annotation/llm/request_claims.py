@@ -15,7 +15,7 @@ Why it is shaped this way:
   not per item, so the main thread keeps hundreds of requests in flight; the report hears of a stored
   chunk through one `annotations_imported` signal. On PostgreSQL the two statements are plain SQL
   (annotation/llm/request_sql.py); the ORM path here keeps the same rules for other databases.
-- Answers never go through annotation leases or overlap k: they are written directly, with source="llm".
+- Answers never go through annotation holds or overlap k: they are written directly, with source="llm".
 """
 from __future__ import annotations
 

@@ -29,9 +29,9 @@ Status = LLMRun.Status
 
 
 def create_llm_annotator(name: str, *, created_by: User | None = None, **config: Any) -> LLMAnnotatorConfig:
-    """An Annotator of kind llm (its user cannot log in) with its endpoint configuration, validated."""
+    """An Annotator whose agent is llm (its user cannot log in) with its endpoint configuration, validated."""
     with transaction.atomic():
-        annotator = create_annotator(name, kind=Annotator.Kind.LLM)  # no password: it cannot log in
+        annotator = create_annotator(name, agent=Annotator.Agent.LLM)  # no password: it cannot log in
         llm = LLMAnnotatorConfig(annotator=annotator, created_by=created_by, **config)
         llm.full_clean()
         llm.save()
@@ -42,7 +42,7 @@ def create_run(annotator: Annotator, *, batch: Batch | None = None, task: Task |
                created_by: User | None = None, retry_failed: bool = False) -> LLMRun:
     """A queued run of `annotator` over a batch, or over a task's pool when no batch is given."""
     config = LLMAnnotatorConfig.objects.filter(annotator=annotator).first()
-    if annotator.kind != Annotator.Kind.LLM or config is None:
+    if annotator.agent != Annotator.Agent.LLM or config is None:
         raise ValueError(f"{annotator.name} is not an LLM annotator with an endpoint configuration")
     if batch is not None:
         if task is not None and task.pk != batch.task_id:

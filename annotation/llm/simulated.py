@@ -33,7 +33,8 @@ def run_examples(task: Task, k: int) -> list[list[Example]]:
     one example more than used, so that the item being asked can be left out of its own examples."""
     if k <= 0:
         return []
-    answers = (Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    answers = (Annotation.objects.counted()
+               .filter(item__task=task, skipped=False, annotator__agent=Annotator.Agent.HUMAN)
                .order_by("annotator_id", "item_id").values_list("annotator_id", "item__payload", "value"))
     by_annotator: dict[int, list[Example]] = {}
     for annotator_id, payload, value in answers.iterator(chunk_size=2000):

@@ -52,7 +52,7 @@ def llm_home(request: HttpRequest) -> HttpResponse:
     context = {
         "configs": LLMAnnotatorConfig.objects.select_related("annotator__user").order_by("annotator__user__username"),
         # LLM annotators made by an import, the CLI or a judge panel have no endpoint here, but they exist
-        "unconfigured": Annotator.objects.filter(kind=Annotator.Kind.LLM, llm_config__isnull=True)
+        "unconfigured": Annotator.objects.filter(agent=Annotator.Agent.LLM, llm_config__isnull=True)
         .select_related("user").order_by("user__username"),
         "runs": LLMRun.objects.select_related("annotator__user", "task", "batch")[:50],
         "panels": LLMJudgePanel.objects.select_related("task").prefetch_related("judges__user"),

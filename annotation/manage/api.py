@@ -64,7 +64,7 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given = AnnotatorCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"),
+        annotator = create_annotator(data["username"], agent=data["agent"], password=data.get("password"),
                                      languages={e["language"]: e.get("proficiency") for e in data["languages"]})
         return Response(AnnotatorSerializer(annotator).data, status=status.HTTP_201_CREATED)
 
@@ -74,9 +74,9 @@ class AnnotatorViewSet(mixins.ListModelMixin, ScopedViewSet):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         with transaction.atomic():
-            if "kind" in data:
-                annotator.kind = data["kind"]
-                annotator.save(update_fields=["kind"])
+            if "agent" in data:
+                annotator.agent = data["agent"]
+                annotator.save(update_fields=["agent"])
             if "languages" in data:
                 annotator.languages.all().delete()
                 AnnotatorLanguage.objects.bulk_create(AnnotatorLanguage(annotator=annotator, **entry)
@@ -109,7 +109,7 @@ class BatchViewSet(mixins.ListModelMixin, ScopedViewSet):
         data = given.validated_data
         spec = batches.BatchSpec(task=data["task"], language=data.get("language") or None,
                                  overlap=data.get("overlap"), name=data.get("name") or None,
-                                 lease_seconds=data["lease_seconds"], due_date=data.get("due_date"))
+                                 hold_seconds=data["hold_seconds"], due_date=data.get("due_date"))
         try:
             batch, created = batches.create_batch(spec, annotators=data.get("annotators", []),
                                                   override_reason=data["override_reason"], created_by=request.user)
@@ -156,7 +156,7 @@ class BatchViewSet(mixins.ListModelMixin, ScopedViewSet):
         data = given.validated_data
         made = batches.create_language_batches(
             data["tasks"], overlap=data.get("overlap"), assign_speakers=data["assign_speakers"],
-            lease_seconds=data["lease_seconds"], due_date=data.get("due_date"), created_by=request.user)
+            hold_seconds=data["hold_seconds"], due_date=data.get("due_date"), created_by=request.user)
         body = [{**BatchSerializer(batch).data, "created": created} for batch, created in made]
         return Response(body, status=status.HTTP_201_CREATED if any(c for _, c in made) else status.HTTP_200_OK)
 

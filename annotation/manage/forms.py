@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.forms import inlineformset_factory
 
 from annotation.core.annotators import check_password
-from annotation.core.batches import DEFAULT_LEASE_SECONDS
+from annotation.core.batches import DEFAULT_HOLD_SECONDS
 from annotation.core.models import Annotator, AnnotatorLanguage
 from tasks_app.core.models import Task, language_code
 
@@ -35,14 +35,14 @@ class AnnotatorChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: Annotator) -> str:
         languages = ", ".join(f"{lang.language} ({lang.proficiency})" for lang in obj.languages.all())
         state = "" if obj.active else " — inactive"
-        return f"{obj.name} [{obj.kind}] {languages}{state}"
+        return f"{obj.name} [{obj.agent}] {languages}{state}"
 
 
 class AnnotatorCreateForm(forms.Form):
     username = forms.CharField(max_length=150)
     password = forms.CharField(widget=forms.PasswordInput, required=False,
                                help_text="Needed for a human to log in; LLM annotators can leave it empty.")
-    kind = forms.ChoiceField(choices=Annotator.Kind.choices, initial=Annotator.Kind.HUMAN)
+    agent = forms.ChoiceField(choices=Annotator.Agent.choices, initial=Annotator.Agent.HUMAN)
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"].strip()
@@ -61,7 +61,7 @@ class AnnotatorCreateForm(forms.Form):
 
 
 class AnnotatorEditForm(forms.Form):
-    kind = forms.ChoiceField(choices=Annotator.Kind.choices)
+    agent = forms.ChoiceField(choices=Annotator.Agent.choices)
 
 
 LanguageFormSet = inlineformset_factory(
@@ -80,7 +80,7 @@ class BatchForm(forms.Form):
                                help_text="MTEB-style code; default: the task's language.")
     overlap = forms.IntegerField(min_value=1, max_value=50, required=False,
                                  help_text="k annotators per item; blank = HUME preset (2 for eng, 1 otherwise).")
-    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=DEFAULT_LEASE_SECONDS // 60)
+    hold_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=DEFAULT_HOLD_SECONDS // 60)
     due_date = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     annotators = AnnotatorChoiceField(queryset=annotator_choices(), required=False,
                                       widget=forms.SelectMultiple(attrs=PICKER))
@@ -97,7 +97,7 @@ class BatchEditForm(forms.Form):
     name = forms.CharField(max_length=200)
     overlap = forms.IntegerField(min_value=1, max_value=50,
                                  help_text="Raising k hands items out again; lowering it never deletes answers.")
-    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
+    hold_minutes = forms.IntegerField(min_value=1, max_value=24 * 60)
     due_date = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
 
@@ -121,7 +121,7 @@ class BulkBatchForm(forms.Form):
                                  help_text="Blank = HUME preset per language (2 for eng, 1 otherwise).")
     assign_speakers = forms.BooleanField(required=False, initial=True,
                                          help_text="Assign every active human annotator who lists the language.")
-    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=DEFAULT_LEASE_SECONDS // 60)
+    hold_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=DEFAULT_HOLD_SECONDS // 60)
     due_date = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

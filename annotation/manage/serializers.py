@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from annotation.core.annotators import check_password
-from annotation.core.batches import DEFAULT_LEASE_SECONDS
+from annotation.core.batches import DEFAULT_HOLD_SECONDS
 from annotation.core.models import Annotation, AnnotationRevision, Annotator, AnnotatorLanguage, Batch, BatchAssignee
 from hume.roles import is_researcher
 from tasks_app.core.models import Task, language_code
@@ -25,14 +25,14 @@ class LanguageSerializer(serializers.ModelSerializer):
 
 
 class AnnotatorSerializer(serializers.ModelSerializer):
-    """A profile; PATCH may change kind, active (deactivation releases leases) and the language list."""
+    """A profile; PATCH may change agent, active (deactivation releases holds) and the language list."""
 
     username = serializers.CharField(source="user.username", read_only=True)
     languages = LanguageSerializer(many=True, required=False)
 
     class Meta:
         model = Annotator
-        fields = ("id", "username", "kind", "active", "languages", "created_at")
+        fields = ("id", "username", "agent", "active", "languages", "created_at")
         read_only_fields = ("id", "username", "created_at")
 
     def validate_languages(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -45,7 +45,7 @@ class AnnotatorSerializer(serializers.ModelSerializer):
 class AnnotatorCreateSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(write_only=True, required=False, allow_blank=True)
-    kind = serializers.ChoiceField(choices=Annotator.Kind.choices, default=Annotator.Kind.HUMAN)
+    agent = serializers.ChoiceField(choices=Annotator.Agent.choices, default=Annotator.Agent.HUMAN)
     languages = LanguageSerializer(many=True)
 
     def validate_username(self, value: str) -> str:
@@ -62,8 +62,26 @@ class AnnotatorCreateSerializer(serializers.Serializer):
         return data
 
 
-class BatchSerializer(serializers.ModelSerializer):
-    """A batch as readers see it; PATCH (admins) may change name, overlap, lease, due date and open state."""
+DEPRECATED_HOLD_FIELD = "lease_seconds"  # hold_seconds' old name, still accepted (docs/batches.md, "API")
+
+
+class AcceptsOldHoldName(serializers.Serializer):
+    """Reads `lease_seconds`, `hold_seconds`' name before 2026-12, as `hold_seconds` for one more version of the
+    API; a request giving both with different values is refused naming the field. Responses say `hold_seconds`."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if hasattr(data, "keys") and DEPRECATED_HOLD_FIELD in data:
+            data = {key: data[key] for key in data.keys()}
+            old = data.pop(DEPRECATED_HOLD_FIELD)
+            if "hold_seconds" in data and str(data["hold_seconds"]) != str(old):
+                raise serializers.ValidationError({"hold_seconds": [
+                    f"says {data['hold_seconds']!r} but the old field {DEPRECATED_HOLD_FIELD!r} says {old!r}"]})
+            data.setdefault("hold_seconds", old)
+        return super().to_internal_value(data)
+
+
+class BatchSerializer(AcceptsOldHoldName, serializers.ModelSerializer):
+    """A batch as readers see it; PATCH (admins) may change name, overlap, hold, due date and open state."""
 
     task_name = serializers.CharField(source="task.name", read_only=True)
     assignees = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
@@ -71,7 +89,7 @@ class BatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Batch
-        fields = ("id", "task", "task_name", "name", "language", "overlap", "lease_seconds", "due_date", "is_open",
+        fields = ("id", "task", "task_name", "name", "language", "overlap", "hold_seconds", "due_date", "is_open",
                   "assignees", "created_by", "created_at")
         read_only_fields = ("id", "task", "task_name", "language", "assignees", "created_by", "created_at")
 
@@ -85,7 +103,7 @@ class BatchSerializer(serializers.ModelSerializer):
         return data
 
 
-class BatchCreateSerializer(serializers.Serializer):
+class BatchCreateSerializer(AcceptsOldHoldName, serializers.Serializer):
     """A new batch from a task's pool. Overlap null (or preset "hume") applies HUME's k = 2 for eng, else 1."""
 
     task = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all())
@@ -93,7 +111,7 @@ class BatchCreateSerializer(serializers.Serializer):
     language = serializers.CharField(max_length=16, required=False, allow_blank=True, validators=[language_code])
     overlap = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True)
     preset = serializers.ChoiceField(choices=["hume"], required=False)
-    lease_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_LEASE_SECONDS)
+    hold_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_HOLD_SECONDS)
     due_date = serializers.DateField(required=False, allow_null=True)
     annotators = serializers.PrimaryKeyRelatedField(queryset=Annotator.objects.all(), many=True, required=False)
     override_reason = serializers.CharField(required=False, allow_blank=True, default="")
@@ -104,14 +122,14 @@ class BatchCreateSerializer(serializers.Serializer):
         return data
 
 
-class BulkBatchSerializer(serializers.Serializer):
+class BulkBatchSerializer(AcceptsOldHoldName, serializers.Serializer):
     """One batch per task of a multilingual task: the tasks sharing `mteb_task_name`, or the `tasks` listed."""
 
     mteb_task_name = serializers.CharField(required=False, allow_blank=True)
     tasks = serializers.PrimaryKeyRelatedField(queryset=Task.objects.all(), many=True, required=False)
     overlap = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True)
     assign_speakers = serializers.BooleanField(default=True)
-    lease_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_LEASE_SECONDS)
+    hold_seconds = serializers.IntegerField(min_value=1, default=DEFAULT_HOLD_SECONDS)
     due_date = serializers.DateField(required=False, allow_null=True)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -166,12 +184,12 @@ class AnswerHistorySerializer(serializers.ModelSerializer):
 class AnnotatorProgressSerializer(serializers.Serializer):
     annotator = serializers.IntegerField(source="annotator_id")
     name = serializers.CharField()
-    kind = serializers.CharField()
+    agent = serializers.CharField()
     status = serializers.CharField()
     done = serializers.IntegerField()
     skipped = serializers.IntegerField()
     flagged = serializers.IntegerField()
-    leased = serializers.IntegerField()
+    held = serializers.IntegerField()
     remaining = serializers.IntegerField()
     median_ms = serializers.FloatField(allow_null=True)
     last_submit = serializers.DateTimeField(allow_null=True)
@@ -193,7 +211,7 @@ class BatchProgressSerializer(serializers.Serializer):
     items = serializers.IntegerField()
     needed = serializers.IntegerField()
     done = serializers.IntegerField()
-    leased = serializers.IntegerField()
+    held = serializers.IntegerField()
     remaining = serializers.IntegerField()
     complete_items = serializers.IntegerField()
     percent = serializers.IntegerField()

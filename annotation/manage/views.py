@@ -37,7 +37,7 @@ from hume.listing import search_and_sort
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
 
 View = Callable[..., HttpResponse]
-ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "kind": ("kind", Lower("user__username")),
+ANNOTATOR_SORTS = {"name": (Lower("user__username"),), "agent": ("agent", Lower("user__username")),
                    "state": ("-active", Lower("user__username"))}
 BATCH_SORTS = {"name": (Lower("name"),), "task": (Lower("task__name"), Lower("name")),
                "language": ("language", Lower("name")), "k": ("overlap", Lower("name")),
@@ -56,7 +56,7 @@ admins_only = role_required(ADMIN, "Only admins can do this.")
 @vary_on_htmx
 def annotator_list(request: HttpRequest) -> HttpResponse:
     annotators, listing = search_and_sort(request, access.visible_annotators(request.user),
-                                          search=("user__username", "kind", "languages__language"),
+                                          search=("user__username", "agent", "languages__language"),
                                           sorts=ANNOTATOR_SORTS, default="name")
     context = {"annotators": annotators, "listing": listing, "can_manage": is_admin(request.user)}
     return page_or_partial(request, "annotation/manage/annotators.html", "annotation/manage/_annotators_partial.html",
@@ -71,7 +71,7 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and languages.is_valid():
         with transaction.atomic():
             data = form.cleaned_data
-            annotator = create_annotator(data["username"], kind=data["kind"], password=data.get("password"))
+            annotator = create_annotator(data["username"], agent=data["agent"], password=data.get("password"))
             languages.instance = annotator
             languages.save()
         messages.success(request, f"Annotator {annotator.name} created.")
@@ -83,17 +83,17 @@ def annotator_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
-    """Readers see any profile, an annotator their own; admins edit kind and languages here."""
+    """Readers see any profile, an annotator their own; admins edit agent and languages here."""
     annotator = access.get_annotator_for(request.user, annotator_id)
     editing = request.method == "POST"
     if editing:
         require_role(request.user, ADMIN, "Only admins change annotator profiles.")
-    form = AnnotatorEditForm(request.POST or None, initial={"kind": annotator.kind})
+    form = AnnotatorEditForm(request.POST or None, initial={"agent": annotator.agent})
     languages = LanguageFormSet(request.POST or None, instance=annotator)
     if editing and form.is_valid() and languages.is_valid():
         with transaction.atomic():
-            annotator.kind = form.cleaned_data["kind"]
-            annotator.save(update_fields=["kind"])
+            annotator.agent = form.cleaned_data["agent"]
+            annotator.save(update_fields=["agent"])
             languages.save()
         messages.success(request, f"{annotator.name} updated.")
         return redirect("manage:annotator_detail", annotator_id=annotator.pk)
@@ -106,11 +106,11 @@ def annotator_detail(request: HttpRequest, annotator_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def annotator_set_active(request: HttpRequest, annotator_id: int) -> HttpResponse:
-    """Deactivating returns the annotator's leased items to the pool at once; their answers stay."""
+    """Deactivating returns the annotator's held items to the pool at once; their answers stay."""
     annotator = access.get_annotator_to_manage(request.user, annotator_id)
     active = request.POST.get("active") == "1"
     released = assignment.set_active(annotator, active)
-    state = "reactivated" if active else f"deactivated; {released} leased item(s) went back to the pool"
+    state = "reactivated" if active else f"deactivated; {released} held item(s) went back to the pool"
     messages.success(request, f"{annotator.name} {state}.")
     if wants_partial(request):
         row = access.visible_annotators(request.user).get(pk=annotator.pk)
@@ -143,7 +143,7 @@ def batch_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         spec = batches.BatchSpec(task=data["task"], language=data["language"] or None, overlap=data["overlap"],
-                                 name=data["name"] or None, lease_seconds=data["lease_minutes"] * 60,
+                                 name=data["name"] or None, hold_seconds=data["hold_minutes"] * 60,
                                  due_date=data["due_date"])
         try:
             batch, created = batches.create_batch(spec, annotators=data["annotators"],
@@ -166,7 +166,7 @@ def batch_bulk_create(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         made = batches.create_language_batches(
             form.selected_tasks(), overlap=data["overlap"], assign_speakers=data["assign_speakers"],
-            lease_seconds=data["lease_minutes"] * 60, due_date=data["due_date"], created_by=request.user)
+            hold_seconds=data["hold_minutes"] * 60, due_date=data["due_date"], created_by=request.user)
         fresh = sum(created for _, created in made)
         messages.success(request, f"{fresh} batch(es) created, {len(made) - fresh} already existed.")
         return redirect("manage:batch_list")
@@ -190,7 +190,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 
 def edit_initial(batch: Any) -> dict[str, Any]:
-    return {"name": batch.name, "overlap": batch.overlap, "lease_minutes": max(1, batch.lease_seconds // 60),
+    return {"name": batch.name, "overlap": batch.overlap, "hold_minutes": max(1, batch.hold_seconds // 60),
             "due_date": batch.due_date}
 
 
@@ -205,8 +205,8 @@ def batch_edit(request: HttpRequest, batch_id: int) -> HttpResponse:
         return redirect("manage:batch_detail", batch_id=batch.pk)
     data = form.cleaned_data
     batch.name, batch.overlap, batch.due_date = data["name"], data["overlap"], data["due_date"]
-    batch.lease_seconds = data["lease_minutes"] * 60
-    batch.save(update_fields=["name", "overlap", "due_date", "lease_seconds"])
+    batch.hold_seconds = data["hold_minutes"] * 60
+    batch.save(update_fields=["name", "overlap", "due_date", "hold_seconds"])
     messages.success(request, "Batch settings saved.")
     return redirect("manage:batch_detail", batch_id=batch.pk)
 

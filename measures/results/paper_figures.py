@@ -41,7 +41,7 @@ def _subset(row: Mapping[str, Any]) -> str:
 
 def figure_1(table1_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ranked = [row for row in table1_rows if row["overall"] is not None]
-    bars = [{"label": row["name"].split("/")[-1], "value": 100 * row["overall"], "group": row["kind"]}
+    bars = [{"label": row["name"].split("/")[-1], "value": 100 * row["overall"], "group": row["agent"]}
             for row in sorted(ranked, key=lambda r: -r["overall"])]
     humans = [(i + 1, bar) for i, bar in enumerate(bars) if bar["group"] == "human"]
     summary = "; ".join(f"{bar['label']} ranks {rank} of {len(bars)} ({bar['value']:.1f})" for rank, bar in humans)

@@ -22,7 +22,7 @@ from typing import Any
 
 from measures.results.mteb_files import ScoreRow
 
-ENTRY_KINDS = ("model", "human", "llm")
+ENTRY_AGENTS = ("model", "human", "llm")  # what produced an entry's scores (docs/style.md, "Naming")
 TASK_KINDS = ("Classification", "Clustering", "Reranking", "STS")
 HUME_LANGUAGES = ("eng-Latn", "ara-Arab", "rus-Cyrl", "dan-Latn", "nob-Latn")
 
@@ -50,10 +50,10 @@ SubsetKey = tuple[str, str]  # (MTEB task name, language)
 
 @dataclass(frozen=True)
 class SubsetScore:
-    """One entry's main score (0–1) on one task-language subset; ``kind`` is model, human or llm."""
+    """One entry's main score (0–1) on one task-language subset; ``agent`` is model, human or llm."""
 
     name: str
-    kind: str
+    agent: str
     task: str
     language: str
     score: float
@@ -61,13 +61,13 @@ class SubsetScore:
 
 @dataclass(frozen=True)
 class ScoreIndex:
-    """Scores by entry and subset, with each entry's kind; built once, validated once."""
+    """Scores by entry and subset, with each entry's agent; built once, validated once."""
 
     scores: dict[str, dict[SubsetKey, float]]
-    kinds: dict[str, str]
+    agents: dict[str, str]
 
-    def names(self, kinds: Collection[str]) -> list[str]:
-        return sorted(name for name, kind in self.kinds.items() if kind in kinds)
+    def names(self, agents: Collection[str]) -> list[str]:
+        return sorted(name for name, agent in self.agents.items() if agent in agents)
 
 
 
@@ -82,7 +82,7 @@ def scores_from_rows(
     return [
         SubsetScore(
             name=name_of(row) if name_of else _default_name(row),
-            kind="human" if row.is_human_reference else "model",
+            agent="human" if row.is_human_reference else "model",
             task=row.mteb_task_name,
             language="+".join(row.languages),
             score=row.main_score,
@@ -121,12 +121,12 @@ def compact_task_name(task: str) -> str:
 def index_scores(scores: Iterable[SubsetScore], languages: Collection[str] | None) -> ScoreIndex:
     """Validate and index scores, keeping only subsets in ``languages`` (None keeps all)."""
     table: dict[str, dict[SubsetKey, float]] = defaultdict(dict)
-    kinds: dict[str, str] = {}
+    agents: dict[str, str] = {}
     for item in scores:
-        if item.kind not in ENTRY_KINDS:
-            raise ValueError(f"{item.name}: kind {item.kind!r} is not one of {ENTRY_KINDS}")
-        if kinds.setdefault(item.name, item.kind) != item.kind:
-            raise ValueError(f"{item.name}: given as both {kinds[item.name]} and {item.kind}")
+        if item.agent not in ENTRY_AGENTS:
+            raise ValueError(f"{item.name}: agent {item.agent!r} is not one of {ENTRY_AGENTS}")
+        if agents.setdefault(item.name, item.agent) != item.agent:
+            raise ValueError(f"{item.name}: given as both {agents[item.name]} and {item.agent}")
         if not math.isfinite(item.score):
             raise ValueError(f"{item.name}: score for {item.task}/{item.language} is not finite")
         entry = table[item.name]  # every entry gets a row, even with no subset in `languages`
@@ -136,13 +136,13 @@ def index_scores(scores: Iterable[SubsetScore], languages: Collection[str] | Non
         if key in entry:
             raise ValueError(f"{item.name}: two scores for {item.task}/{item.language}")
         entry[key] = item.score
-    return ScoreIndex(scores=dict(table), kinds=kinds)
+    return ScoreIndex(scores=dict(table), agents=agents)
 
 
 def pick_human(index: ScoreIndex, human: str | None) -> str:
     """The human entry to compare; may be omitted when there is exactly one."""
     if human is not None:
-        if index.kinds.get(human) != "human":
+        if index.agents.get(human) != "human":
             raise ValueError(f"{human!r} is not a human entry of these scores")
         return human
     humans = index.names(("human",))

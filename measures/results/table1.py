@@ -114,7 +114,7 @@ def _table1_row(
     complete = len(own) == len(benchmark)
     return {
         "name": name,
-        "kind": index.kinds[name],
+        "agent": index.agents[name],
         "overall": statistics.fmean(own.values()) if complete and own else None,
         "rank": None,
         "n_subsets": len(own),
@@ -142,8 +142,8 @@ def overall_rank(
     languages: Collection[str] = HUME_LANGUAGES,
     kinds: Mapping[str, str] | None = None,
 ) -> int | None:
-    """Rank of one entry (e.g. the human) among entries of the ``against`` kinds, on overall score."""
-    chosen = [item for item in scores if item.name == name or item.kind in against]
+    """Rank of one entry (e.g. the human) among entries of the ``against`` agents, on overall score."""
+    chosen = [item for item in scores if item.name == name or item.agent in against]
     for row in table1(chosen, languages=languages, kinds=kinds):
         if row["name"] == name:
             return row["rank"]

@@ -20,7 +20,7 @@ def test_a_reload_mid_item_brings_back_the_draft(logged_in_page, live_server, al
     page.keyboard.press("2")
     page.keyboard.press("2")
     page.reload()
-    assert item_on_screen(page) == item  # the lease keeps the same item
+    assert item_on_screen(page) == item  # the hold keeps the same item
     assert page.is_checked("input[name=c0][value='1']") and page.is_checked("input[name=c1][value='0']")
     assert page.inner_text(".form-status") == "Your unsent answer was restored."
 

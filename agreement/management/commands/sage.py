@@ -38,7 +38,7 @@ def human_task_scorer(name: str) -> Scorer:
     items = [{"id": ext, "sentence1": payload["sentence1"], "sentence2": payload["sentence2"]}
              for ext, payload in task.items.values_list("external_id", "payload")]
     ratings: dict[str, list[float]] = defaultdict(list)
-    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__kind=Annotator.Kind.HUMAN)
+    rows = Annotation.objects.counted().filter(item__task=task, skipped=False, annotator__agent=Annotator.Agent.HUMAN)
     for ext, value in rows.values_list("item__external_id", "value"):
         if isinstance(value, int | float) and not isinstance(value, bool):
             ratings[ext].append(float(value))

@@ -1,4 +1,4 @@
-"""`python manage.py create_annotator NAME --languages eng-Latn,dan-Latn [--kind human|llm] [--password P]`.
+"""`python manage.py create_annotator NAME --languages eng-Latn,dan-Latn [--agent human|llm] [--password P]`.
 
 Idempotent: running it again keeps the account, adds languages that are missing (existing ones keep their
 proficiency unless one is given as eng-Latn:fluent), and sets the password only when one is given. A password
@@ -35,7 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("name", help="user name")
         parser.add_argument("--languages", required=True,
                             help="comma-separated MTEB codes, optionally with :native|:near-native|:fluent")
-        parser.add_argument("--kind", choices=[k for k, _ in Annotator.Kind.choices], default=Annotator.Kind.HUMAN)
+        parser.add_argument("--agent", choices=[k for k, _ in Annotator.Agent.choices], default=Annotator.Agent.HUMAN,
+                            help="who answers: human (default) or llm")
         parser.add_argument("--password", help="set this password (omit to keep the current one)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -50,26 +51,26 @@ class Command(BaseCommand):
                 raise CommandError(f"--password: {' '.join(exc.messages)}") from None
         with transaction.atomic():
             if user is None:
-                annotator = create_annotator(options["name"], kind=options["kind"], password=options["password"],
+                annotator = create_annotator(options["name"], agent=options["agent"], password=options["password"],
                                              languages=languages)
                 created = True
             else:
-                annotator, created = self.update(user, options["kind"], options["password"], languages)
+                annotator, created = self.update(user, options["agent"], options["password"], languages)
         verb = "created" if created else "updated"
-        self.stdout.write(f"Annotator {annotator.name} {verb} (id {annotator.pk}, {annotator.kind}, "
+        self.stdout.write(f"Annotator {annotator.name} {verb} (id {annotator.pk}, {annotator.agent}, "
                           f"languages {', '.join(sorted(annotator.language_codes()))}).")
 
-    def update(self, user: Any, kind: str, password: str | None,
+    def update(self, user: Any, agent: str, password: str | None,
                languages: dict[str, str | None]) -> tuple[Annotator, bool]:
-        """An existing user: make it an annotator of `kind`, add missing languages, set the password if given."""
+        """An existing user: make it an annotator of `agent`, add missing languages, set the password if given."""
         if password:
             user.set_password(password)
             user.save(update_fields=["password"])
         user.groups.add(Group.objects.get_or_create(name=ANNOTATOR)[0])
-        annotator, created = Annotator.objects.get_or_create(user=user, defaults={"kind": kind})
-        if not created and annotator.kind != kind:
-            annotator.kind = kind
-            annotator.save(update_fields=["kind"])
+        annotator, created = Annotator.objects.get_or_create(user=user, defaults={"agent": agent})
+        if not created and annotator.agent != agent:
+            annotator.agent = agent
+            annotator.save(update_fields=["agent"])
         for code, proficiency in languages.items():
             row, made = AnnotatorLanguage.objects.get_or_create(
                 annotator=annotator, language=code,

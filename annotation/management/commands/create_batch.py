@@ -43,7 +43,9 @@ class Command(BaseCommand):
         parser.add_argument("--overlap", type=int, help="k annotators per item; default: HUME preset (eng 2, else 1)")
         parser.add_argument("--annotators", default="", help="comma-separated user names")
         parser.add_argument("--name", help="batch name; default: 'TASK · LANGUAGE'")
-        parser.add_argument("--lease-seconds", type=int, default=900)
+        parser.add_argument("--hold-seconds", "--lease-seconds", dest="hold_seconds", type=int, default=900,
+                            help="how long an item stays held for the annotator it was handed to "
+                                 "(--lease-seconds: its old name, still accepted)")
         parser.add_argument("--override-reason", default="", help="assign annotators without the language anyway")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -52,7 +54,7 @@ class Command(BaseCommand):
         if options["overlap"] is not None and options["overlap"] < 1:
             raise CommandError("--overlap: k must be at least 1.")
         spec = BatchSpec(task=task, language=options["language"], overlap=options["overlap"], name=options["name"],
-                         lease_seconds=options["lease_seconds"])
+                         hold_seconds=options["hold_seconds"])
         try:
             batch, created = create_batch(spec, annotators=annotators, override_reason=options["override_reason"])
         except AssignmentProblem as problem:

@@ -13,7 +13,7 @@ from tasks_app.models import Task
 
 
 class Command(BaseCommand):
-    help = ("Import annotations (JSONL: item, annotator, annotator_kind, value, ...) into a task. Values are "
+    help = ("Import annotations (JSONL: item, annotator, annotator_agent, value, ...) into a task. Values are "
             "validated like a browser submit; a bad file imports nothing; the same file twice stores each once.")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
