@@ -105,11 +105,11 @@ def main() -> None:
         ratings = on_scale(true + rng.normal(0.0, 0.5, size=5))
         item = f"c{len(pool) + 1:03d}"
         pool.append({"id": item, "sentence1": first, "sentence2": second, "score": round(float(ratings.mean()), 2)})
-        people.append({"item": item, "annotator": ("alice", "bob")[len(people) % 2], "annotator_kind": "human",
+        people.append({"item": item, "annotator": ("alice", "bob")[len(people) % 2], "annotator_agent": "human",
                        "value": float(ratings[0])})
         error_sd = judge_sd * rng.uniform(0.8, 1.2)
         confidence = float(np.clip(1.0 - 0.38 * error_sd + rng.normal(0.0, 0.04), 0.05, 0.99))
-        judge.append({"item": item, "annotator": "demo-sts-judge", "annotator_kind": "llm",
+        judge.append({"item": item, "annotator": "demo-sts-judge", "annotator_agent": "llm",
                       "value": float(on_scale(true + 0.25 + rng.normal(0.0, error_sd))),
                       "confidence": round(confidence, 2)})
     for path, rows in ((OUT / "sts-campaign-eng.jsonl", pool), (OUT / "answers" / "sts-campaign-judge.jsonl", judge),

@@ -63,7 +63,7 @@ def test_on_first_start_the_report_panel_escalation_and_campaign_page_show_the_j
                                                                                        (68, 114, True)]
     assert "210 human labels used" in output and "people alone would need 355" in output
     # the people labelled a planned subset: only items the campaign drew, none elsewhere
-    human = Annotation.objects.filter(item__task=task, annotator__kind=Annotator.Kind.HUMAN)
+    human = Annotation.objects.filter(item__task=task, annotator__agent=Annotator.Agent.HUMAN)
     assert human.count() == 210 and set(human.values_list("item_id", flat=True)) <= set(drawn_items(campaign))
 
     # the report's judge-augmented panel: labels worth more than their count, λ > 0
