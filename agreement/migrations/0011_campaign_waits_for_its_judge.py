@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agreement', '0008_campaign_review'),
+        ('agreement', '0010_resultmodel_agent'),
         ('annotation', '0015_batch_hands_out'),
     ]
 
