@@ -68,19 +68,20 @@ def test_every_lease_column_is_the_job_layers() -> None:
 
 
 def test_the_lease_class_is_defined_by_the_job_layer_only() -> None:
-    defined = sorted(path for path, text in app_sources().items() if path.endswith(".py")
+    defined = sorted((path, node.name) for path, text in app_sources().items() if path.endswith(".py")
                      for node in ast.walk(ast.parse(text))
                      if isinstance(node, ast.ClassDef) and re.fullmatch(r"_?\w*Lease\w*", node.name)
                      and node.name not in ("LeaseLost",))
-    assert defined == ["hume/jobs/lease.py"]
+    assert defined == [("hume/jobs/lease.py", "BatchLease"), ("hume/jobs/lease.py", "Lease")]
 
 
 def test_the_old_names_are_read_only_where_one_version_still_accepts_them() -> None:
     """`annotator_kind` (answers import), `lease_seconds` (batches API; `--lease-seconds` of create_batch) are read
     for one more version (docs/import.md, docs/batches.md); nothing else names them, nor the renamed identifiers
-    (the job layer's own `lease_seconds` aside)."""
+    (the job layer's own `lease_seconds` aside, and model runs sizing a batch of chunk claims by it)."""
     old = {"annotator_kind": {"annotation/answer_import.py"},
-           "lease_seconds": {"annotation/manage/serializers.py", "hume/jobs/lease.py", "hume/jobs/recovery.py"},
+           "lease_seconds": {"annotation/manage/serializers.py", "hume/jobs/lease.py", "hume/jobs/recovery.py",
+                             "agreement/model_runs/execution.py"},
            "lease-seconds": {"annotation/management/commands/create_batch.py"},
            "ANNOTATOR_KINDS": set(), "annotator_kinds": set(), "leased_at": set(), "release_leases": set(),
            "not_leased": set(), "DEFAULT_LEASE_SECONDS": set(), "lease_minutes": set(), "Annotator.Kind": set(),
