@@ -78,7 +78,10 @@ django.setup()
 from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.authtoken.models import Token
-from annotation.core.batches import BatchSpec, create_batch
+try:
+    from annotation.core.batches import BatchSpec, create_batch
+except ImportError:  # a checkout from before the batches module moved into annotation/core/ (issue 38)
+    from annotation.batches import BatchSpec, create_batch
 from annotation.models import Annotator, AnnotatorLanguage
 from tasks_app.models import Item, Task
 runs, n_items, overlap = json.loads(sys.argv[1])
