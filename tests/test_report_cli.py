@@ -29,7 +29,7 @@ def test_the_json_has_the_documented_keys(task) -> None:
     assert set(doc["agreement"]) == {"fleiss_kappa", "krippendorff_alpha", "cohen_kappa_mean", "percent_agreement",
                                     "gwet_ac1"}
     assert {"main_metric", "main_score", "ci_low", "ci_high", "scores"} <= set(doc["human"])
-    assert {"name", "kind", "n_answers", "scores"} <= set(doc["annotators"][0])
+    assert {"name", "agent", "n_answers", "scores"} <= set(doc["annotators"][0])
     assert set(doc["flags"]) >= {"low_agreement", "message"}
     assert "disagreement" not in doc and "disagreement" in cli_report(task, "--items")
 
