@@ -154,7 +154,7 @@ def visible_items(user: User, batch: Batch) -> QuerySet[Item]:
     if annotator is None:
         return items.none()
     held = Hold.objects.filter(batch_item__batch=batch, batch_item__item_id=OuterRef("pk"),
-                                  annotator=annotator, expires_at__gt=timezone.now())
+                               annotator=annotator, expires_at__gt=timezone.now())
     answered = Annotation.objects.filter(item_id=OuterRef("pk"), annotator=annotator, batch=batch)
     return items.filter(Exists(held) | Exists(answered))
 
