@@ -13,3 +13,9 @@ judge_panel_refresh_requested = Signal()
 # waiting for its judge's run listens (agreement/campaigns/review_queue.py `judge_run_finished`); a receiver reads
 # the run's status itself.
 llm_run_finished = Signal()
+
+# Sent when a participant of a study link finds nothing left for them in the link's batch (annotation/crowd/
+# studies.py `move_on`), with `link_id`, inside their request. A campaign whose people are that link draws its next
+# batch and points the link at it (agreement/campaigns/study_links.py); with no listener the participant's run
+# ends as the link's batch is out of items.
+study_link_ran_dry = Signal()

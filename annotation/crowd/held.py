@@ -30,14 +30,17 @@ def _sql() -> str:
     table = {model: model._meta.db_table for model in JOINED}
     selected = ", ".join(rawsql.columns(model, alias) for model, alias in zip(JOINED, "plbta", strict=True))
     return (f"SELECT {selected} FROM {table[Participant]} p "
-            f"JOIN {table[StudyLink]} l ON l.id = p.link_id JOIN {table[Batch]} b ON b.id = l.batch_id "
+            f"JOIN {table[StudyLink]} l ON l.id = p.link_id "
+            f"JOIN {table[Batch]} b ON b.id = COALESCE(p.batch_id, l.batch_id) "
             f"JOIN {table[Task]} t ON t.id = b.task_id JOIN {table[Annotator]} a ON a.id = p.annotator_id "
             "WHERE p.id = %(participant)s AND l.id = %(link)s AND l.token = %(token)s")
 
 
 def participant_of(participant_id: int, link_id: int, token: str) -> Participant | None:
     """The participant `participant_id` of the link `link_id` whose token is `token`, with `.link.batch.task`,
-    `.annotator` and `.check_item` (its task set to the study's) loaded; None when there is no such row."""
+    `.annotator` and `.check_item` (its task set to the study's) loaded; None when there is no such row.
+    `.link.batch` is the participant's batch (`Participant.batch`; the link's for a link that never moved), so
+    every page of their run works in the batch they work in."""
     found = rawsql.one(_sql(), {"participant": participant_id, "link": link_id, "token": token})
     if found is None:
         return None

@@ -78,6 +78,11 @@ class Participant(models.Model):
 
     link = models.ForeignKey(StudyLink, on_delete=models.CASCADE, related_name="participants")
     annotator = models.OneToOneField("annotation.Annotator", on_delete=models.CASCADE, related_name="participant")
+    # The batch the participant works in: the link's when they arrived. A link that follows a campaign's batches
+    # moves on (`studies.follow_batch`); a participant moves with it once their batch has nothing left for them
+    # (`studies.move_on`). Empty (runs from before this field): the link's batch.
+    batch = models.ForeignKey("annotation.Batch", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
     platform_id = models.CharField(max_length=64, help_text="PROLIFIC_PID or the `participant` parameter.")
     platform_study_id = models.CharField(max_length=64, blank=True)
     platform_session_id = models.CharField(max_length=64, blank=True)

@@ -37,9 +37,10 @@ from django.utils import timezone
 from annotation.core.annotators import create_annotator
 from annotation.core.assignment import SubmitResult, next_item, release_holds, set_active, submit_answer
 from annotation.core.models import Annotation, Batch, BatchAssignee, BatchItem, Hold
+from annotation.core.signals import study_link_ran_dry
 from annotation.crowd import checks, held, identity
 from annotation.crowd.models import CheckResult, Participant, StudyLink
-from tasks_app.models import Item, ItemCheck, ItemGold
+from tasks_app.models import Item, ItemCheck, ItemGold, Task
 
 # Prolific's ids (PROLIFIC_PID, STUDY_ID, SESSION_ID) are 24 hexadecimal characters; another platform's
 # participant id is up to 64 letters, digits, '-' or '_'.
@@ -91,11 +92,18 @@ def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
     n_items = BatchItem.objects.filter(batch=batch).count()
     if not batch.is_open:
         problems.append(("batch", f"the batch “{batch.name}” is closed; open it before making a study link"))
-    if wanted.quota < 1:
-        problems.append(("quota", f"must be at least 1, got {_cut(wanted.quota)}"))
-    elif wanted.quota > n_items:
+    if 1 <= wanted.quota and wanted.quota > n_items:
         problems.append(("quota", f"{_cut(wanted.quota)} is more than the {n_items} items of the batch "
                                   f"“{batch.name}”"))
+    return problems + settings_problems(batch.task, wanted)
+
+
+def settings_problems(task: Task, wanted: LinkSettings) -> list[tuple[str, str]]:
+    """Every (field, message) that makes these settings unusable on any batch of `task` (all of `link_problems`
+    but the batch's own: open, and holding the quota's items); a campaign checks them before its first batch."""
+    problems = []
+    if wanted.quota < 1:
+        problems.append(("quota", f"must be at least 1, got {_cut(wanted.quota)}"))
     if not 1 <= wanted.minutes <= MAX_MINUTES:
         problems.append(("minutes", f"must be between 1 and {MAX_MINUTES}, got {_cut(wanted.minutes)}"))
     if not COMPLETION_CODE.fullmatch(wanted.completion_code or ""):
@@ -114,7 +122,7 @@ def link_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
     if wanted.min_answers < 0 or wanted.min_answers > max(wanted.quota, 0):
         problems.append(("min_answers", f"must be from 0 (the quota) to the quota {wanted.quota}, "
                                         f"got {_cut(wanted.min_answers)}"))
-    problems += _gold_problems(batch, wanted)
+    problems += _gold_problems(task, wanted)
     return problems
 
 
@@ -137,13 +145,13 @@ def link_facts(batch: Batch) -> LinkFacts:
                      n_attention=roles.get(ItemCheck.Role.ATTENTION, 0), n_gold=gold_items(batch).count())
 
 
-def _gold_problems(batch: Batch, wanted: LinkSettings) -> list[tuple[str, str]]:
+def _gold_problems(task: Task, wanted: LinkSettings) -> list[tuple[str, str]]:
     """A gold rate that would show no hidden gold check: the task has no gold, or rate × quota rounds to none
     (checks come between work items, so after at most quota − 1 of them: checks.n_gold_checks)."""
     if wanted.gold_rate <= 0 or not 0 <= wanted.gold_rate <= 1 or wanted.quota < 1:
         return []
-    if not gold_items(batch).exists():
-        return [("gold_rate", f"the task “{batch.task.name}” has no gold items to draw hidden checks from")]
+    if not _task_gold_items(task.pk).exists():
+        return [("gold_rate", f"the task “{task.name}” has no gold items to draw hidden checks from")]
     if checks.n_gold_checks(wanted.quota, wanted.gold_rate, n_gold=MAX_COUNT) == 0:
         least = 1 / (wanted.quota - 1) if wanted.quota > 1 else None
         advice = f"at least {least:.3g}" if least is not None else "0 (a quota of 1 leaves no room for a check)"
@@ -172,7 +180,11 @@ def create_study_link(batch: Batch, wanted: LinkSettings, *, created_by: Any = N
 
 def gold_items(batch: Batch) -> Any:
     """The task's items with gold that are not check items: where hidden gold checks are drawn from."""
-    return Item.objects.filter(task_id=batch.task_id, gold__isnull=False, item_check__isnull=True)
+    return _task_gold_items(batch.task_id)
+
+
+def _task_gold_items(task_id: int) -> Any:
+    return Item.objects.filter(task_id=task_id, gold__isnull=False, item_check__isnull=True)
 
 
 # --- arriving ---------------------------------------------------------------------------------------------------
@@ -236,8 +248,11 @@ def arrive(link: StudyLink, arrival: Arrival, *, secret: Any = "", now: datetime
         except IntegrityError:  # the same id arrived twice at once: the other request made it (and holds it)
             found = Participant.objects.get(link=link, platform_id=arrival.platform_id)
         else:
-            if not _has_room(link.batch):  # every item has its k answers: nothing to do, no code
-                end(admission.participant, Participant.Stage.RETURNED, reason="full", now=now)
+            participant = admission.participant
+            # every item has its k answers, or the batch was stopped: nothing to do, no code; unless the link
+            # moves on to a next batch (a campaign's link, `move_on`)
+            if not _has_room(link.batch) and not (move_on(participant) and _has_room(participant.link.batch)):
+                end(participant, Participant.Stage.RETURNED, reason="full", now=now)
             return admission
     secret = identity.claim(found, secret)
     if arrival.session_id and arrival.session_id != found.platform_session_id:
@@ -257,16 +272,45 @@ def _new_participant(link: StudyLink, arrival: Arrival, now: datetime) -> Admiss
         tab = secrets.token_urlsafe(16)
         return Admission(Participant.objects.create(
             link=link, annotator=annotator, platform_id=arrival.platform_id, platform_study_id=arrival.study_id,
-            platform_session_id=arrival.session_id, stage=stage, started_at=now,
+            platform_session_id=arrival.session_id, stage=stage, started_at=now, batch=batch,
             deadline=now + timedelta(minutes=link.minutes), browser_secret_hash=hashed, tab=tab, tab_seen_at=now),
             secret, tab)
 
 
 def _has_room(batch: Batch) -> bool:
-    """Whether an item of the batch still takes an answer (the engine's cached count of included human answers
-    below k; one index probe). An item someone else holds may still take the last room: the work step then
-    says the study is full."""
-    return BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=batch.overlap).exists()
+    """Whether an item of the batch still takes an answer (the batch hands out items, and the engine's cached
+    count of included human answers is below k; one index probe). An item someone else holds may still take the
+    last room: the work step then says the study is full."""
+    return batch.hands_out and BatchItem.objects.filter(batch_id=batch.pk, human_answers__lt=batch.overlap).exists()
+
+
+def follow_batch(link: StudyLink, batch: Batch) -> None:
+    """Point the link at `batch` (of the link's task): new arrivals are assigned to it, and a running participant
+    moves to it once their own batch has nothing left for them (`move_on`). A campaign's link follows its batches
+    this way (agreement/campaigns/campaign_batches.py)."""
+    StudyLink.objects.filter(pk=link.pk).update(batch=batch)
+    link.batch = batch
+
+
+def move_on(participant: Participant) -> bool:
+    """The participant's batch has nothing left for them: when the link points at another batch, move them there
+    (assigned to it; `Participant.batch`), first asking the link's owner to draw one if it still points at
+    theirs (`study_link_ran_dry`: a campaign that is collecting draws its next batch then). Returns whether they
+    moved; their answers so far stay where they are, and their quota counts every batch (`n_work`)."""
+    link = participant.link
+    current = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", flat=True).first()
+    if current == link.batch_id:
+        study_link_ran_dry.send(sender=StudyLink, link_id=link.pk)
+        current = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", flat=True).first()
+    if current is None or current == link.batch_id:
+        return False
+    batch = Batch.objects.select_related("task").get(pk=current)
+    BatchAssignee.objects.get_or_create(batch=batch, annotator=participant.annotator,
+                                        defaults={"override_reason": ""})
+    Participant.objects.filter(pk=participant.pk).update(batch=batch)
+    participant.batch = batch
+    link.batch = batch
+    return True
 
 
 def end(participant: Participant, stage: str, *, reason: str = "", now: datetime | None = None) -> None:
@@ -341,9 +385,9 @@ class Step:
 
 
 def n_work(participant: Participant) -> int:
-    """The work items the participant answered: the quota counts these (a skipped item does not)."""
-    return Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
-                                     skipped=False).count()
+    """The work items the participant answered: the quota counts these (a skipped item does not), in every batch
+    they worked in (the annotator exists for this study alone; a campaign's link moves them from batch to batch)."""
+    return Annotation.objects.filter(annotator_id=participant.annotator_id, skipped=False).count()
 
 
 def check_item_ids(link: StudyLink, role: str) -> list[int]:
@@ -452,6 +496,8 @@ def _work_step(participant: Participant, now: datetime) -> Step:
             participant.check_item, participant.check_role = item, role
             return Step("item", item, role, done)
     item = next_item(participant.annotator, link.batch, now=now)
+    if item is None and move_on(participant):  # the link moved on to a next batch: they follow it
+        item = next_item(participant.annotator, link.batch, now=now)
     if item is None:  # nothing left for them in the batch: the code when they answered enough, else return
         stage, reason = _out_of_items(participant, done)
         end(participant, stage, reason=reason, now=now)
@@ -466,8 +512,7 @@ def _out_of_items(participant: Participant, done: int) -> tuple[str, str]:
     No completion code is ever given for fewer answers (docs/crowd.md, "No code without the work")."""
     if done >= participant.link.answers_for_code:
         return Participant.Stage.COMPLETED, ""
-    skipped = Annotation.objects.filter(annotator_id=participant.annotator_id, batch_id=participant.link.batch_id,
-                                        skipped=True).exists()
+    skipped = Annotation.objects.filter(annotator_id=participant.annotator_id, skipped=True).exists()
     return Participant.Stage.RETURNED, "too_few_answers" if skipped else "full"
 
 
