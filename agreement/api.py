@@ -22,6 +22,7 @@ from agreement.campaigns.campaign_status import status as campaign_status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.reviewing import stop_campaign
 from agreement.campaigns.starting import start_campaign
+from agreement.campaigns.study_links import read_wanted
 from agreement.core.report_exports import PART_KEYS, TOP_KEYS, ordered
 from agreement.core.reports import ReportQueueError, request_report
 from agreement.models import Report
@@ -114,6 +115,12 @@ class CampaignStartSerializer(serializers.Serializer):
     overlap = serializers.IntegerField(default=1, min_value=1)
     sampling = serializers.ChoiceField(choices=[s.value for s in Campaign.Sampling], default="uniform")
     seed = serializers.IntegerField(default=0)
+    study_link = serializers.CharField(required=False, allow_null=True, default=None,
+                                       help_text="'new', or an existing study link's id: the people come through it")
+    study_quota = serializers.IntegerField(required=False, allow_null=True, default=None)
+    study_minutes = serializers.IntegerField(required=False, allow_null=True, default=None)
+    completion_code = serializers.CharField(required=False, allow_null=True, default=None)
+    platform = serializers.CharField(required=False, allow_null=True, default=None)
 
 
 class CampaignStatusSerializer(serializers.Serializer):
@@ -132,6 +139,7 @@ class CampaignStatusSerializer(serializers.Serializer):
     labels_budget = serializers.IntegerField(allow_null=True)
     people_only_labels = serializers.IntegerField(allow_null=True)
     batches = serializers.JSONField()
+    study_link = serializers.JSONField(allow_null=True)
 
 
 CAMPAIGN_JSON = CampaignStatusSerializer
@@ -164,6 +172,10 @@ def campaign_start(request: Request) -> Response:
     given.is_valid(raise_exception=True)
     fields = dict(given.validated_data)
     try:
+        fields["study_link"] = read_wanted(fields.pop("study_link"), quota=fields.pop("study_quota"),
+                                           minutes=fields.pop("study_minutes"),
+                                           completion_code=fields.pop("completion_code"),
+                                           platform=fields.pop("platform"))
         campaign = start_campaign(fields.pop("name"), fields.pop("task"), fields.pop("judge"),
                                   fields.pop("target_half_width"), created_by=request.user, **fields)
     except CampaignError as problem:

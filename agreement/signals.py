@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from agreement.campaigns.review_queue import judge_run_finished, request_reviews
+from agreement.campaigns.reviewing import link_ran_dry
 from agreement.core.reports import ReportQueueError, request_report
 from annotation.models import Annotation
 from hume import jobs
@@ -150,10 +151,11 @@ def judge_panel_refresh_requested(sender: type, panel_id: int, **kwargs: Any) ->
 def connect() -> None:
     from annotation.core.signals import annotations_imported as imported
     from annotation.core.signals import judge_panel_refresh_requested as panel_refresh
-    from annotation.core.signals import llm_run_finished
+    from annotation.core.signals import llm_run_finished, study_link_ran_dry
 
     imported.connect(annotations_imported, dispatch_uid="agreement.annotations_imported")
     panel_refresh.connect(judge_panel_refresh_requested, dispatch_uid="agreement.judge_panel_refresh_requested")
     llm_run_finished.connect(judge_run_finished, dispatch_uid="agreement.judge_run_finished")
+    study_link_ran_dry.connect(link_ran_dry, dispatch_uid="agreement.study_link_ran_dry")
     post_save.connect(annotation_saved, sender=Annotation, dispatch_uid="agreement.annotation_saved")
     post_delete.connect(annotation_deleted, sender=Annotation, dispatch_uid="agreement.annotation_deleted")

@@ -1,14 +1,16 @@
 """A campaign's batches: the next one drawn uniformly from the pool items no person has answered
 (measures/campaign/engine.py `draw_batch`, seeded by the campaign's seed and the batch's number), written as PPI's
-human batches are (agreement/ppi/human_batch.py `write_batch`) and handed to the campaign's people in draw order;
-and stopping them when the campaign is done: nothing more is handed out, while an item a person holds can still
-be answered and is stored (docs/batches.md, "Stopping a batch")."""
+human batches are (agreement/ppi/human_batch.py `write_batch`) and handed to the campaign's people in draw order,
+a campaign's study link pointed at the newest (study_links.py `attach`); and stopping them when the campaign is
+done: nothing more is handed out, while an item a person holds can still be answered and is stored
+(docs/batches.md, "Stopping a batch")."""
 from __future__ import annotations
 
 import numpy as np
 
 from agreement.campaigns.campaign_numbers import CampaignError, labelled_by_people
 from agreement.campaigns.models import Campaign
+from agreement.campaigns.study_links import attach
 from agreement.ppi.human_batch import write_batch
 from agreement.ppi.ppi_loading import pool_items
 from annotation.core.batches import AssignmentProblem
@@ -43,6 +45,7 @@ def draw_next_batch(campaign: Campaign, n_items: int) -> Batch:
     except AssignmentProblem as problem:
         raise CampaignError(f"{problem.field}: {problem.message}") from None
     campaign.batches.add(batch)
+    attach(campaign, batch)  # a study link as the people follows the newest batch
     return batch
 
 

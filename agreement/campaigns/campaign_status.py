@@ -6,6 +6,7 @@ from typing import Any
 
 from agreement.campaigns.judge_runs import judge_run_data
 from agreement.campaigns.models import Campaign
+from agreement.campaigns.study_links import link_data
 from annotation.models import Annotation, Annotator, BatchItem
 
 
@@ -45,6 +46,7 @@ def status(campaign: Campaign) -> dict[str, Any]:
         "overlap": campaign.overlap, "sampling": campaign.sampling, "seed": campaign.seed, "t_star": campaign.t_star,
         "people": sorted(campaign.people.values_list("user__username", flat=True)),
         "batches": batch_rows(campaign),
+        "study_link": link_data(campaign),
     }
 
 
@@ -63,6 +65,10 @@ def status_text(data: dict[str, Any]) -> str:
                      f"±{data['half_width']:.4g}; {data['labels_used']} human labels used "
                      f"(budget {data['labels_budget'] or 'the pool'}); people alone would need "
                      f"{data['people_only_labels']}")
+    link = data["study_link"]
+    if link:
+        lines.append(f"study link {link['url']}: {link['participants']} participants ({link['completed']} "
+                     f"completed), {link['answers']} answers")
     for batch in data["batches"]:
         lines.append(f"  {batch['name']}: {batch['answered_items']}/{batch['items']} items answered, "
                      f"{'open' if batch['open'] else 'closed'}")

@@ -52,6 +52,13 @@ class Campaign(models.Model):
     budget_labels = models.PositiveIntegerField(null=True, blank=True, help_text="Most human labels; empty: the pool.")
     price_per_label = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
     people = models.ManyToManyField("annotation.Annotator", related_name="campaigns")
+    study_link = models.OneToOneField("annotation.StudyLink", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="campaign",
+                                      help_text="People through a crowd study link that follows the campaign's "
+                                                "batches (study_links.py); empty: the named people.")
+    study_settings = models.JSONField(default=dict, blank=True,
+                                      help_text="The study link asked at the start (made or taken with the first "
+                                                "batch); empty: no study link.")
     overlap = models.PositiveSmallIntegerField(default=1)
     sampling = models.CharField(max_length=20, choices=Sampling.choices, default=Sampling.UNIFORM)
     seed = models.IntegerField(default=0)

@@ -23,6 +23,7 @@ from agreement.campaigns.campaign_batches import draw_next_batch, drawn_items, s
 from agreement.campaigns.campaign_numbers import CampaignError, Pool, labelled_by_people, read_pool, spec_for
 from agreement.campaigns.models import JUDGE_RUN_FAILED, START_REFUSED, STOPPED_BY_HAND, Campaign
 from agreement.campaigns.starting import plan_after_the_judge
+from agreement.campaigns.study_links import close_for_campaign, running_low
 from agreement.ppi.estimands import numbers
 from annotation.llm.models import LLMRun
 from annotation.models import Annotation, Annotator
@@ -54,9 +55,10 @@ def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndar
     return rows, values, all(answered[pk] >= k for pk in drawn)
 
 
-def review_campaign(campaign_id: int) -> str:
+def review_campaign(campaign_id: int, *, dry_batch_id: int | None = None) -> str:
     """Review the campaign now: store where it stands, and close it or hand out its next batch. Returns what it
-    did, in words."""
+    did, in words. `dry_batch_id`: a participant of the campaign's study link found nothing left in that batch
+    (`link_ran_dry`): the next batch is drawn now if that batch is still the newest."""
     with transaction.atomic():
         hold(campaign_id)
         campaign = (Campaign.objects.select_related("task", "judge__user", "judge_run").filter(pk=campaign_id)
@@ -69,8 +71,12 @@ def review_campaign(campaign_id: int) -> str:
             return after_the_judge(campaign)
         _estimand, pool = read_pool(campaign.task, campaign.judge.name, campaign.estimand)
         rows, values, all_answered = campaign_labels(campaign, pool)
-        if rows.size == 0:
-            return "no item labelled yet"
+        if rows.size == 0:  # nothing to size a batch by: a dry link gets the smallest later batch
+            if dry_batch_id is None or not _wants_next(campaign, False, dry_batch_id):
+                return "no item labelled yet"
+            spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
+                            campaign.overlap, campaign.sampling)
+            return _draw_next(campaign, pool, spec, engine.MIN_BATCH, all_answered, "no item labelled yet")
         spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
                         campaign.overlap, campaign.sampling)
         review = engine.review(pool.judge, rows, values, spec, campaign.t_star)
@@ -81,18 +87,51 @@ def review_campaign(campaign_id: int) -> str:
             finish(campaign, review.reason)
             return f"done: {review.reason}"
         campaign.save(update_fields=["review", "reviewed_at"])
-        if not all_answered:
-            return f"collecting: ±{review.half_width:.4g} after {review.labels_used} labels"
-        drawn = set(drawn_items(campaign))
-        room = spec.budget_items(len(pool.item_ids)) - len(drawn)
-        free = len(set(pool.item_ids) - drawn - labelled_by_people(campaign.task))
-        size = min(review.next_batch_items, room, free)
-        if size < 1:  # the budget is spent, or no item is left that no person has answered
-            reason = engine.BUDGET_SPENT if room < 1 else engine.POOL_LABELLED
-            finish(campaign, reason)
-            return f"done: {reason}"
-        batch = draw_next_batch(campaign, size)
-        return f"collecting: ±{review.half_width:.4g}; next batch {batch.name!r} of {size} items"
+        where = f"±{review.half_width:.4g} after {review.labels_used} labels"
+        if not _wants_next(campaign, all_answered, dry_batch_id):
+            return f"collecting: {where}"
+        return _draw_next(campaign, pool, spec, review.next_batch_items, all_answered, where)
+
+
+def _wants_next(campaign: Campaign, all_answered: bool, dry_batch_id: int | None) -> bool:
+    """Whether to draw the next batch now: named people once every item handed out is answered; a study link
+    also when its batch runs low (study_links.py `running_low`), or at once when a participant found the newest
+    batch dry (`dry_batch_id`; a batch drawn since, by another participant's request, is not dry)."""
+    if not campaign.study_settings:
+        return all_answered
+    newest = campaign.batches.order_by("-created_at", "-pk").first()
+    if newest is None:
+        return False
+    if dry_batch_id is not None:
+        return newest.pk == dry_batch_id
+    return all_answered or running_low(campaign, newest)
+
+
+def _draw_next(campaign: Campaign, pool: Pool, spec: engine.CampaignSpec, wanted: int, all_answered: bool,
+               where: str) -> str:
+    """Draw the next batch of `wanted` items, never past the budget or the items no person answered; when none
+    is left and every item handed out is answered, the campaign is done (budget spent, or every item labelled)."""
+    drawn = set(drawn_items(campaign))
+    room = spec.budget_items(len(pool.item_ids)) - len(drawn)
+    free = len(set(pool.item_ids) - drawn - labelled_by_people(campaign.task))
+    size = min(wanted, room, free)
+    if size < 1:  # the budget is spent, or no item is left that no person has answered
+        if not all_answered:  # answers still to come on the items handed out: the review after them decides
+            return f"collecting: {where}; every item the budget pays for is handed out"
+        reason = engine.BUDGET_SPENT if room < 1 else engine.POOL_LABELLED
+        finish(campaign, reason)
+        return f"done: {reason}"
+    batch = draw_next_batch(campaign, size)
+    return f"collecting: {where}; next batch {batch.name!r} of {size} items"
+
+
+def link_ran_dry(sender: Any, link_id: int, **kwargs: Any) -> None:
+    """A participant of a study link found nothing left in its batch (annotation's `study_link_ran_dry`, sent in
+    their request): when the link is a collecting campaign's people, review it now, drawing the next batch."""
+    found = (Campaign.objects.filter(study_link_id=link_id, state=Campaign.State.COLLECTING)
+             .values_list("pk", "study_link__batch_id").first())
+    if found is not None:
+        review_campaign(found[0], dry_batch_id=found[1])
 
 
 def after_the_judge(campaign: Campaign) -> str:
@@ -140,6 +179,7 @@ def finish(campaign: Campaign, reason: str) -> None:
     campaign.state, campaign.reason, campaign.finished_at = Campaign.State.DONE, reason, timezone.now()
     campaign.save(update_fields=["state", "reason", "finished_at", "review", "reviewed_at"])
     stop_batches(campaign)
+    close_for_campaign(campaign)
 
 
 def stop_campaign(campaign: Campaign) -> Campaign:

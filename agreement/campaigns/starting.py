@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +25,7 @@ from agreement.campaigns.campaign_numbers import (
 from agreement.campaigns.judge_runs import start_judge_run, why_not_runnable
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.review_queue import ask_review
+from agreement.campaigns.study_links import StudyLinkWanted, check_wanted
 from agreement.ppi.estimands import estimand_bounds
 from agreement.ppi.ppi_loading import PPIInputError, find_judge, task_scale
 from annotation.core.batches import speakers_of
@@ -61,10 +63,12 @@ def find_people(task: Task, names: Sequence[str] | None) -> list[Annotator]:
 def start_campaign(name: str, task: Task | str, judge_name: str, target_half_width: float, *,
                    estimand: str | None = None, level: float = 0.95, budget_labels: int | None = None,
                    price_per_label: Decimal | None = None, annotators: Sequence[str] | None = None,
-                   overlap: int = 1, sampling: str = "uniform", seed: int = 0, created_by: Any = None) -> Campaign:
+                   overlap: int = 1, sampling: str = "uniform", seed: int = 0, created_by: Any = None,
+                   study_link: StudyLinkWanted | None = None) -> Campaign:
     """Plan the campaign from the judge alone (measures/campaign/engine.py `plan_start`) and hand its first
-    batch to the people; when the judge has not labelled every item, start its run and wait for it
-    (`waiting for the judge`). Raises CampaignError naming the problem (nothing written)."""
+    batch to the people (named, or a crowd study link made or taken with it, `study_link`: study_links.py); when
+    the judge has not labelled every item, start its run and wait for it (`waiting for the judge`). Raises
+    CampaignError naming the problem (nothing written)."""
     task = find_task(task)
     check_name(name)
     if not 0 < level < 1:
@@ -86,11 +90,16 @@ def start_campaign(name: str, task: Task | str, judge_name: str, target_half_wid
         why_not = why_not_runnable(judge)
         if why_not:
             raise CampaignError(f"judge: {unlabelled}, and it cannot be run: {why_not}")
-    people = find_people(task, annotators)
+    if study_link is not None and annotators is not None:
+        raise CampaignError("annotators: a campaign's people are either named annotators or a study link, not both")
+    if study_link is not None:
+        check_wanted(task, study_link)
+    people = [] if study_link is not None else find_people(task, annotators)
     spec = spec_of(task, estimand, target_half_width, level, budget_labels, overlap, sampling)
     fields = dict(name=name, task=task, judge=judge, estimand=estimand, target_half_width=target_half_width,
                   level=level, budget_labels=budget_labels, price_per_label=price_per_label, overlap=overlap,
-                  sampling=sampling, seed=seed, created_by=created_by)
+                  sampling=sampling, seed=seed, created_by=created_by,
+                  study_settings={} if study_link is None else asdict(study_link))
     if unlabelled:
         check_budget_pays_a_first_batch(task, spec)
         with transaction.atomic():

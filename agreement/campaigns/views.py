@@ -23,6 +23,7 @@ from agreement.campaigns.campaign_status import final_statement, status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.reviewing import stop_campaign
 from agreement.campaigns.starting import start_campaign
+from agreement.campaigns.study_links import read_wanted
 from annotation.models import Annotator
 from hume.lib.htmx import page_or_partial
 from hume.roles import ADMIN, RESEARCHER, is_admin, require_role, role_required
@@ -30,7 +31,7 @@ from kinds.forms import excerpt
 from tasks_app.task_access import visible_tasks
 
 START_FIELDS = ("name", "task", "judge", "target_half_width", "budget_labels", "price_per_label", "annotators",
-                "overlap", "seed")
+                "study_link", "study_quota", "study_minutes", "completion_code", "overlap", "seed")
 READERS = "Only researchers and admins read campaigns."
 
 
@@ -57,11 +58,15 @@ def start_from_form(posted: dict[str, str], user: Any) -> Campaign:
     names = [name.strip() for name in posted.get("annotators", "").split(",") if name.strip()]
     if any("\x00" in text for text in posted.values()):
         raise CampaignError("a field holds a NUL character")
+    link = read_wanted(posted.get("study_link", "").strip() or None,
+                       quota=_number(posted, "study_quota", int, least=1),
+                       minutes=_number(posted, "study_minutes", int, least=1),
+                       completion_code=posted.get("completion_code", "").strip() or None)
     return start_campaign(posted.get("name", "").strip(), posted.get("task", ""), posted.get("judge", "").strip(),
                           target, budget_labels=_number(posted, "budget_labels", int, least=1),
                           price_per_label=_number(posted, "price_per_label", Decimal, least=0),
                           annotators=names or None, overlap=_number(posted, "overlap", int, least=1) or 1,
-                          seed=_number(posted, "seed", int) or 0, created_by=user)
+                          seed=_number(posted, "seed", int) or 0, created_by=user, study_link=link)
 
 
 @role_required(RESEARCHER, READERS)
