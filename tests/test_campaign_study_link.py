@@ -1,0 +1,222 @@
+"""A campaign whose people are a crowd study link (agreement/campaigns/study_links.py, docs/campaigns.md "A study
+link as the people"): participants driven through the crowd pages until the campaign stops itself at its target;
+a participant who finds the batch dry gets the next batch's items at once, their quota counted over both; the
+refusals; and participants at once through the live server on PostgreSQL (k never exceeded, no answer lost)."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import Counter
+
+import numpy as np
+import pytest
+import requests
+from django.core.cache import caches
+from django.core.management import call_command
+from django.db import connections
+
+from agreement.campaigns import reviewing
+from agreement.campaigns.campaign_numbers import CampaignError
+from agreement.campaigns.campaign_status import status, status_text
+from agreement.campaigns.models import Campaign
+from agreement.campaigns.starting import start_campaign
+from agreement.campaigns.study_links import StudyLinkWanted
+from annotation.crowd.models import Participant, StudyLink
+from annotation.models import Annotation, Batch
+from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
+from tests.campaign_app import JUDGE, sts_study
+from tests.crowd_helpers import Person, arrival_url, make_study
+
+CROWD = StudyLinkWanted(quota=15, minutes=60, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
+
+
+@pytest.fixture(autouse=True)
+def many_arrivals(settings):
+    settings.CROWD_ARRIVALS_PER_MINUTE = 100_000
+    caches[settings.THROTTLE_CACHE].delete("crowd-arrivals:127.0.0.1")
+
+
+def truth_by_pk(task, truth: dict[str, float]) -> dict[int, float]:
+    return {pk: truth[external_id] for pk, external_id in task.items.values_list("pk", "external_id")}
+
+
+def work(person: Person, values: dict[int, float]) -> list[int]:
+    """Arrive, pass the instructions, answer every item shown with its true value until the run ends."""
+    person.arrive()
+    person.post(action="instructions")
+    seen: list[int] = []
+    while (item := person.item_on_screen()) is not None:
+        assert item not in seen, f"item {item} came back: the answer was not taken"
+        seen.append(item)
+        person.post(action="answer", item=item, score=values[item], shown="")
+    return seen
+
+
+@pytest.mark.django_db
+def test_participants_through_the_link_drive_the_campaign_until_it_stops_itself_at_its_target(capsys):
+    task, truth = sts_study("STS crowd", n_items=300)
+    values = truth_by_pk(task, truth)
+    call_command("campaign", "start", "crowd-sts", "--task", task.name, "--judge", JUDGE, "--target-half-width",
+                 "0.3", "--study-link", "--study-quota", "15", "--completion-code", "CAMP34", "--prolific",
+                 "--seed", "1", "--format", "json")
+    started = json.loads(capsys.readouterr().out)
+    campaign = Campaign.objects.get(name="crowd-sts")
+    link = campaign.study_link
+    assert started["study_link"] == {"id": link.pk, "url": f"/study/{link.token}/", "platform": "prolific",
+                                     "quota": 15, "minutes": 60, "open": True, "participants": 0, "completed": 0,
+                                     "returned": 0, "answers": 0}
+    assert started["people"] == [] and link.batch_id == started["batches"][0]["id"]
+    arrivals = 0
+    while Campaign.objects.get(pk=campaign.pk).state == Campaign.State.COLLECTING and arrivals < 20:
+        arrivals += 1
+        person = Person(link, arrivals)
+        answered = work(person, values)
+        reviewing.review_campaign(campaign.pk)  # the worker's debounced review, called here
+        finished = person.participant
+        # no one who arrived while the campaign collected was turned away: the quota, or the code for what they did
+        assert finished.stage == Participant.Stage.COMPLETED, (arrivals, finished.returned_reason)
+        assert len(answered) == 15 or Campaign.objects.get(pk=campaign.pk).state == Campaign.State.DONE
+        assert 'id="completion-code"' in person.page().content.decode()
+    campaign.refresh_from_db()
+    data = status(campaign)
+    pool_mean = float(np.mean(list(truth.values())))
+    assert (data["state"], data["reason"]) == ("done", "target reached")
+    assert data["half_width"] <= 0.3 and data["ci_low"] <= pool_mean <= data["ci_high"]
+    assert len(data["batches"]) >= 2 and all(not b["open"] for b in data["batches"])
+    answers = Annotation.objects.filter(annotator__participant__link=link, skipped=False).count()
+    assert data["study_link"]["participants"] == arrivals and data["study_link"]["answers"] == answers
+    assert data["labels_received"] <= answers  # every answer is stored; the review counts the completed items
+    assert "study link /study/" in status_text(data)
+    late = Person(link, 99)  # the link says the campaign is done: the study is full, no code
+    assert 'id="study-full"' in late.arrive().content.decode()
+    assert late.participant.returned_reason == "full"
+
+
+@pytest.mark.django_db
+def test_a_participant_who_finds_the_batch_dry_gets_the_next_batchs_items_and_one_quota_over_both():
+    """No review runs but the one the dry batch asks: the fifth participant answers batch 1's last five items,
+    then batch 2's, up to their quota of 10 over both; the link now points at batch 2, where newcomers start."""
+    task, truth = sts_study("STS dry", n_items=300)
+    values = truth_by_pk(task, truth)
+    wanted = StudyLinkWanted(quota=10, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
+    campaign = start_campaign("dry-sts", task, JUDGE, 0.3, seed=1, study_link=wanted)
+    first = campaign.batches.get()
+    assert first.batch_items.count() == 45
+    for n in (1, 2, 3, 4):
+        assert len(work(Person(campaign.study_link, n), values)) == 10
+    fifth = Person(campaign.study_link, 5)
+    answered = work(fifth, values)
+    campaign.refresh_from_db()
+    second = campaign.batches.exclude(pk=first.pk).get()
+    per_batch = Counter(Annotation.objects.filter(annotator=fifth.participant.annotator)
+                        .values_list("batch_id", flat=True))
+    assert len(answered) == 10 and per_batch == {first.pk: 5, second.pk: 5}
+    assert fifth.participant.stage == Participant.Stage.COMPLETED and fifth.participant.batch_id == second.pk
+    assert campaign.study_link.batch_id == second.pk and campaign.state == Campaign.State.COLLECTING
+    assert campaign.review["labels_used"] == 45  # the review the dry batch asked sized batch 2
+    sixth = Person(campaign.study_link, 6)  # a newcomer starts in batch 2
+    sixth.arrive()
+    assert sixth.participant.batch_id == second.pk
+
+
+@pytest.mark.django_db
+def test_bad_study_links_are_refused_naming_the_problem_and_write_nothing():
+    task, _truth = sts_study("STS refusals", n_items=300)
+    other, _ = sts_study("STS other", n_items=300)
+    elsewhere = make_study(other, quota=4)
+    cases = [
+        (dict(study_link=StudyLinkWanted(existing=elsewhere.pk)),
+         f"study_link: study link {elsewhere.pk} belongs to task 'STS other', not to the campaign's task "
+         "'STS refusals'"),
+        (dict(study_link=StudyLinkWanted(existing=10**6)), "study_link: no study link with id 1000000"),
+        (dict(study_link=StudyLinkWanted(gold_rate=0.2)),
+         "study_link gold_rate: the task “STS refusals” has no gold items to draw hidden checks from"),
+        (dict(study_link=StudyLinkWanted(minutes=0, completion_code="no spaces")),
+         "study_link minutes: must be between 1 and 1440, got 0; study_link completion_code: must be 1 to 64"),
+        (dict(study_link=StudyLinkWanted(quota=100)),
+         "study_link quota: 100 is more than the 45 items of the batch “C · batch 1”"),
+        (dict(study_link=CROWD, annotators=["alice"]), "annotators: a campaign's people are either named"),
+    ]
+    batches = Batch.objects.count()
+    for change, message in cases:
+        with pytest.raises(CampaignError) as refused:
+            start_campaign("C", task, JUDGE, 0.3, seed=1, **change)
+        assert message in str(refused.value), (change, str(refused.value))
+    assert not Campaign.objects.exists() and Batch.objects.count() == batches
+    assert StudyLink.objects.get().batch.task == other
+
+
+def post_answers_at_once(base: str, link: StudyLink, n: int, values: dict[int, float], accepted: dict) -> None:
+    """One participant's browser, as plain HTTP with its own cookies: arrive, pass the instructions, answer until
+    the run ends; `accepted[n]` the items whose answer the server took (the page moved on)."""
+    session = requests.Session()
+    page = session.get(base + arrival_url(link, n), timeout=60).text
+    accepted[n] = []
+    if 'id="study-full"' in page:
+        return
+    tab = re.search(r'name="tab" value="([^"]+)"', page).group(1)
+    run = f"{base}/study/{link.token}/run/"
+    page = session.post(run, {"tab": tab, "action": "instructions", "csrfmiddlewaretoken": _csrf(session, page)},
+                        timeout=60).text
+    while (item := re.search(r'name="item" value="(\d+)"', page)) is not None:
+        pk = int(item.group(1))
+        page = session.post(run, {"tab": tab, "action": "answer", "item": pk, "score": values[pk], "shown": "",
+                                  "csrfmiddlewaretoken": _csrf(session, page)}, timeout=60).text
+        accepted[n].append(pk)
+
+
+def _csrf(session: requests.Session, page: str) -> str:
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    return found.group(1) if found else session.cookies.get("csrftoken", "")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_participants_at_once_never_exceed_k_and_lose_no_answer_while_the_link_follows_the_batches(live_server):
+    """Twelve participants at once (threads, each its own cookies) through the live server on PostgreSQL, overlap
+    2, while a reviewer draws ahead; every accepted answer is stored, no item holds more than 2 answers, and the
+    link moved on to a later batch without turning anyone away while the campaign collected."""
+    task, truth = sts_study("STS at once", n_items=300)
+    values = truth_by_pk(task, truth)
+    wanted = StudyLinkWanted(quota=8, minutes=60, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
+    campaign = start_campaign("at-once", task, JUDGE, 0.3, seed=2, overlap=2, study_link=wanted)
+    link = campaign.study_link
+    accepted: dict[int, list[int]] = {}
+    stop = threading.Event()
+
+    def participant(n: int) -> None:
+        try:
+            post_answers_at_once(live_server.url, link, n, values, accepted)
+        finally:
+            connections.close_all()
+
+    def reviewer() -> None:
+        try:
+            while not stop.is_set():
+                reviewing.review_campaign(campaign.pk)
+                stop.wait(0.2)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=participant, args=(n,)) for n in range(1, 13)]
+    review_thread = threading.Thread(target=reviewer)
+    review_thread.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=240)
+    stop.set()
+    review_thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    stored = Counter(Annotation.objects.filter(annotator__participant__link=link, skipped=False)
+                     .values_list("item_id", flat=True))
+    assert max(stored.values()) <= 2  # overlap k never exceeded
+    for n, items in accepted.items():  # nothing a participant submitted is lost
+        mine = set(Annotation.objects.filter(annotator__participant__link=link, annotator__participant__platform_id=
+                                             f"{n:024x}").values_list("item_id", flat=True))
+        assert set(items) <= mine, n
+    assert sum(map(len, accepted.values())) == sum(stored.values()) == 12 * 8
+    campaign.refresh_from_db()
+    assert campaign.batches.count() >= 2
+    assert not Participant.objects.filter(link=link, stage=Participant.Stage.RETURNED).exists()
