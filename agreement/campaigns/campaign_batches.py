@@ -1,9 +1,9 @@
 """A campaign's batches: the next one drawn uniformly from the pool items no person has answered
 (measures/campaign/engine.py `draw_batch`, seeded by the campaign's seed and the batch's number), written as PPI's
 human batches are (agreement/ppi/human_batch.py `write_batch`) and handed to the campaign's people in draw order,
-a campaign's study link pointed at the newest (study_links.py `attach`); and stopping them when the campaign is
-done: nothing more is handed out, while an item a person holds can still be answered and is stored
-(docs/batches.md, "Stopping a batch")."""
+a campaign's study link made with the first and moved on to the next (study_links.py `attach`); and stopping
+them when the campaign is done: nothing more is handed out, while an item a person holds can still be answered
+and is stored (docs/batches.md, "Stopping a batch")."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +24,10 @@ def drawn_items(campaign: Campaign) -> list[int]:
                 .order_by("batch__created_at", "batch_id", "position").values_list("item_id", flat=True))
 
 
-def draw_next_batch(campaign: Campaign, n_items: int) -> Batch:
+def draw_next_batch(campaign: Campaign, n_items: int, *, move_link: bool = True) -> Batch:
     """Draw and hand out `n_items` items no person has answered and no batch of the campaign holds; call it in a
-    transaction holding the campaign's row."""
+    transaction holding the campaign's row. A study link as the people is pointed at it unless `move_link` is
+    false (a batch drawn ahead waits until the link's batch runs dry, study_links.py)."""
     item_ids = [row[0] for row in pool_items(campaign.task)]
     taken = labelled_by_people(campaign.task) | set(drawn_items(campaign))
     number = campaign.batches.count() + 1
@@ -45,7 +46,7 @@ def draw_next_batch(campaign: Campaign, n_items: int) -> Batch:
     except AssignmentProblem as problem:
         raise CampaignError(f"{problem.field}: {problem.message}") from None
     campaign.batches.add(batch)
-    attach(campaign, batch)  # a study link as the people follows the newest batch
+    attach(campaign, batch, move_link=move_link)
     return batch
 
 

@@ -23,10 +23,12 @@ from agreement.campaigns.campaign_batches import draw_next_batch, drawn_items, s
 from agreement.campaigns.campaign_numbers import CampaignError, Pool, labelled_by_people, read_pool, spec_for
 from agreement.campaigns.models import JUDGE_RUN_FAILED, START_REFUSED, STOPPED_BY_HAND, Campaign
 from agreement.campaigns.starting import plan_after_the_judge
-from agreement.campaigns.study_links import close_for_campaign, running_low
+from agreement.campaigns.study_links import batch_with_room, close_for_campaign, running_low
 from agreement.ppi.estimands import numbers
+from annotation.crowd import studies
+from annotation.crowd.models import StudyLink
 from annotation.llm.models import LLMRun
-from annotation.models import Annotation, Annotator
+from annotation.models import Annotation, Annotator, Batch
 from measures.campaign import engine
 
 CAMPAIGN_LOCK_SPACE = 3434  # the advisory locks' first key: campaigns (the second is the campaign's id)
@@ -57,8 +59,8 @@ def campaign_labels(campaign: Campaign, pool: Pool) -> tuple[np.ndarray, np.ndar
 
 def review_campaign(campaign_id: int, *, dry_batch_id: int | None = None) -> str:
     """Review the campaign now: store where it stands, and close it or hand out its next batch. Returns what it
-    did, in words. `dry_batch_id`: a participant of the campaign's study link found nothing left in that batch
-    (`link_ran_dry`): the next batch is drawn now if that batch is still the newest."""
+    did, in words. `dry_batch_id`: a participant of the campaign's study link found nothing left for them in any
+    batch up to that one (`link_ran_dry`): the next batch is drawn now if that batch is still the newest."""
     with transaction.atomic():
         hold(campaign_id)
         campaign = (Campaign.objects.select_related("task", "judge__user", "judge_run").filter(pk=campaign_id)
@@ -76,7 +78,8 @@ def review_campaign(campaign_id: int, *, dry_batch_id: int | None = None) -> str
                 return "no item labelled yet"
             spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
                             campaign.overlap, campaign.sampling)
-            return _draw_next(campaign, pool, spec, engine.MIN_BATCH, all_answered, "no item labelled yet")
+            return _draw_next(campaign, pool, spec, engine.MIN_BATCH, all_answered, "no item labelled yet",
+                              move_link=True)
         spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
                         campaign.overlap, campaign.sampling)
         review = engine.review(pool.judge, rows, values, spec, campaign.t_star)
@@ -90,7 +93,8 @@ def review_campaign(campaign_id: int, *, dry_batch_id: int | None = None) -> str
         where = f"±{review.half_width:.4g} after {review.labels_used} labels"
         if not _wants_next(campaign, all_answered, dry_batch_id):
             return f"collecting: {where}"
-        return _draw_next(campaign, pool, spec, review.next_batch_items, all_answered, where)
+        return _draw_next(campaign, pool, spec, review.next_batch_items, all_answered, where,
+                          move_link=all_answered or dry_batch_id is not None)
 
 
 def _wants_next(campaign: Campaign, all_answered: bool, dry_batch_id: int | None) -> bool:
@@ -108,9 +112,10 @@ def _wants_next(campaign: Campaign, all_answered: bool, dry_batch_id: int | None
 
 
 def _draw_next(campaign: Campaign, pool: Pool, spec: engine.CampaignSpec, wanted: int, all_answered: bool,
-               where: str) -> str:
-    """Draw the next batch of `wanted` items, never past the budget or the items no person answered; when none
-    is left and every item handed out is answered, the campaign is done (budget spent, or every item labelled)."""
+               where: str, *, move_link: bool) -> str:
+    """Draw the next batch of `wanted` items, never past the budget or the items no person answered (a study link
+    moved on to it when `move_link`); when none is left and every item handed out is answered, the campaign is
+    done (budget spent, or every item labelled)."""
     drawn = set(drawn_items(campaign))
     room = spec.budget_items(len(pool.item_ids)) - len(drawn)
     free = len(set(pool.item_ids) - drawn - labelled_by_people(campaign.task))
@@ -121,17 +126,28 @@ def _draw_next(campaign: Campaign, pool: Pool, spec: engine.CampaignSpec, wanted
         reason = engine.BUDGET_SPENT if room < 1 else engine.POOL_LABELLED
         finish(campaign, reason)
         return f"done: {reason}"
-    batch = draw_next_batch(campaign, size)
+    batch = draw_next_batch(campaign, size, move_link=move_link)
     return f"collecting: {where}; next batch {batch.name!r} of {size} items"
 
 
-def link_ran_dry(sender: Any, link_id: int, **kwargs: Any) -> None:
+def link_ran_dry(sender: Any, link_id: int, annotator_id: int, **kwargs: Any) -> None:
     """A participant of a study link found nothing left in its batch (annotation's `study_link_ran_dry`, sent in
-    their request): when the link is a collecting campaign's people, review it now, drawing the next batch."""
-    found = (Campaign.objects.filter(study_link_id=link_id, state=Campaign.State.COLLECTING)
-             .values_list("pk", "study_link__batch_id").first())
-    if found is not None:
-        review_campaign(found[0], dry_batch_id=found[1])
+    their request): when the link is a collecting campaign's people, point it at the first batch with an item for
+    them (one the review drew ahead, or an older one whose items came back), or review now, drawing the next batch
+    (holding the campaign, so two dry participants at once draw one batch)."""
+    campaign = Campaign.objects.filter(study_link_id=link_id, state=Campaign.State.COLLECTING).first()
+    if campaign is None:
+        return
+    with transaction.atomic():
+        hold(campaign.pk)
+        link = StudyLink.objects.get(pk=link_id)
+        batch_id = batch_with_room(campaign, annotator_id)
+        if batch_id is not None and batch_id != link.batch_id:
+            studies.follow_batch(link, Batch.objects.get(pk=batch_id))
+            return
+        newest = campaign.batches.order_by("-created_at", "-pk").values_list("pk", flat=True).first()
+    # no batch has an item for them: the review draws the next one, unless another request drew it meanwhile
+    review_campaign(campaign.pk, dry_batch_id=newest)
 
 
 def after_the_judge(campaign: Campaign) -> str:

@@ -1,10 +1,12 @@
 """A campaign whose people are a crowd study link (annotation/crowd/, docs/campaigns.md "A study link as the
 people"): the start checks the link's settings (or the named link) before anything is written; the first batch
-makes the link (or takes the named one) and every later batch moves it on (`studies.follow_batch`), so new
-arrivals are assigned to the campaign's newest batch and a running participant follows once their batch has
-nothing left for them (their quota counted over every batch). The campaign draws its next batch while the one the
-link serves runs low (`running_low`, from the review) or at once when a participant finds it dry
-(`link_ran_dry`, sent from their request), so no one is turned away while the campaign collects and has budget.
+makes the link (or takes the named one). The review draws the next batch while the one the link serves runs low
+(`running_low`); it waits until that batch runs dry for a participant, whose request then points the link at the
+first batch with an item for them (`batch_with_room`: the one drawn ahead, or an older one whose items came
+back; reviewing.py `link_ran_dry`), or draws one then when none has. New arrivals are
+assigned to the link's batch, and a running participant follows once their batch has nothing left for them (their
+quota counted over every batch), so no one is turned away while the campaign collects and has budget, and a batch
+is drained before the next one is handed out.
 Once the campaign is done its batches hand out nothing, and a participant mid-way gets the completion code for the
 work they did (`close_for_campaign`: the link's minimum for the code becomes one answer)."""
 from __future__ import annotations
@@ -13,6 +15,9 @@ import math
 import secrets
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
 
 from agreement.campaigns.campaign_numbers import CampaignError
 from agreement.campaigns.models import Campaign
@@ -83,14 +88,16 @@ def _link_settings(wanted: StudyLinkWanted) -> studies.LinkSettings:
                                 platform=wanted.platform, gold_rate=wanted.gold_rate)
 
 
-def attach(campaign: Campaign, batch: Batch) -> None:
-    """The campaign drew `batch`: point its study link at it, making the link (or taking the named one) with the
-    first batch. Call it in the transaction that wrote the batch; CampaignError (the whole start rolled back) when
-    the crowd study refuses the settings on it."""
+def attach(campaign: Campaign, batch: Batch, *, move_link: bool = True) -> None:
+    """The campaign drew `batch`: make its study link on it (or take the named one) with the first batch; point
+    the link at a later one when `move_link` (drawn for a dry batch; one drawn ahead waits, `follow_newer`). Call it
+    in the transaction that wrote the batch; CampaignError (the whole start rolled back) when the crowd study
+    refuses the settings on it."""
     if not campaign.study_settings:
         return
     if campaign.study_link_id is not None:
-        studies.follow_batch(campaign.study_link, batch)
+        if move_link:
+            studies.follow_batch(campaign.study_link, batch)
         return
     wanted = StudyLinkWanted(**campaign.study_settings)
     if wanted.existing is not None:
@@ -105,14 +112,30 @@ def attach(campaign: Campaign, batch: Batch) -> None:
     campaign.save(update_fields=["study_link"])
 
 
+def batch_with_room(campaign: Campaign, annotator_id: int) -> int | None:
+    """The first of the campaign's batches, in draw order, that hands out an item the annotator has not answered,
+    with fewer than k answers and no live hold: a batch drawn ahead, or an older one whose items came back (a
+    participant returned); None when there is none."""
+    now = timezone.now()
+    return (BatchItem.objects.filter(batch__campaigns=campaign, batch__hands_out=True, batch__is_open=True,
+                                     human_answers__lt=F("batch__overlap"))
+            .exclude(pk__in=Hold.objects.filter(expires_at__gt=now).values("batch_item_id"))
+            .exclude(item_id__in=Annotation.objects.filter(annotator_id=annotator_id).values("item_id"))
+            .order_by("batch__created_at", "batch_id", "position").values_list("batch_id", flat=True).first())
+
+
 def running_low(campaign: Campaign, batch: Batch) -> bool:
-    """Whether the batch the link serves has at most `LOW_SHARE` of its items (or one quota) that still take an
-    answer and nobody holds: the campaign then draws its next batch before this one runs dry."""
+    """Whether `batch`, the campaign's newest, is the one the link serves and has at most `LOW_SHARE` of its
+    items (or one quota) that still take an answer and nobody holds: the campaign then draws its next batch
+    before this one runs dry (a batch drawn ahead and not yet served is not low)."""
     link = campaign.study_link
+    if link is not None and link.batch_id != batch.pk:
+        return False
     items = BatchItem.objects.filter(batch=batch)
     n_items = items.count()
     free = items.filter(human_answers__lt=batch.overlap).exclude(
-        pk__in=Hold.objects.filter(batch_item__batch=batch).values("batch_item_id")).count()
+        pk__in=Hold.objects.filter(batch_item__batch=batch, expires_at__gt=timezone.now()).values("batch_item_id")
+    ).count()
     return free <= max(math.ceil(LOW_SHARE * n_items), link.quota if link is not None else 0)
 
 

@@ -294,15 +294,17 @@ def follow_batch(link: StudyLink, batch: Batch) -> None:
 
 def move_on(participant: Participant) -> bool:
     """The participant's batch has nothing left for them: when the link points at another batch, move them there
-    (assigned to it; `Participant.batch`), first asking the link's owner to draw one if it still points at
-    theirs (`study_link_ran_dry`: a campaign that is collecting draws its next batch then). Returns whether they
-    moved; their answers so far stay where they are, and their quota counts every batch (`n_work`)."""
+    (assigned to it; `Participant.batch`), first asking the link's owner to move it if it still points at theirs
+    (`study_link_ran_dry`: a collecting campaign points it at a batch with an item for them, drawing one if none).
+    Returns whether they moved; their answers so far stay where they are, and their quota counts every batch
+    (`n_work`)."""
     link = participant.link
     current = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", flat=True).first()
     if current == link.batch_id:
-        study_link_ran_dry.send(sender=StudyLink, link_id=link.pk)
-        current = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", flat=True).first()
-    if current is None or current == link.batch_id:
+        study_link_ran_dry.send(sender=StudyLink, link_id=link.pk, annotator_id=participant.annotator_id)
+        # the owner may have moved the link, or lowered the answers that earn the code (a campaign that ended)
+        current, link.min_answers = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", "min_answers").get()
+    if current == link.batch_id:
         return False
     batch = Batch.objects.select_related("task").get(pk=current)
     BatchAssignee.objects.get_or_create(batch=batch, annotator=participant.annotator,
