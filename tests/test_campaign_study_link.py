@@ -121,6 +121,77 @@ def test_a_participant_who_finds_the_batch_dry_gets_the_next_batchs_items_and_on
 
 
 @pytest.mark.django_db
+def test_the_review_draws_the_next_batch_before_the_current_runs_dry_and_the_link_moves_once_it_is_dry():
+    """Four participants answer 40 of batch 1's 45 items; the worker's review finds it low (5 free items, at most
+    one quota of 10) and draws batch 2 ahead; newcomers still get batch 1's last items first, and the participant
+    who finds it dry moves on to batch 2 in the same request, with no review run then."""
+    task, truth = sts_study("STS ahead", n_items=300)
+    values = truth_by_pk(task, truth)
+    wanted = StudyLinkWanted(quota=10, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
+    campaign = start_campaign("ahead-sts", task, JUDGE, 0.3, seed=1, study_link=wanted)
+    first = campaign.batches.get()
+    for n in (1, 2, 3, 4):
+        work(Person(campaign.study_link, n), values)
+    assert "next batch 'ahead-sts · batch 2'" in reviewing.review_campaign(campaign.pk)
+    second = campaign.batches.exclude(pk=first.pk).get()
+    link = StudyLink.objects.get(pk=campaign.study_link_id)
+    assert link.batch_id == first.pk  # drawn ahead; the link still serves batch 1
+    reviewed_at = Campaign.objects.get(pk=campaign.pk).reviewed_at
+    fifth = Person(link, 5)
+    work(fifth, values)
+    per_batch = Counter(Annotation.objects.filter(annotator=fifth.participant.annotator)
+                        .values_list("batch_id", flat=True))
+    assert per_batch == {first.pk: 5, second.pk: 5}
+    assert StudyLink.objects.get(pk=link.pk).batch_id == second.pk
+    assert Campaign.objects.get(pk=campaign.pk).reviewed_at == reviewed_at  # the move needed no review
+    assert campaign.batches.count() == 2
+
+
+@pytest.mark.django_db
+def test_an_item_that_comes_back_to_an_older_batch_is_answered_before_the_campaign_draws_again():
+    """The first participant holds batch 1's last item, the second finds batch 1 dry and batch 2 is drawn; the
+    first leaves, so that item comes back to batch 1, behind the link; the third, once batch 2 is dry for them,
+    is sent back to batch 1 for it (no third batch drawn for it), and it ends with its answer."""
+    task, truth = sts_study("STS back", n_items=300)
+    values = truth_by_pk(task, truth)
+    wanted = StudyLinkWanted(quota=45, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
+    campaign = start_campaign("back-sts", task, JUDGE, 0.3, seed=1, study_link=wanted)
+    first = campaign.batches.get()
+    leaver = Person(campaign.study_link, 1)
+    leaver.arrive()
+    leaver.post(action="instructions")
+    for _ in range(44):
+        item = leaver.item_on_screen()
+        leaver.post(action="answer", item=item, score=values[item], shown="")
+    held_item = leaver.item_on_screen()  # batch 1's last item, held
+    stayer = Person(campaign.study_link, 2)
+    stayer.arrive()
+    stayer.post(action="instructions")
+    for _ in range(3):
+        item = stayer.item_on_screen()
+        stayer.post(action="answer", item=item, score=values[item], shown="")
+    second = campaign.batches.exclude(pk=first.pk).get()
+    leaver.post(action="leave")
+    assert leaver.participant.stage == Participant.Stage.RETURNED
+    assert len(work(stayer, values)) == 45 - 3 and stayer.participant.batch_id == second.pk  # their quota
+    closer = Person(campaign.study_link, 3)  # batch 2's last items, then batch 1's item that came back
+    closer.arrive()
+    closer.post(action="instructions")
+    answered = []
+    while (item := closer.item_on_screen()) is not None:
+        if item == held_item:
+            assert campaign.batches.count() == 2  # no batch drawn while batch 1 had an item for them
+        closer.post(action="answer", item=item, score=values[item], shown="")
+        answered.append(item)
+    assert held_item in answered and len(answered) == second.batch_items.count() - 45 + 1
+    campaign.refresh_from_db()  # then dry everywhere: the review it asked ended the campaign, the code for the 10
+    assert (campaign.state, campaign.reason) == ("done", "target reached")
+    assert closer.participant.stage == Participant.Stage.COMPLETED
+    assert 'id="completion-code"' in closer.page().content.decode()
+    assert Annotation.objects.filter(item_id=held_item, annotator__participant__isnull=False).count() == 1
+
+
+@pytest.mark.django_db
 def test_bad_study_links_are_refused_naming_the_problem_and_write_nothing():
     task, _truth = sts_study("STS refusals", n_items=300)
     other, _ = sts_study("STS other", n_items=300)
