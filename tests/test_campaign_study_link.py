@@ -12,9 +12,12 @@ from collections import Counter
 import numpy as np
 import pytest
 import requests
+from django.contrib.auth.models import User
 from django.core.cache import caches
 from django.core.management import call_command
 from django.db import connections
+from django.test import Client
+from rest_framework.test import APIClient
 
 from agreement.campaigns import reviewing
 from agreement.campaigns.campaign_numbers import CampaignError
@@ -26,6 +29,7 @@ from annotation.crowd.models import Participant, StudyLink
 from annotation.models import Annotation, Batch
 from tests.batch_helpers import fast_password_hashing  # noqa: F401  (autouse: quick logins)
 from tests.campaign_app import JUDGE, sts_study
+from tests.conftest import PASSWORD
 from tests.crowd_helpers import Person, arrival_url, make_study
 
 CROWD = StudyLinkWanted(quota=15, minutes=60, completion_code="CAMP34", platform=StudyLink.Platform.PROLIFIC)
@@ -216,6 +220,51 @@ def test_bad_study_links_are_refused_naming_the_problem_and_write_nothing():
         assert message in str(refused.value), (change, str(refused.value))
     assert not Campaign.objects.exists() and Batch.objects.count() == batches
     assert StudyLink.objects.get().batch.task == other
+
+
+@pytest.mark.django_db
+def test_the_form_and_the_api_start_a_study_link_campaign_and_the_page_shows_the_link(alice, carol):
+    task, truth = sts_study("STS form", n_items=300)
+    admin = Client()
+    assert admin.login(username="carol", password=PASSWORD)
+    response = admin.post("/campaigns/", {"name": "by-form", "task": task.name, "judge": JUDGE,
+                                          "target_half_width": "0.3", "study_link": "new", "study_quota": "12",
+                                          "study_minutes": "45", "completion_code": "FORM34", "overlap": "1"})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    link = Campaign.objects.get(name="by-form").study_link
+    assert (link.quota, link.minutes, link.completion_code, link.platform) == (12, 45, "FORM34", "generic")
+    person_values = truth_by_pk(task, truth)
+    participant = Client()  # a generic platform's participant: ?participant=ID
+    page = participant.get(f"/study/{link.token}/?participant=p1", follow=True).content.decode()
+    tab = re.search(r'name="tab" value="([^"]+)"', page).group(1)
+    page = participant.post(f"/study/{link.token}/run/", {"tab": tab, "action": "instructions"},
+                            follow=True).content.decode()
+    item = int(re.search(r'name="item" value="(\d+)"', page).group(1))
+    participant.post(f"/study/{link.token}/run/", {"tab": tab, "action": "answer", "item": item,
+                                                  "score": person_values[item], "shown": ""})
+    shown = admin.get("/campaigns/by-form/").content.decode()
+    found = re.search(r'id="campaign-study-link">(.*?)</dd>', shown, re.S).group(1)
+    assert f"http://testserver/study/{link.token}/" in found and "1 participant (0 completed, 0 returned), 1 answer" \
+        in re.sub(r"\s+", " ", found)
+    refused = admin.post("/campaigns/", {"name": "bad-form", "task": task.name, "judge": JUDGE,
+                                         "target_half_width": "0.3", "study_link": "new", "study_minutes": "5000"})
+    assert refused.status_code == 400 and "study_link minutes: must be between 1 and 1440, got 5000" in \
+        refused.content.decode()
+    api = APIClient()
+    api.force_authenticate(User.objects.get(username="carol"))
+    answer = api.post("/api/v1/campaigns/start/", {"name": "by-api", "task": task.name, "judge": JUDGE,
+                                                   "target_half_width": 0.3, "study_link": "new", "study_quota": 9,
+                                                   "platform": "prolific", "seed": 3}, format="json")
+    assert answer.status_code == 201, answer.content
+    data = answer.json()["study_link"]
+    assert (data["quota"], data["platform"], data["participants"]) == (9, "prolific", 0)
+    assert api.get("/api/v1/campaigns/by-api/").json()["study_link"]["url"] == data["url"]
+    taken = api.post("/api/v1/campaigns/start/", {"name": "taken-twice", "task": task.name, "judge": JUDGE,
+                                                  "target_half_width": 0.3, "study_link": str(data["id"])},
+                     format="json")
+    assert taken.status_code == 400 and taken.json()["detail"] == (
+        f"study_link: study link {data['id']} is already the people of campaign 'by-api'")
+    assert not Campaign.objects.filter(name__in=["bad-form", "taken-twice"]).exists()
 
 
 def post_answers_at_once(base: str, link: StudyLink, n: int, values: dict[int, float], accepted: dict) -> None:
