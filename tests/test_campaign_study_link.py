@@ -338,5 +338,10 @@ def test_participants_at_once_never_exceed_k_and_lose_no_answer_while_the_link_f
         assert set(items) <= mine, n
     assert sum(map(len, accepted.values())) == sum(stored.values()) == 12 * 8
     campaign.refresh_from_db()
-    assert campaign.batches.count() >= 2
     assert not Participant.objects.filter(link=link, stage=Participant.Stage.RETURNED).exists()
+    assert campaign.batches.count() == 2  # one batch drawn after the first, by the review or a dry participant
+    newer = campaign.batches.order_by("-created_at").first()
+    assert StudyLink.objects.get(pk=link.pk).batch_id == newer.pk
+    batches_of = Counter(annotator for annotator, _batch in set(Annotation.objects.filter(
+        annotator__participant__link=link).values_list("annotator_id", "batch_id")))
+    assert max(batches_of.values()) == 2  # someone moved on within their run

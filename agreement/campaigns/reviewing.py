@@ -130,20 +130,23 @@ def _draw_next(campaign: Campaign, pool: Pool, spec: engine.CampaignSpec, wanted
     return f"collecting: {where}; next batch {batch.name!r} of {size} items"
 
 
-def link_ran_dry(sender: Any, link_id: int, annotator_id: int, **kwargs: Any) -> None:
-    """A participant of a study link found nothing left in its batch (annotation's `study_link_ran_dry`, sent in
-    their request): when the link is a collecting campaign's people, point it at the first batch with an item for
-    them (one the review drew ahead, or an older one whose items came back), or review now, drawing the next batch
-    (holding the campaign, so two dry participants at once draw one batch)."""
+def link_ran_dry(sender: Any, link_id: int, batch_id: int, annotator_id: int, **kwargs: Any) -> None:
+    """A participant of a study link found nothing left for them in its batch `batch_id` (annotation's
+    `study_link_ran_dry`, sent in their request): when the link is a collecting campaign's people and still points
+    there, point it at the first batch with an item for them (one the review drew ahead, or an older one whose
+    items came back), or review now, drawing the next batch. All under the campaign's hold, so participants who
+    run dry at once move the link once and draw one batch."""
     campaign = Campaign.objects.filter(study_link_id=link_id, state=Campaign.State.COLLECTING).first()
     if campaign is None:
         return
     with transaction.atomic():
         hold(campaign.pk)
         link = StudyLink.objects.get(pk=link_id)
-        batch_id = batch_with_room(campaign, annotator_id)
-        if batch_id is not None and batch_id != link.batch_id:
-            studies.follow_batch(link, Batch.objects.get(pk=batch_id))
+        if link.batch_id != batch_id:  # another participant's request moved it meanwhile: they follow it
+            return
+        room = batch_with_room(campaign, annotator_id, besides=batch_id)
+        if room is not None:
+            studies.follow_batch(link, Batch.objects.get(pk=room))
             return
         newest = campaign.batches.order_by("-created_at", "-pk").values_list("pk", flat=True).first()
     # no batch has an item for them: the review draws the next one, unless another request drew it meanwhile

@@ -112,13 +112,14 @@ def attach(campaign: Campaign, batch: Batch, *, move_link: bool = True) -> None:
     campaign.save(update_fields=["study_link"])
 
 
-def batch_with_room(campaign: Campaign, annotator_id: int) -> int | None:
-    """The first of the campaign's batches, in draw order, that hands out an item the annotator has not answered,
-    with fewer than k answers and no live hold: a batch drawn ahead, or an older one whose items came back (a
-    participant returned); None when there is none."""
+def batch_with_room(campaign: Campaign, annotator_id: int, *, besides: int) -> int | None:
+    """The first of the campaign's batches but `besides` (the one the engine just found nothing in for them), in
+    draw order, that hands out an item the annotator has not answered, with fewer than k answers and no live
+    hold: a batch drawn ahead, or an older one whose items came back (a participant returned); None when there is
+    none."""
     now = timezone.now()
     return (BatchItem.objects.filter(batch__campaigns=campaign, batch__hands_out=True, batch__is_open=True,
-                                     human_answers__lt=F("batch__overlap"))
+                                     human_answers__lt=F("batch__overlap")).exclude(batch_id=besides)
             .exclude(pk__in=Hold.objects.filter(expires_at__gt=now).values("batch_item_id"))
             .exclude(item_id__in=Annotation.objects.filter(annotator_id=annotator_id).values("item_id"))
             .order_by("batch__created_at", "batch_id", "position").values_list("batch_id", flat=True).first())

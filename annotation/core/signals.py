@@ -15,8 +15,8 @@ judge_panel_refresh_requested = Signal()
 llm_run_finished = Signal()
 
 # Sent when a participant of a study link finds nothing left for them in the link's batch (annotation/crowd/
-# studies.py `move_on`), with `link_id` and the participant's `annotator_id`, inside their request. A campaign whose
-# people are that link points it at a batch with an item for them, drawing the next batch when none has one
-# (agreement/campaigns/reviewing.py `link_ran_dry`); with no listener the participant's run ends as the link's
-# batch is out of items.
+# studies.py `move_on`), with `link_id`, that `batch_id` and the participant's `annotator_id`, inside their
+# request. A campaign whose people are that link points it at a batch with an item for them, drawing the next
+# batch when none has one (agreement/campaigns/reviewing.py `link_ran_dry`); with no listener the participant's
+# run ends as the link's batch is out of items.
 study_link_ran_dry = Signal()

@@ -301,7 +301,8 @@ def move_on(participant: Participant) -> bool:
     link = participant.link
     current = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", flat=True).first()
     if current == link.batch_id:
-        study_link_ran_dry.send(sender=StudyLink, link_id=link.pk, annotator_id=participant.annotator_id)
+        study_link_ran_dry.send(sender=StudyLink, link_id=link.pk, batch_id=link.batch_id,
+                                annotator_id=participant.annotator_id)
         # the owner may have moved the link, or lowered the answers that earn the code (a campaign that ended)
         current, link.min_answers = StudyLink.objects.filter(pk=link.pk).values_list("batch_id", "min_answers").get()
     if current == link.batch_id:
