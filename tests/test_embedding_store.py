@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
 from agreement.model_runs import embedding_store
@@ -178,3 +178,26 @@ def test_no_cache_runs_a_model_and_writes_nothing_to_the_cache() -> None:
     assert '"texts_encoded": 14' in out.getvalue()
     assert not EmbeddingSlice.objects.exists()
     assert ModelRun.objects.get().scores["gold"]["main_score"] is not None
+
+
+@pytest.mark.django_db
+def test_a_slice_written_in_a_transaction_that_rolls_back_is_neither_stored_nor_answered() -> None:
+    """The slice's INSERT (bound on the server on PostgreSQL, through a cursor of its own on Django's connection)
+    is part of the caller's transaction: rolled back with it, and the process's index, which saw it, only
+    misses."""
+    digests = [text_hash(t) for t in TEXTS]
+    vectors = np.arange(7 * 5, dtype=np.float32).reshape(7, 5)
+
+    class Undone(Exception):
+        pass
+
+    with pytest.raises(Undone), transaction.atomic():
+        assert embedding_store.store("rolled back", digests, vectors) is not None
+        assert EmbeddingSlice.objects.filter(model_identity="rolled back").count() == 1
+        raise Undone
+    assert EmbeddingSlice.objects.filter(model_identity="rolled back").count() == 0
+    assert embedding_store.lookup("rolled back", digests) == {}
+    kept = embedding_store.store("rolled back", digests, vectors)
+    found = embedding_store.lookup("rolled back", digests)
+    assert EmbeddingSlice.objects.get().pk == kept
+    assert np.array_equal(np.stack([found[d] for d in digests]), vectors)

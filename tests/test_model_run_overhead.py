@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agreement.model_runs import execution
-from agreement.model_runs.embedding import embed
+from agreement.model_runs.embedding import cosine_pairs, cosine_rows, embed, stacked
 from agreement.model_runs.models import EmbeddingModel, EmbeddingSlice, ModelRun, Prediction
 from tasks_app.models import Item
 from tests import model_data as data
@@ -176,3 +176,19 @@ def test_predictions_json_cannot_hold_are_written_row_by_row_as_before() -> None
     execution.write_predictions(run.pk, {ids[0]: {"gold": float("nan")}, ids[1]: {"gold": 0.5}})
     stored = dict(Prediction.objects.filter(run=run).values_list("item_id", "value"))
     assert np.isnan(stored[ids[0]]["gold"]) and stored[ids[1]] == {"gold": 0.5}
+
+
+def test_cosines_of_held_vectors_slice_by_slice_equal_those_of_the_whole_stack_bit_for_bit() -> None:
+    """`cosine_pairs` stacks 1,024 pairs at a time instead of every vector at once: each pair's cosine is the
+    same float64 number, float16 vectors, a zero vector and a last slice shorter than the others included."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((2 * 2500, 384)).astype(np.float32)
+    vectors[3] = 0.0
+    texts = [f"text {n}" for n in range(len(vectors))]
+    a, b = texts[:2500], texts[2500:]
+    for by_text in ({t: v for t, v in zip(texts, vectors, strict=True)},
+                    {t: v.astype(np.float16) for t, v in zip(texts, vectors, strict=True)}):
+        whole = stacked([by_text[t] for t in [*a, *b]])
+        expected = cosine_rows(whole[:2500], whole[2500:], rows=8192)
+        assert np.array_equal(cosine_pairs(by_text, a, b), expected)
+        assert cosine_pairs(by_text, a, b)[3] == 0.0

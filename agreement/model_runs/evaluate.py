@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement.model_runs.embedding import cosine_rows, embed, similarity, stacked, vectors_by_text
+from agreement.model_runs.embedding import cosine_pairs, embed, similarity, stacked, vectors_by_text
 from kinds.evaluation import ModelEvaluation
 from kinds.kind_registry import Parts
 from measures.model_scoring import CannotScore
@@ -39,17 +39,22 @@ class ModelAccess:
     def similarity(self, a: list[str], b: list[str]) -> np.ndarray:
         if not self.is_encoder or len(a) != len(b):
             return similarity(self.model, a, b, known=self.by_text)
-        vectors = self.embed([*a, *b])
-        return cosine_rows(vectors[:len(a)], vectors[len(a):])
+        self.fetch([*a, *b])
+        return cosine_pairs(self.by_text, a, b)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return embed(self.model, [])
-        missing = [t for t in dict.fromkeys(texts) if t not in self.by_text]
-        if missing:
-            self.by_text.update(vectors_by_text(self.model, missing))
+        self.fetch(texts)
         by_text = self.by_text
         return stacked([by_text[t] for t in texts])
+
+    def fetch(self, texts: list[str]) -> None:
+        """Bring the vectors of those texts the access does not hold yet (from the cache, else encoded)."""
+        by_text = self.by_text
+        missing = [t for t in dict.fromkeys(texts) if t not in by_text]
+        if missing:
+            by_text.update(vectors_by_text(self.model, missing))
 
 
 def evaluation_of(kind: str) -> ModelEvaluation:
