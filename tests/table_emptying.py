@@ -9,7 +9,8 @@ the two-core machine, 2-8 s under load; the signal 0.2 s), for each of the suite
 
 `empty_written_tables` leaves the same state: it finds the tables holding rows in one query and DELETEs their rows
 in one transaction (Django's foreign keys are DEFERRABLE INITIALLY DEFERRED, so the order does not matter), then
-sends `post_migrate` as the flush does. Sequences keep counting, as with the flush (`reset_sequences=False`).
+sends `post_migrate` as the flush does, unless what the signal writes is there unchanged (then it is kept).
+Sequences keep counting, as with the flush (`reset_sequences=False`).
 A test case that asks for something else (`available_apps`, serialized rollback) and any database other than
 PostgreSQL keep Django's own teardown (`reset_sequences` is done at the next test's setup either way).
 tests/test_table_emptying.py checks the state left is the flush's.
@@ -37,19 +38,43 @@ def tables_with_rows(database: str = "default") -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+# {database: {table: rows}}: what `post_migrate` left in each table it fills, read once after the first emptying.
+POST_MIGRATE_ROWS: dict[str, dict[str, list[tuple]]] = {}
+
+
+def rows_of(database: str, tables: list[str]) -> dict[str, list[tuple]]:
+    connection = connections[database]
+    with connection.cursor() as cursor:
+        rows = {}
+        for table in tables:
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)} ORDER BY 1")
+            rows[table] = cursor.fetchall()
+        return rows
+
+
 def empty_written_tables(database: str = "default") -> list[str]:
     """DELETE every row of the tables that hold any, in one transaction, then send `post_migrate` as Django's
-    flush does; returns the tables emptied."""
+    flush does; returns the tables emptied.
+
+    The tables `post_migrate` fills (content types, permissions, the role groups and their permissions) are left
+    alone, and the signal not sent, when they hold exactly the rows it left the first time (the signal would
+    delete nothing and write nothing but new ids); any change there, and they are emptied and refilled."""
     connection = connections[database]
     quote = connection.ops.quote_name
     with transaction.atomic(using=database):
         tables = tables_with_rows(database)
+        kept = POST_MIGRATE_ROWS.get(database)
+        refill = kept is None or set(kept) - set(tables) or rows_of(database, list(kept)) != kept
+        if not refill:
+            tables = [table for table in tables if table not in kept]
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             for table in tables:
                 cursor.execute(f"DELETE FROM {quote(table)}")
-    if connection.introspection.django_table_names(only_existing=True, include_views=False):
+    if refill and connection.introspection.django_table_names(only_existing=True, include_views=False):
         emit_post_migrate_signal(0, False, database)
+        filled = tables_with_rows(database)
+        POST_MIGRATE_ROWS[database] = rows_of(database, filled)
     return tables
 
 

@@ -30,12 +30,16 @@ def database_state() -> dict[str, object]:
     }
 
 
-def write_rows(alice: Annotator) -> None:
+def write_rows_without_groups(alice: Annotator) -> None:
     """Rows in tables linked by foreign keys both ways: users, annotators, tasks, items, gold, a batch, answers."""
     task = make_task("Emptying", n=4)
     make_batch(task, [alice])
     item = Item.objects.filter(task=task).first()
     Annotation.objects.create(item=item, annotator=alice, value="positive")
+
+
+def write_rows(alice: Annotator) -> None:
+    write_rows_without_groups(alice)
     Group.objects.get(name="annotator").permissions.add(Permission.objects.first())  # a changed role group
 
 
@@ -56,6 +60,28 @@ def test_the_state_left_is_the_state_djangos_flush_leaves(alice: Annotator) -> N
 
     assert set(emptied) == written
     assert database_state() == flushed
+
+
+def test_unchanged_rows_of_post_migrate_are_kept_and_the_signal_not_sent(alice: Annotator) -> None:
+    """A test that wrote no content type, permission or group: those rows stay as they are (same ids), the rest is
+    emptied, and the state is the flush's; a changed group brings the signal back."""
+    require_postgres()
+    empty_written_tables()  # the rows post_migrate leaves, as the suite's teardown reads them
+    flushed = database_state()
+    content_type_ids = sorted(ContentType.objects.values_list("pk", flat=True))
+    write_rows_without_groups(make_annotator("alice", {"eng-Latn": "native"}))
+
+    emptied = empty_written_tables()
+
+    assert Task._meta.db_table in emptied and ContentType._meta.db_table not in emptied
+    assert Group._meta.db_table not in emptied
+    assert sorted(ContentType.objects.values_list("pk", flat=True)) == content_type_ids
+    assert database_state() == flushed
+
+    Group.objects.get(name="admin").permissions.clear()
+    emptied = empty_written_tables()
+    assert Group._meta.db_table in emptied and ContentType._meta.db_table in emptied
+    assert database_state() == flushed  # the signal gave the admins their permissions back
 
 
 def test_the_teardown_keeps_djangos_own_when_the_test_case_asks_for_more() -> None:
