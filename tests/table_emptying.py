@@ -2,7 +2,7 @@
 TRUNCATE of every table.
 
 Django's `TransactionTestCase` (pytest-django's `transactional_db`, the live server, the worker tests) ends each
-test with the `flush` command: one `TRUNCATE` of all the project's tables, then the `post_migrate` signal (content
+test with the `flush` command: one TRUNCATE of all the project's tables, then the `post_migrate` signal (content
 types, permissions, the role groups: hume/roles.py). The TRUNCATE gives every table, index and TOAST table a new
 file, so it costs the server about a second of disk work even when the test wrote three rows (0.8-1.5 s measured on
 the two-core machine, 2-8 s under load; the signal 0.2 s), for each of the suite's 250-odd transactional tests.
