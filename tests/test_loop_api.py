@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -46,6 +48,24 @@ def test_next_is_the_same_item_while_the_hold_lives(alice):
     batch = batch_of("pairwise", [alice])
     client = api_as(alice)
     assert next_of(client, batch)["item"]["id"] == next_of(client, batch)["item"]["id"]
+
+
+def test_an_answer_on_a_task_without_a_campaign_asks_for_no_review_beyond_one_probe(
+        alice, django_capture_on_commit_callbacks):
+    """After its commit every answer asks the task's campaigns for a review (agreement/signals.py). On a task no
+    campaign collects, that is one statement, the prepared probe of the campaign table
+    (agreement/campaigns/review_queue.py COLLECTING_SQL): the ORM query of campaigns and their reviews, which it ran
+    on every answer before, cost 4,000 Python calls and a plan each time, the loop's slowdown of issue 38
+    (docs/crowd.md, "The annotation loop beside Label Studio")."""
+    batch = batch_of("sts", [alice])
+    client = api_as(alice)
+    item = next_of(client, batch)["item"]["id"]
+    with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks(execute=True):
+        assert client.post(answer_url(batch, item), {"value": 2.5}, format="json").status_code == 201
+    # the hooks ran (their statements are captured): the probe is the one statement on the campaign tables
+    campaign_statements = [q["sql"] for q in queries.captured_queries if "agreement_campaign" in q["sql"]]
+    assert campaign_statements == [
+        f"SELECT 1 FROM agreement_campaign WHERE task_id = {batch.task_id} AND state = 'collecting' LIMIT 1"]
 
 
 def test_an_answer_is_created_once_and_a_replay_is_200_without_a_second_row(alice):

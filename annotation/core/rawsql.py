@@ -4,7 +4,8 @@ from their rows the way the ORM builds them.
 Why this exists: every next/answer request runs the same dozen statements. Measured on the 2-core test
 machine, building an ORM query cost ~1 ms of Python each (more than PostgreSQL took to answer it), and
 PostgreSQL spent more time planning the engine's statements (0.2-1 ms each) than running them (~0.1 ms).
-Only the loop's statements use this module; everything else stays on the ORM.
+Only the loop's statements use this module (with the campaign probe each of its answers runs,
+agreement/campaigns/review_queue.py); everything else stays on the ORM.
 
 Prepared statements: Django's cursors bind parameters on the client, so the server parses and plans each
 statement anew. `cursor()` hands out a server-binding psycopg cursor instead; psycopg prepares a statement
