@@ -90,9 +90,9 @@ def _link_settings(wanted: StudyLinkWanted) -> studies.LinkSettings:
 
 def attach(campaign: Campaign, batch: Batch, *, move_link: bool = True) -> None:
     """The campaign drew `batch`: make its study link on it (or take the named one) with the first batch; point
-    the link at a later one when `move_link` (drawn for a dry batch; one drawn ahead waits, `follow_newer`). Call it
-    in the transaction that wrote the batch; CampaignError (the whole start rolled back) when the crowd study
-    refuses the settings on it."""
+    the link at a later one when `move_link` (drawn for a dry batch; one drawn ahead waits until the link's batch
+    runs dry, `reviewing.link_ran_dry`). Call it in the transaction that wrote the batch; CampaignError (the whole
+    start rolled back) when the crowd study refuses the settings on it."""
     if not campaign.study_settings:
         return
     if campaign.study_link_id is not None:
