@@ -18,6 +18,8 @@ from agreement.campaigns.campaign_numbers import CampaignError
 from agreement.campaigns.campaign_status import status
 from agreement.campaigns.models import Campaign
 from agreement.campaigns.starting import start_campaign
+from agreement.campaigns.study_links import StudyLinkWanted
+from annotation.crowd.models import StudyLink
 from annotation.llm.models import LLMRun
 from annotation.llm.run_control import cancel_run
 from annotation.models import Annotation, Batch
@@ -68,6 +70,11 @@ def test_a_campaign_runs_its_unlabelled_judge_then_plans_and_stops_itself(start_
         # first batch, 30 items) but not the plan's first batch, which needs the judge's numbers: refused then
         tight = start_campaign("too-tight", task, "judge-live", 0.3, annotators=["alice"], budget_labels=35)
         assert tight.judge_run_id == campaign.judge_run_id
+        # a third, whose people are a crowd study link: the link is made with its first batch, once the run is done
+        crowd = start_campaign("judge-first-crowd", task, "judge-live", 0.3, seed=3,
+                               study_link=StudyLinkWanted(quota=10, completion_code="CAMP34"))
+        assert crowd.judge_run_id == campaign.judge_run_id and crowd.study_link_id is None
+        assert not StudyLink.objects.exists()
         data = status(campaign)
         assert (data["state"], data["reason"], data["batches"], data["judge_run"]["state"]) == (
             "waiting for the judge", "", [], "queued")
@@ -78,6 +85,12 @@ def test_a_campaign_runs_its_unlabelled_judge_then_plans_and_stops_itself(start_
     assert campaign.state == "collecting", status(campaign)
     tight = wait_while(tight, "waiting for the judge", 30)
     assert (tight.state, tight.reason) == ("failed", "the start was refused") and not tight.batches.exists()
+    crowd = wait_while(crowd, "waiting for the judge", 30)
+    crowd_data = status(crowd)
+    link = StudyLink.objects.get()
+    assert crowd.state == "collecting" and crowd.study_link_id == link.pk, crowd_data
+    assert link.batch_id == crowd.batches.get().pk and (link.quota, link.completion_code) == (10, "CAMP34")
+    assert (crowd_data["study_link"]["url"], crowd_data["study_link"]["participants"]) == (f"/study/{link.token}/", 0)
     assert tight.problem.startswith("budget_labels: 35 labels pay for 35 items at overlap 1, fewer than the first "
                                     "batch of"), tight.problem
     assert Annotation.objects.filter(annotator=judge.annotator).count() == N_ITEMS
