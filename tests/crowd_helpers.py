@@ -3,6 +3,7 @@ and a participant's client that arrives the way Prolific sends people."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from django.test import Client
@@ -83,6 +84,18 @@ class Person:
         item = self.item_on_screen()
         assert item is not None, self.page().content.decode()[:2000]
         return self.post(action="answer", item=item, label=label)
+
+    def answer_until_done(self, fields: Callable[[int], dict[str, Any]]) -> list[int]:
+        """Arrive, pass the instructions and answer every item shown with `fields(item)` until the run ends; the
+        items answered (an item shown twice fails: its answer was not taken)."""
+        self.arrive()
+        self.post(action="instructions")
+        seen: list[int] = []
+        while (item := self.item_on_screen()) is not None:
+            assert item not in seen, f"item {item} came back: the answer was not taken"
+            seen.append(item)
+            self.post(action="answer", item=item, shown="", **fields(item))
+        return seen
 
     def start(self) -> None:
         """Arrive, agree and read the instructions (up to practice or work)."""

@@ -47,14 +47,16 @@ def truth_by_pk(task, truth: dict[str, float]) -> dict[int, float]:
 
 def work(person: Person, values: dict[int, float]) -> list[int]:
     """Arrive, pass the instructions, answer every item shown with its true value until the run ends."""
+    return person.answer_until_done(lambda item: {"score": values[item]})
+
+
+def start_and_answer(person: Person, n: int, values: dict[int, float]) -> None:
+    """Arrive, pass the instructions and answer the next `n` items shown with their true values."""
     person.arrive()
     person.post(action="instructions")
-    seen: list[int] = []
-    while (item := person.item_on_screen()) is not None:
-        assert item not in seen, f"item {item} came back: the answer was not taken"
-        seen.append(item)
+    for _ in range(n):
+        item = person.item_on_screen()
         person.post(action="answer", item=item, score=values[item], shown="")
-    return seen
 
 
 @pytest.mark.django_db
@@ -162,18 +164,10 @@ def test_an_item_that_comes_back_to_an_older_batch_is_answered_before_the_campai
     campaign = start_campaign("back-sts", task, JUDGE, 0.3, seed=1, study_link=wanted)
     first = campaign.batches.get()
     leaver = Person(campaign.study_link, 1)
-    leaver.arrive()
-    leaver.post(action="instructions")
-    for _ in range(44):
-        item = leaver.item_on_screen()
-        leaver.post(action="answer", item=item, score=values[item], shown="")
+    start_and_answer(leaver, 44, values)
     held_item = leaver.item_on_screen()  # batch 1's last item, held
     stayer = Person(campaign.study_link, 2)
-    stayer.arrive()
-    stayer.post(action="instructions")
-    for _ in range(3):
-        item = stayer.item_on_screen()
-        stayer.post(action="answer", item=item, score=values[item], shown="")
+    start_and_answer(stayer, 3, values)
     second = campaign.batches.exclude(pk=first.pk).get()
     leaver.post(action="leave")
     assert leaver.participant.stage == Participant.Stage.RETURNED

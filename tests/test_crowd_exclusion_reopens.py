@@ -63,14 +63,7 @@ def _csrf(session: requests.Session, page: str) -> str:
 
 def answer_all(person: Person, value: str) -> list[int]:
     """Arrive, pass the instructions and answer every item shown until the run ends; the items answered."""
-    person.arrive()
-    person.post(action="instructions")
-    seen: list[int] = []
-    while (item := person.item_on_screen()) is not None:
-        assert item not in seen, f"item {item} came back: the answer was not taken"
-        seen.append(item)
-        person.post(action="answer", item=item, label=value, shown="")
-    return seen
+    return person.answer_until_done(lambda item: {"label": value})
 
 
 def test_excluding_a_participant_reopens_their_items_until_k_included_answers_are_in():
