@@ -73,15 +73,13 @@ def review_campaign(campaign_id: int, *, dry_batch_id: int | None = None) -> str
             return after_the_judge(campaign)
         _estimand, pool = read_pool(campaign.task, campaign.judge.name, campaign.estimand)
         rows, values, all_answered = campaign_labels(campaign, pool)
+        spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
+                        campaign.overlap, campaign.sampling)
         if rows.size == 0:  # nothing to size a batch by: a dry link gets the smallest later batch
             if dry_batch_id is None or not _wants_next(campaign, False, dry_batch_id):
                 return "no item labelled yet"
-            spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
-                            campaign.overlap, campaign.sampling)
             return _draw_next(campaign, pool, spec, engine.MIN_BATCH, all_answered, "no item labelled yet",
                               move_link=True)
-        spec = spec_for(pool.bounds, campaign.target_half_width, campaign.level, campaign.budget_labels,
-                        campaign.overlap, campaign.sampling)
         review = engine.review(pool.judge, rows, values, spec, campaign.t_star)
         campaign.review = json_safe({**review.as_dict(), "items_labelled": int(rows.size),
                                      "labels_received": int(rows.size) * campaign.overlap})
