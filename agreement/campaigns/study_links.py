@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from agreement.campaigns.campaign_numbers import CampaignError
@@ -154,8 +154,8 @@ def link_data(campaign: Campaign) -> dict[str, Any] | None:
     if link is None:
         return None
     stages = dict.fromkeys(Participant.Stage.values, 0)
-    for stage in Participant.objects.filter(link=link).values_list("stage", flat=True):
-        stages[stage] += 1
+    stages.update(Participant.objects.filter(link=link).values_list("stage").annotate(n=Count("pk"))
+                  .order_by().values_list("stage", "n"))
     answers = Annotation.objects.filter(annotator__participant__link=link, skipped=False).count()
     return {"id": link.pk, "url": f"/study/{link.token}/", "platform": link.platform, "quota": link.quota,
             "minutes": link.minutes, "open": link.is_open, "participants": sum(stages.values()),
